@@ -1,0 +1,95 @@
+"""Conversations by reference: messages live in the job's workspace, not in history.
+
+Layout, under the job's prefix:
+
+    .switchback/conversations/<key>/system.md       the phase's system prompt
+    .switchback/conversations/<key>/000000.json     message 0 (OpenAI message dict)
+    .switchback/conversations/<key>/000001.json     ...
+
+Each message is written once at an index the workflow assigned, so a retried
+activity overwrites the same object and a new worker can rebuild any
+conversation from S3. A per-process LRU cache keeps the hot path (the same
+worker running step after step) free of re-reads; a miss falls back to S3.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from activities.s3_store import S3Store
+from workflows.types import WorkspaceRef
+
+PREFIX = ".switchback/conversations"
+
+
+class ConversationMissing(RuntimeError):
+    """A message the workflow says exists is not in the store (retryable: it may lag)."""
+
+
+@dataclass
+class _Conv:
+    system: str | None = None
+    messages: dict[int, dict] = field(default_factory=dict)
+
+
+class ConversationStore:
+    def __init__(self, s3: S3Store, max_cached: int = 512) -> None:
+        self.s3 = s3
+        self._cache: OrderedDict[tuple[str, str, str], _Conv] = OrderedDict()
+        self._max = max_cached
+
+    def _entry(self, ws: WorkspaceRef, conv: str) -> _Conv:
+        k = (ws.bucket, ws.job_id, conv)
+        entry = self._cache.get(k)
+        if entry is None:
+            entry = self._cache[k] = _Conv()
+            while len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(k)
+        return entry
+
+    @staticmethod
+    def key(ws: WorkspaceRef, conv: str, name: str) -> str:
+        return f"{ws.job_id}/{PREFIX}/{conv}/{name}"
+
+    async def put_system(self, ws: WorkspaceRef, conv: str, text: str) -> None:
+        await self.s3.put(ws.bucket, self.key(ws, conv, "system.md"), text.encode(),
+                          "text/markdown; charset=utf-8")
+        self._entry(ws, conv).system = text
+
+    async def system(self, ws: WorkspaceRef, conv: str) -> str:
+        entry = self._entry(ws, conv)
+        if entry.system is None:
+            data = await self.s3.get(ws.bucket, self.key(ws, conv, "system.md"))
+            if data is None:
+                raise ConversationMissing(f"system prompt of conversation '{conv}' is missing")
+            entry.system = data.decode()
+        return entry.system
+
+    async def put(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> None:
+        body = json.dumps(message, ensure_ascii=False).encode()
+        await self.s3.put(ws.bucket, self.key(ws, conv, f"{index:06d}.json"), body,
+                          "application/json")
+        self._entry(ws, conv).messages[index] = message
+
+    async def get(self, ws: WorkspaceRef, conv: str, index: int) -> dict:
+        return (await self.messages(ws, conv, index + 1, start=index))[0]
+
+    async def messages(self, ws: WorkspaceRef, conv: str, length: int,
+                       start: int = 0) -> list[dict]:
+        """Messages start..length-1, from the cache where possible."""
+        entry = self._entry(ws, conv)
+        missing = [i for i in range(start, length) if i not in entry.messages]
+        if missing:
+            bodies = await asyncio.gather(*(
+                self.s3.get(ws.bucket, self.key(ws, conv, f"{i:06d}.json")) for i in missing))
+            for i, body in zip(missing, bodies, strict=True):
+                if body is None:
+                    raise ConversationMissing(f"message {i} of conversation '{conv}' of job "
+                                              f"'{ws.job_id}' is missing from the store")
+                entry.messages[i] = json.loads(body)
+        return [entry.messages[i] for i in range(start, length)]

@@ -1,0 +1,170 @@
+"""`call_model`: one Chat Completions call against any OpenAI-compatible endpoint.
+
+Input is a conversation reference (see workflows/types.py:ModelRequest). The
+activity stores the workflow's inline messages, assembles the prompt
+(system prompt + todo block, then the stored conversation; tool schemas in
+`tools`), calls the endpoint, stores the assistant message and returns only a
+compact reply: tool-call summaries, usage, a capped text.
+
+Temporal owns retries: the openai client's own retries are off and HTTP errors
+are translated here, once: 429 -> retryable with Retry-After as the next delay;
+408/409/5xx, timeouts and connection errors -> retryable; other 4xx ->
+non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+from datetime import timedelta
+
+import openai
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.conversation_store import ConversationStore
+from activities.tokens import count_messages
+from activities.tool_registry import TOOLS, argument_summary, openai_tool, parse_arguments
+from workflows.config_schema import LlmSettings
+from workflows.types import (
+    CALL_MODEL,
+    CONTROL_TOOLS,
+    ModelReply,
+    ModelRequest,
+    ToolCallInfo,
+    Usage,
+)
+
+MAX_REPLY_TEXT = 2000
+
+
+def _client_key(llm: LlmSettings) -> tuple[str | None, str, float]:
+    base = llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    return base, os.environ.get(llm.api_key_env, ""), llm.timeout_seconds
+
+
+class ModelActivities:
+    def __init__(self, store: ConversationStore) -> None:
+        self.store = store
+        self._clients: dict[tuple[str | None, str, float], openai.AsyncOpenAI] = {}
+
+    def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
+        key = _client_key(llm)
+        if key not in self._clients:
+            base, api_key, timeout = key
+            self._clients[key] = openai.AsyncOpenAI(
+                base_url=base, api_key=api_key or "not-set", max_retries=0, timeout=timeout)
+        return self._clients[key]
+
+    async def close(self) -> None:
+        for c in self._clients.values():
+            await c.close()
+
+    @activity.defn(name=CALL_MODEL)
+    async def call_model(self, req: ModelRequest) -> ModelReply:
+        ws, conv = req.workspace, req.conversation
+        if req.system_prompt is not None:
+            await self.store.put_system(ws, conv, req.system_prompt)
+        await asyncio.gather(*(self.store.put(ws, conv, m.index, _inline_message(m))
+                               for m in req.inline))
+        system = await self.store.system(ws, conv)
+        history = await self.store.messages(ws, conv, req.length)
+        messages = [{"role": "system", "content": f"{system}\n\n{req.todo_block}".strip()},
+                    *history]
+        tools = [openai_tool(n) for n in req.tools if n in TOOLS]
+        kwargs: dict = {"model": req.llm.model, "messages": messages}
+        if tools:
+            kwargs["tools"] = tools
+        if req.llm.temperature is not None:
+            kwargs["temperature"] = req.llm.temperature
+        if req.llm.max_tokens is not None:
+            kwargs["max_tokens"] = req.llm.max_tokens
+        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        response = await _with_heartbeat(
+            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
+        if not response.choices:
+            raise ApplicationError("model endpoint returned no choices", type="ModelBadResponse")
+        choice = response.choices[0]
+        msg = choice.message
+        stored: dict = {"role": "assistant", "content": msg.content or ""}
+        calls: list[ToolCallInfo] = []
+        if msg.tool_calls:
+            stored["tool_calls"] = []
+            for tc in msg.tool_calls:
+                fn = getattr(tc, "function", None)
+                name = fn.name if fn else "?"
+                raw = (fn.arguments if fn else "") or ""
+                stored["tool_calls"].append({"id": tc.id, "type": "function",
+                                             "function": {"name": name, "arguments": raw}})
+                calls.append(_call_info(tc.id, name, raw))
+        await self.store.put(ws, conv, req.length, stored)
+        if response.usage is not None:
+            usage = Usage(prompt_tokens=response.usage.prompt_tokens or 0,
+                          completion_tokens=response.usage.completion_tokens or 0)
+        else:  # endpoint reports nothing: estimate
+            usage = Usage(prompt_tokens=count_messages(messages, tools, req.llm.model),
+                          completion_tokens=count_messages([stored], None, req.llm.model))
+        return ModelReply(content=(msg.content or "")[:MAX_REPLY_TEXT], tool_calls=calls,
+                          finish_reason=choice.finish_reason, usage=usage,
+                          message_index=req.length)
+
+
+def _call_info(call_id: str, name: str, raw: str) -> ToolCallInfo:
+    args, error = parse_arguments(name, raw)
+    digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
+    return ToolCallInfo(
+        id=call_id, name=name, error=None if name not in TOOLS else error, digest=digest,
+        args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
+        summary=argument_summary(args))
+
+
+def _inline_message(m) -> dict:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    return {"role": "user", "content": m.content}
+
+
+async def _with_heartbeat(coro):
+    """Await `coro`, heartbeating meanwhile; errors become Temporal retry decisions."""
+    task = asyncio.ensure_future(coro)
+    interval = 2.0
+    info = activity.info()
+    if info.heartbeat_timeout:
+        interval = max(0.5, min(10.0, info.heartbeat_timeout.total_seconds() / 3))
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=interval)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    except openai.APIStatusError as e:
+        raise _translate(e) from e
+    except (openai.APITimeoutError, openai.APIConnectionError) as e:
+        raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
+                               type="ModelUnavailable") from e
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _translate(e: openai.APIStatusError) -> ApplicationError:
+    status = e.status_code
+    text = f"model endpoint answered HTTP {status}: {' '.join(str(e.message).split())[:300]}"
+    if status == 429:
+        delay = _retry_after(e.response.headers.get("retry-after"))
+        return ApplicationError(text, type="ModelRateLimited",
+                                next_retry_delay=timedelta(seconds=delay) if delay else None)
+    if status in (408, 409) or status >= 500:
+        return ApplicationError(text, type="ModelUnavailable")
+    return ApplicationError(text, type="ModelRequestRejected", non_retryable=True)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None

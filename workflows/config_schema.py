@@ -1,0 +1,113 @@
+"""The job config schema: `configs/defaults.yaml` + `configs/<job>/config.yaml`.
+
+Validated with pydantic (`extra="forbid"`, so a misspelt key is an error that names
+it). Loaded once per job by the `load_config` activity and carried in workflow
+state: editing a config file never changes a running job.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LlmSettings(_Strict):
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None  # None: OPENAI_BASE_URL decides
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = 0.2
+    max_tokens: int | None = 4096
+    timeout_seconds: float = Field(300, gt=0)
+    heartbeat_timeout_seconds: float = Field(30, gt=0)
+    max_attempts: int = Field(10, ge=1)
+    max_retry_interval_seconds: float = Field(60, gt=0)
+
+
+class ToolSets(_Strict):
+    workspace: list[str] = ["read_file", "write_file", "list_files", "search_files"]
+    strategic: list[str] = ["todo_complete", "todo_write", "job_complete"]
+    tactical: list[str] = ["todo_complete", "todo_rewind"]
+    domain: list[str] = []
+
+    def for_phase(self, kind: str) -> list[str]:
+        """Strategic: workspace + strategic. Tactical: workspace + tactical + domain."""
+        extra = self.strategic if kind == "strategic" else self.tactical + self.domain
+        return list(dict.fromkeys(self.workspace + extra))
+
+
+class PhaseSettings(_Strict):
+    min_todos: int = Field(5, ge=1)
+    max_todos: int = Field(20, ge=1)
+    archive_on_transition: bool = True
+
+    @model_validator(mode="after")
+    def _bounds(self) -> PhaseSettings:
+        if self.min_todos > self.max_todos:
+            raise ValueError(f"min_todos ({self.min_todos}) > max_todos ({self.max_todos})")
+        return self
+
+
+class Limits(_Strict):
+    max_nudges: int = Field(3, ge=0)  # model turns without a tool call, in a row
+    max_steps_per_phase: int = Field(150, ge=1)
+    max_phases: int = Field(200, ge=1)
+    max_tool_calls_per_step: int = Field(16, ge=1)
+    read_max_chars: int = Field(20_000, ge=100)  # read_file answers longer than this are cut
+    max_file_bytes: int = Field(5_000_000, ge=1)  # largest write / document accepted
+    workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
+
+
+class Retries(_Strict):
+    tool_attempts: int = Field(3, ge=1)
+    tool_initial_interval_seconds: float = Field(2, gt=0)
+    tool_backoff: float = Field(3, ge=1)
+    tool_timeout_seconds: float = Field(120, gt=0)
+    workspace_attempts: int = Field(8, ge=1)
+
+
+class Prompts(_Strict):
+    """Paths relative to the configs directory."""
+
+    strategic: str = "prompts/strategic.md"
+    tactical: str = "prompts/tactical.md"
+    kickoff: str = "prompts/kickoff.md"
+    nudge: str = "prompts/nudge.md"
+    strategic_todos: str = "prompts/strategic_todos.yaml"
+
+
+class WorkspaceSettings(_Strict):
+    bucket: str = "switchback"
+
+
+class JobConfig(_Strict):
+    extends: str | None = None
+    job_type: str = "generic"
+    display_name: str = ""
+    llm: LlmSettings = LlmSettings()
+    tools: ToolSets = ToolSets()
+    phase_settings: PhaseSettings = PhaseSettings()
+    limits: Limits = Limits()
+    retries: Retries = Retries()
+    prompts: Prompts = Prompts()
+    workspace: WorkspaceSettings = WorkspaceSettings()
+    documents: list[str] = []  # default documents, relative to the job's config folder
+
+
+class StrategicTodos(_Strict):
+    bootstrap: list[str]
+    transition: list[str]
+    rewind: list[str]
+
+
+class ResolvedConfig(BaseModel):
+    """What `load_config` returns: the merged config plus the texts it points at."""
+
+    name: str
+    config: JobConfig
+    prompts: dict[str, str]  # strategic, tactical, kickoff, nudge
+    strategic_todos: StrategicTodos
+    instructions: str | None = None  # the job folder's instructions.md, if any
+    documents: list[str] = []  # absolute paths of the config's default documents

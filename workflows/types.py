@@ -1,0 +1,197 @@
+"""Types that cross the workflow/activity boundary, and the names that tie them.
+
+Both sides import this module. Everything here is a pydantic model carried by
+the pydantic data converter; no live objects, no `Any` payloads, no credentials.
+Fields are added with defaults so that old histories still decode.
+
+History stays small by design: model requests carry a conversation *reference*
+(job, conversation key, length) and the few messages the workflow itself made;
+model replies carry tool-call *summaries*; tool outcomes carry a short summary.
+Full messages live in the workspace store (see activities/conversation_store.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from workflows.config_schema import LlmSettings
+
+TASK_QUEUE = "switchback"
+WORKFLOW_TYPE = "AgentJob"
+JOB_FAILED_ERROR = "SwitchbackJobFailed"
+
+# Activity names: the workflow refers to activities only by these.
+LOAD_CONFIG = "load_config"
+CREATE_WORKSPACE = "create_workspace"
+READ_MEMORY = "read_memory"
+LOAD_TODOS = "load_todos"
+ARCHIVE_PHASE = "archive_phase"
+WRITE_OUTPUT = "write_output"
+CALL_MODEL = "call_model"
+RUN_TOOL = "run_tool"
+
+# Tools the workflow itself carries out (they change the phase machine's state).
+CONTROL_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
+
+
+class DocumentSpec(BaseModel):
+    """A file to place under `documents/`: a path on the worker, an s3:// URI, or inline."""
+
+    name: str | None = None  # file name under documents/ (default: the source's base name)
+    path: str | None = None  # local path or s3://bucket/key
+    text: str | None = None
+    base64: str | None = None
+
+
+class JobInput(BaseModel):
+    """Workflow input. Plain JSON, so `temporal workflow start --input` works."""
+
+    config: str | dict[str, Any] = "creator"
+    instructions: str | None = None
+    documents: list[str | DocumentSpec] | None = None  # None: the config's own documents
+
+
+class JobResult(BaseModel):
+    status: Literal["completed", "cancelled", "budget_exhausted", "stuck", "failed"]
+    summary: str = ""
+    deliverables: list[str] = []
+    confidence: float | None = None
+    notes: str = ""
+    phases: int = 0
+    steps: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class WorkspaceRef(BaseModel):
+    bucket: str
+    job_id: str
+
+
+# -- workspace activities ----------------------------------------------------------
+
+
+class LoadConfigRequest(BaseModel):
+    config: str | dict[str, Any]
+
+
+class CreateWorkspaceRequest(BaseModel):
+    workspace: WorkspaceRef
+    instructions: str
+    documents: list[DocumentSpec]
+    max_file_bytes: int
+
+
+class CreateWorkspaceResult(BaseModel):
+    files: list[str]
+
+
+class ReadMemoryRequest(BaseModel):
+    workspace: WorkspaceRef
+    max_chars: int
+
+
+class LoadTodosRequest(BaseModel):
+    workspace: WorkspaceRef
+    min_todos: int
+    max_todos: int
+
+
+class TodoSpec(BaseModel):
+    id: int
+    content: str
+
+
+class LoadTodosResult(BaseModel):
+    ok: bool
+    reason: str = ""
+    title: str = ""
+    todos: list[TodoSpec] = []
+
+
+class ArchiveRequest(BaseModel):
+    workspace: WorkspaceRef
+    phase: int
+    record: dict[str, Any]
+
+
+class WriteOutputRequest(BaseModel):
+    workspace: WorkspaceRef
+    path: str  # relative to the workspace, e.g. output/completion.json
+    data: dict[str, Any]
+
+
+# -- model calls ---------------------------------------------------------------------
+
+
+class InlineMessage(BaseModel):
+    """A message the workflow made (kickoff, nudge, control-tool result)."""
+
+    index: int
+    role: Literal["user", "tool"]
+    content: str
+    tool_call_id: str | None = None
+
+
+class ModelRequest(BaseModel):
+    workspace: WorkspaceRef
+    llm: LlmSettings
+    conversation: str  # conversation key, e.g. "phase_0003"; new key = empty conversation
+    length: int  # messages in the conversation before this call, incl. `inline`
+    inline: list[InlineMessage] = []  # to store before the call
+    system_prompt: str | None = None  # given on the first call of a conversation only
+    todo_block: str = ""  # layer 2, shown on every call
+    tools: list[str] = []  # tool names offered (layer 3)
+    call_key: str = ""  # stable per call across retries (the scripted server uses it)
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ToolCallInfo(BaseModel):
+    id: str
+    name: str
+    error: str | None = None  # malformed JSON / arguments that fail the tool's schema
+    args: dict[str, Any] | None = None  # control tools only (small, validated)
+    summary: str = ""  # e.g. "chunks/chunk_001.md" - for activity summaries and the UI
+    digest: str = ""  # hash of name + arguments
+
+
+class ModelReply(BaseModel):
+    content: str = ""  # assistant text, capped
+    tool_calls: list[ToolCallInfo] = []
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    message_index: int  # where the assistant message was stored
+
+
+# -- tool calls -----------------------------------------------------------------------
+
+
+class ToolLimits(BaseModel):
+    read_max_chars: int
+    max_file_bytes: int
+    min_todos: int
+    max_todos: int
+
+
+class ToolRequest(BaseModel):
+    workspace: WorkspaceRef
+    conversation: str
+    assistant_index: int  # the assistant message holding the call's arguments
+    call_id: str
+    name: str
+    result_index: int  # where to store the tool message
+    limits: ToolLimits
+
+
+class ToolOutcome(BaseModel):
+    ok: bool
+    code: str = "ok"  # machine-readable error code the model also sees
+    summary: str = ""  # short, for the workflow and the UI; the full text is in the store
+    changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
