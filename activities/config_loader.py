@@ -44,10 +44,16 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None) -> Resolved
     merged = data
     parent = data.get("extends")
     while parent:
+        chain = f"config '{name}' ({' <- '.join(files)})"
+        if not isinstance(parent, str):
+            raise ConfigError(f"{chain}: extends: must be a config name, got {parent!r}")
         if parent in seen:
             raise ConfigError(f"config '{name}': 'extends' cycle through '{parent}'")
         seen.add(parent)
-        pdata, pfiles = _named(root, parent)
+        try:
+            pdata, pfiles = _named(root, parent)
+        except ConfigError as e:
+            raise ConfigError(f"{chain}: extends: {e}") from e
         if job_dir is None and parent != "defaults":
             job_dir = root / parent
         files += pfiles
@@ -82,7 +88,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None) -> Resolved
 
 
 def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:
-    if not name or "/" in name or "\\" in name or name.startswith("."):
+    if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
         raise ConfigError(f"config name '{name}' is not a plain name under {root}")
     path = root / "defaults.yaml" if name == "defaults" else root / name / "config.yaml"
     if not path.is_file():

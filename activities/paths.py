@@ -7,6 +7,7 @@ normalised relative path or raises `PathError` with a code the model can read.
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 
 INTERNAL = ".switchback"  # the store's own files: conversations, config snapshot
 MAX_PATH_CHARS = 512
@@ -22,6 +23,8 @@ def check_path(path: object, *, allow_root: bool = False) -> str:
     """Validate a model-supplied workspace path; return it normalised ('' = the root)."""
     if not isinstance(path, str):
         raise PathError("invalid_path", f"path must be a string, got {type(path).__name__}")
+    if any(unicodedata.category(ch) == "Cc" for ch in path):
+        raise PathError("invalid_path", "path contains a NUL or control character")
     p = path.strip()
     if p in ("", ".", "./"):
         if allow_root:
@@ -30,8 +33,6 @@ def check_path(path: object, *, allow_root: bool = False) -> str:
                         "workspace, e.g. 'notes/plan.md'")
     if len(p) > MAX_PATH_CHARS:
         raise PathError("invalid_path", f"path is longer than {MAX_PATH_CHARS} characters")
-    if "\x00" in p or any(ord(ch) < 32 for ch in p):
-        raise PathError("invalid_path", "path contains a NUL or control character")
     if "\\" in p:
         raise PathError("invalid_path", "path contains a backslash; use '/' between folders")
     if p.startswith("/") or p.startswith("~") or (len(p) > 1 and p[1] == ":"):

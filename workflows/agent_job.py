@@ -231,7 +231,7 @@ class AgentJob:
 
 
 def _cause(e: BaseException) -> str:
-    """The innermost message of an activity failure, in one line."""
-    while e.__cause__ is not None:
+    """The message of the error the activity raised, in one line."""
+    while isinstance(e, ActivityError) and e.__cause__ is not None:
         e = e.__cause__
     return " ".join(str(e).split())[:500]

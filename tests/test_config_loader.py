@@ -1,0 +1,161 @@
+"""`load_config`: named and inline configs, `extends` chains, deep merge, readable errors."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from activities.config_loader import DEFAULT_DIR, ConfigError, load_config
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(DEFAULT_DIR, tmp_path / "configs"))
+
+
+def write(root: Path, name: str, data: object) -> None:
+    path = root / "defaults.yaml" if name == "defaults" else root / name / "config.yaml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data), encoding="utf-8")
+
+
+def test_real_creator_config() -> None:
+    r = load_config("creator", DEFAULT_DIR)
+    assert r.name == "creator" and r.config.job_type == "creator"
+    assert r.config.extends == "defaults"
+    assert r.config.tools.domain == ["extract_document_text", "chunk_document"]
+    assert r.config.tools.workspace == ["read_file", "write_file", "list_files", "search_files"]
+    assert [Path(d).name for d in r.documents] == [
+        "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
+    assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
+    assert r.instructions and r.instructions.startswith("# Requirement extraction")
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge"}
+    assert all(r.prompts.values())
+    assert r.strategic_todos.bootstrap and r.strategic_todos.transition
+    assert r.strategic_todos.rewind
+
+
+def test_defaults_alone(root: Path) -> None:
+    r = load_config("defaults", root)
+    assert r.config.phase_settings.min_todos == 5 and r.instructions is None
+    assert r.documents == []
+
+
+def test_inline_config_extends_defaults_implicitly(root: Path) -> None:
+    ref = {"llm": {"model": "my-model"}}
+    r = load_config(ref, root)
+    assert r.name == "inline" and r.config.extends == "defaults"
+    assert r.config.llm.model == "my-model" and r.config.llm.max_tokens == 4096
+    assert r.instructions is None and r.documents == []
+    assert ref == {"llm": {"model": "my-model"}}  # the caller's dict is not changed
+
+
+def test_inline_config_may_extend_a_named_one(root: Path) -> None:
+    r = load_config({"extends": "creator", "limits": {"max_nudges": 1}}, root)
+    assert r.config.job_type == "creator" and r.config.limits.max_nudges == 1
+    assert r.config.limits.max_steps_per_phase == 150
+    assert r.instructions and len(r.documents) == 3
+
+
+def test_chain_deep_merges_mappings_and_replaces_lists(root: Path) -> None:
+    write(root, "base", {"extends": "defaults", "llm": {"model": "base-model", "temperature": 0.5},
+                         "tools": {"domain": ["chunk_document", "extract_document_text"]}})
+    write(root, "child", {"extends": "base", "llm": {"temperature": 0.0},
+                          "tools": {"domain": ["chunk_document"]}})
+    cfg = load_config("child", root).config
+    assert (cfg.llm.model, cfg.llm.temperature, cfg.llm.max_tokens) == ("base-model", 0.0, 4096)
+    assert cfg.tools.domain == ["chunk_document"]
+    assert cfg.tools.tactical == ["todo_complete", "todo_rewind"]
+
+
+def test_unknown_field_names_field_and_files(root: Path) -> None:
+    write(root, "bad", {"extends": "defaults", "limits": {"max_nudgez": 2}})
+    with pytest.raises(ConfigError) as info:
+        load_config("bad", root)
+    msg = str(info.value)
+    assert "limits.max_nudgez" in msg and "Extra inputs are not permitted" in msg
+    assert "configs/bad/config.yaml <- configs/defaults.yaml" in msg
+
+
+def test_bad_value_names_field(root: Path) -> None:
+    with pytest.raises(ConfigError, match=r"\(inline\) <- configs/defaults.yaml.*llm\.max_att"):
+        load_config({"llm": {"max_attempts": 0}}, root)
+    with pytest.raises(ConfigError, match=r"phase_settings: .*min_todos \(9\) > max_todos \(3"):
+        load_config({"phase_settings": {"min_todos": 9, "max_todos": 3}}, root)
+
+
+def test_unknown_name_lists_known_configs(root: Path) -> None:
+    write(root, "other", {"extends": "defaults"})
+    with pytest.raises(ConfigError, match=r"config 'nope' not found.*\(known: creator, other\)"):
+        load_config("nope", root)
+
+
+@pytest.mark.parametrize("name", ["", "../creator", "a/b", ".hidden", "a\\b"])
+def test_names_must_be_plain(root: Path, name: str) -> None:
+    with pytest.raises(ConfigError, match="not a plain name"):
+        load_config(name, root)
+
+
+@pytest.mark.parametrize(("chain", "cycle"), [({"a": "a"}, "a"),
+                                              ({"a": "b", "b": "c", "c": "a"}, "a")])
+def test_extends_cycle(root: Path, chain: dict[str, str], cycle: str) -> None:
+    for name, parent in chain.items():
+        write(root, name, {"extends": parent})
+    with pytest.raises(ConfigError, match=f"config 'a': 'extends' cycle through '{cycle}'"):
+        load_config("a", root)
+
+
+def test_bad_yaml_names_the_file(root: Path) -> None:
+    write(root, "broken", "llm: {model: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"configs/broken/config.yaml: not valid YAML"):
+        load_config("broken", root)
+    (root / "defaults.yaml").write_text("llm:\n  model: x\n bad: indent\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"configs/defaults.yaml: not valid YAML"):
+        load_config("creator", root)
+
+
+def test_config_file_must_be_a_mapping(root: Path) -> None:
+    write(root, "listy", "- a\n- b\n")
+    with pytest.raises(ConfigError, match=r"configs/listy/config.yaml: must be a mapping"):
+        load_config("listy", root)
+
+
+def test_missing_prompt_file(root: Path) -> None:
+    (root / "prompts" / "nudge.md").unlink()
+    with pytest.raises(ConfigError, match=r"config 'creator' .*prompt file 'prompts/nudge.md'"):
+        load_config("creator", root)
+
+
+def test_bad_strategic_todos_file(root: Path) -> None:
+    (root / "prompts" / "strategic_todos.yaml").write_text("bootstrap: [a]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"prompts/strategic_todos.yaml: .*transition"):
+        load_config("creator", root)
+
+
+def test_missing_default_document(root: Path) -> None:
+    (root / "creator" / "documents" / "gdpr_erasure.txt").unlink()
+    with pytest.raises(ConfigError, match=r"documents: 'documents/gdpr_erasure.txt' not found"):
+        load_config("creator", root)
+
+
+def test_missing_parent_is_reported(root: Path) -> None:
+    write(root, "orphan", {"extends": "nope"})
+    with pytest.raises(ConfigError, match=r"config 'nope' not found.*known: creator, orphan"):
+        load_config("orphan", root)
+
+
+def test_missing_parent_names_the_extending_file_and_field(root: Path) -> None:
+    write(root, "orphan", {"extends": "nope"})
+    with pytest.raises(ConfigError) as info:
+        load_config("orphan", root)
+    assert "configs/orphan/config.yaml" in str(info.value)
+    assert "extends" in str(info.value)
+
+
+@pytest.mark.parametrize("parent", [5, ["defaults"], {"name": "defaults"}])
+def test_non_string_extends_is_a_config_error(root: Path, parent: object) -> None:
+    with pytest.raises(ConfigError, match="extends"):
+        load_config({"extends": parent}, root)
