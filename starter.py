@@ -1,7 +1,7 @@
 """switchback CLI: start jobs, wait for them, look at their workspace.
 
     python starter.py start [--config creator] [--instructions FILE] [--document PATH ...]
-                            [--id JOB_ID] [--wait]
+                            [--id JOB_ID] [--wait [--show-workspace]]
     python starter.py result JOB_ID          wait for the job and print its outcome
     python starter.py workspace JOB_ID       list the job's workspace files (S3)
     python starter.py cat JOB_ID PATH        print one workspace file
@@ -46,9 +46,12 @@ async def start(client: Client, a: argparse.Namespace) -> int:
     await client.start_workflow(WORKFLOW_TYPE, job, id=job_id,
                                 task_queue=a.task_queue, result_type=JobResult)
     print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
-    if a.wait:
-        return await result(client, job_id)
-    return 0
+    if not a.wait:
+        return 0
+    status = await result(client, job_id)
+    if a.show_workspace:
+        await workspace(job_id)
+    return status
 
 
 async def result(client: Client, job_id: str) -> int:
@@ -110,6 +113,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--id", help="job id (default: job-<random>)")
     s.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
     s.add_argument("--wait", action="store_true", help="wait for the outcome")
+    s.add_argument("--show-workspace", action="store_true",
+                   help="with --wait: list the workspace at the end")
     r = sub.add_parser("result", help="wait for a job and print its outcome")
     r.add_argument("job_id")
     w = sub.add_parser("workspace", help="list a job's workspace")

@@ -47,7 +47,7 @@ def count_text(text: str, model: str = "") -> int:
 
 
 def count_messages(messages: list[dict], tools: list[dict] | None = None, model: str = "") -> int:
-    """Estimate prompt tokens: content + tool-call arguments + tool schemas + per-message overhead."""
+    """Estimate prompt tokens: content, tool-call arguments, tool schemas, message overhead."""
     total = 0
     for m in messages:
         total += 4 + count_text(m.get("content") or "", model)

@@ -121,7 +121,8 @@ def build() -> list[dict]:
           c("todo_complete", notes="todos rewritten with todo_write")),
     ]
     script += [  # phase 4: tactical
-        s(c("read_file", path="chunks/manifest.json"), c("read_file", path=f"chunks/{gobd_chunk}.md")),
+        s(c("read_file", path="chunks/manifest.json"),
+          c("read_file", path=f"chunks/{gobd_chunk}.md")),
         s(c("todo_complete", notes="read the GoBD chunks")),
         s(c("search_files", query="aufzubewahren", path="chunks"), c("todo_complete")),
         s(c("write_file", path="requirements/gobd.json", content=dump(gobd)),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, finish, step, tactical, transition
+from tests.scripts import bootstrap, call, finish, step, tactical
 
 
 def tool_messages(model_server, job_id: str) -> list[str]:

@@ -108,8 +108,9 @@ class AgentJob:
         for text in step.user_messages:
             self._add_inline("user", text)
         llm = self.cfg.config.llm
-        req = ModelRequest(workspace=self.ws, llm=llm, conversation=self.conversation, length=self.length,
-                           inline=self.inline, system_prompt=step.system_prompt if fresh else None,
+        req = ModelRequest(workspace=self.ws, llm=llm, conversation=self.conversation,
+                           length=self.length, inline=self.inline,
+                           system_prompt=step.system_prompt if fresh else None,
                            todo_block=step.todo_block, tools=step.tools,
                            call_key=f"{self.conversation}.m{self.length}")
         try:

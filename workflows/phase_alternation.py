@@ -149,8 +149,9 @@ class PhaseAlternation(Strategy):
             variant: Variant = "rewind" if pending.to == "rewind" else "transition"
             nxt = self._strategic_phase(ph.number + 1, variant, pending.issue)
         if nxt.number > self.cfg.config.limits.max_phases:
-            return ReportError(f"the job reached limits.max_phases={self.cfg.config.limits.max_phases}"
-                               " without job_complete", code="phase_limit")
+            limit = self.cfg.config.limits.max_phases
+            return ReportError(f"the job reached limits.max_phases={limit} without job_complete",
+                               code="phase_limit")
         return await self._enter(nxt)
 
     # -- phases ----------------------------------------------------------------------
@@ -199,7 +200,8 @@ class PhaseAlternation(Strategy):
             known = self.cfg.config.tools.for_phase("strategic") + self.tools()
             if call.name in known:
                 return PlannedCall(call, f"tool '{call.name}' is not available in the {ph.kind} "
-                                   f"phase. Available: {', '.join(self.tools())}", "tool_not_allowed")
+                                   f"phase. Available: {', '.join(self.tools())}",
+                                   "tool_not_allowed")
             return PlannedCall(call, f"unknown tool '{call.name}'. Available: "
                                f"{', '.join(self.tools())}", "unknown_tool")
         if call.error:

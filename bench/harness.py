@@ -1,0 +1,50 @@
+"""Benchmark harness: the same real servers the tests use, started on free ports."""
+
+from __future__ import annotations
+
+import os
+import platform
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from devstack.scripted_model import ScriptedModelServer
+from devstack.stack import SeaweedS3, temporal_extra_args, venv_bin
+
+
+@dataclass
+class Bench:
+    client: Client
+    model: ScriptedModelServer
+    s3: SeaweedS3
+
+
+@asynccontextmanager
+async def bench_stack() -> AsyncIterator[Bench]:
+    with tempfile.TemporaryDirectory(prefix="switchback-bench-") as tmp:
+        s3 = SeaweedS3(os.path.join(tmp, "s3"), access_key="bench", secret_key="bench-secret")
+        s3.start()
+        os.environ.update({"AWS_ENDPOINT_URL_S3": s3.endpoint_url, "AWS_ACCESS_KEY_ID": "bench",
+                           "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_REGION": "us-east-1"})
+        model = ScriptedModelServer().start()
+        os.environ.update({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "scripted"})
+        env = await WorkflowEnvironment.start_local(
+            dev_server_existing_path=venv_bin("temporal"),
+            dev_server_extra_args=temporal_extra_args(), data_converter=pydantic_data_converter)
+        try:
+            yield Bench(env.client, model, s3)
+        finally:
+            await env.shutdown()
+            model.stop()
+            s3.stop()
+
+
+def machine_line() -> str:
+    return (f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
+            f"{os.cpu_count()} cores, Python {platform.python_version()}")
