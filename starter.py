@@ -1,14 +1,22 @@
-"""switchback CLI: start jobs, wait for them, look at their workspace.
+"""switchback CLI: start, follow, steer and inspect jobs.
 
     python starter.py start [--config creator] [--instructions FILE] [--document PATH ...]
-                            [--id JOB_ID] [--wait [--show-workspace]]
+                            [--id JOB_ID] [--follow | --wait [--show-workspace]]
+    python starter.py follow JOB_ID          live line per step, todo progress bar, exit status
+    python starter.py status JOB_ID          the live state (the `state` query)
+    python starter.py list [--query Q]       jobs with phase, status and tokens
+    python starter.py rewind JOB_ID "ISSUE"  signal: archive the todos, re-plan around ISSUE
+    python starter.py pause JOB_ID | resume JOB_ID
+    python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
+    python starter.py cancel JOB_ID
     python starter.py result JOB_ID          wait for the job and print its outcome
     python starter.py workspace JOB_ID       list the job's workspace files (S3)
     python starter.py cat JOB_ID PATH        print one workspace file
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
-completed, 1 when it failed, 2 on a usage error.
+completed, 1 when it ended otherwise (failed, cancelled, stuck, budget exhausted),
+2 on a usage error.
 """
 
 from __future__ import annotations
@@ -21,11 +29,24 @@ import sys
 import uuid
 from pathlib import Path
 
-from temporalio.client import Client, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.service import RPCError
 
 from activities.s3_store import S3Store
 from worker import connect
-from workflows.types import TASK_QUEUE, WORKFLOW_TYPE, JobInput, JobResult
+from workflows.live_state import (
+    SA_PHASE,
+    SA_PHASE_NUMBER,
+    SA_STATUS,
+    SA_TOKENS,
+    JobState,
+)
+from workflows.types import TASK_QUEUE, WORKFLOW_TYPE, ApproveRequest, JobInput, JobResult
 
 UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
 BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")
@@ -46,6 +67,8 @@ async def start(client: Client, a: argparse.Namespace) -> int:
     await client.start_workflow(WORKFLOW_TYPE, job, id=job_id,
                                 task_queue=a.task_queue, result_type=JobResult)
     print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
+    if a.follow:
+        return await follow(client, job_id)
     if not a.wait:
         return 0
     status = await result(client, job_id)
@@ -54,11 +77,90 @@ async def start(client: Client, a: argparse.Namespace) -> int:
     return status
 
 
+async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:
+    """A line per model step with the phase's todo progress bar, until the job ends."""
+    handle = client.get_workflow_handle(job_id)
+    last_step, last_status = 0, ""
+    shown_approvals: set[str] = set()
+    while True:
+        desc = await handle.describe()
+        try:
+            st = await handle.query("state", result_type=JobState)
+        except RPCError:
+            st = None
+        if st is not None:
+            if st.recent and st.recent[0].step > last_step + 1:
+                print(f"  ... {st.recent[0].step - last_step - 1} earlier steps", flush=True)
+            for line in st.recent:
+                if line.step > last_step:
+                    last_step = line.step
+                    print(f"[phase {line.phase} {line.kind:<9}] step {line.step:>4} {line.bar} "
+                          f"{line.progress:>5}  tokens {line.tokens:>8}  {line.calls[:70]}",
+                          flush=True)
+            if st.status != last_status:
+                last_status = st.status
+                print(f"  status: {st.status}", flush=True)
+            for ap in st.pending_approvals:
+                if ap.call_id not in shown_approvals:
+                    shown_approvals.add(ap.call_id)
+                    print(f"  waiting for approval: {ap.tool} {ap.arguments[:120]}\n"
+                          f"    python starter.py approve {job_id} {ap.call_id} "
+                          "[--deny] [--note ...]", flush=True)
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            return await result(client, job_id)
+        await asyncio.sleep(interval)
+
+
+async def status(client: Client, job_id: str) -> int:
+    st = await client.get_workflow_handle(job_id).query("state", result_type=JobState)
+    print(st.model_dump_json(indent=2))
+    return 0
+
+
+async def list_jobs(client: Client, query: str) -> int:
+    print(f"{'job id':<28} {'status':<16} {'phase':<14} {'tokens':>9}  started")
+    async for wf in client.list_workflows(query):
+        sa = wf.typed_search_attributes
+        phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
+        state = sa.get(SA_STATUS) or (wf.status.name.lower() if wf.status else "-")
+        print(f"{wf.id:<28} {state:<16} {phase:<14} {sa.get(SA_TOKENS) or 0:>9}  "
+              f"{wf.start_time:%F %T}")
+    return 0
+
+
+async def signal(client: Client, job_id: str, name: str, *args: str) -> int:
+    await client.get_workflow_handle(job_id).signal(name, *args)
+    print(f"sent {name} to {job_id}")
+    return 0
+
+
+async def approve(client: Client, a: argparse.Namespace) -> int:
+    req = ApproveRequest(call_id=a.call_id, approved=not a.deny, note=a.note or "")
+    try:
+        answer = await client.get_workflow_handle(a.job_id).execute_update(
+            "approve", req, result_type=str)
+    except WorkflowUpdateFailedError as e:
+        print(f"rejected: {e.cause}", file=sys.stderr)
+        return 1
+    print(answer)
+    return 0
+
+
+async def cancel(client: Client, job_id: str) -> int:
+    await client.get_workflow_handle(job_id).cancel()
+    print(f"cancel requested for {job_id}")
+    return 0
+
+
 async def result(client: Client, job_id: str) -> int:
     handle = client.get_workflow_handle(job_id, result_type=JobResult)
     try:
         res: JobResult = await handle.result()
     except WorkflowFailureError as e:
+        if desc_status := (await handle.describe()).status:
+            if desc_status == WorkflowExecutionStatus.CANCELED:
+                print(f"{job_id}: CANCELLED\n  web UI: {ui_link(client, job_id)}")
+                return 1
         cause = e.cause
         while getattr(cause, "cause", None) is not None:
             cause = cause.cause
@@ -113,10 +215,24 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--id", help="job id (default: job-<random>)")
     s.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
     s.add_argument("--wait", action="store_true", help="wait for the outcome")
+    s.add_argument("--follow", action="store_true", help="follow the job live until it ends")
     s.add_argument("--show-workspace", action="store_true",
                    help="with --wait: list the workspace at the end")
-    r = sub.add_parser("result", help="wait for a job and print its outcome")
-    r.add_argument("job_id")
+    for name, text in (("result", "wait for a job and print its outcome"),
+                       ("follow", "follow a job live until it ends"),
+                       ("status", "print the live state of a job"), ("pause", "pause a job"),
+                       ("resume", "resume a paused job"), ("cancel", "cancel a job")):
+        sub.add_parser(name, help=text).add_argument("job_id")
+    rw = sub.add_parser("rewind", help="make a job re-plan around an issue")
+    rw.add_argument("job_id")
+    rw.add_argument("issue")
+    ap = sub.add_parser("approve", help="approve (or --deny) a tool call waiting for approval")
+    ap.add_argument("job_id")
+    ap.add_argument("call_id")
+    ap.add_argument("--deny", action="store_true")
+    ap.add_argument("--note", default="")
+    ls = sub.add_parser("list", help="list jobs")
+    ls.add_argument("--query", default=f'WorkflowType="{WORKFLOW_TYPE}"')
     w = sub.add_parser("workspace", help="list a job's workspace")
     w.add_argument("job_id")
     c = sub.add_parser("cat", help="print a workspace file")
@@ -134,8 +250,21 @@ async def main(argv: list[str] | None = None) -> int:
     client = await connect()
     if a.cmd == "start":
         return await start(client, a)
-    return await result(client, a.job_id)
+    if a.cmd in ("pause", "resume"):
+        return await signal(client, a.job_id, a.cmd)
+    if a.cmd == "rewind":
+        return await signal(client, a.job_id, "rewind", a.issue)
+    if a.cmd == "approve":
+        return await approve(client, a)
+    if a.cmd == "list":
+        return await list_jobs(client, a.query)
+    handlers = {"follow": follow, "status": status, "cancel": cancel, "result": result}
+    return await handlers[a.cmd](client, a.job_id)
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main()))
+    code = asyncio.run(main())
+    sys.stdout.flush()
+    # Skip interpreter finalisation: the Temporal client's core runtime threads can race
+    # it ("PyGILState_Release ... finalizing") and turn a clean exit into an abort.
+    os._exit(code)

@@ -18,6 +18,11 @@ import logging
 import os
 import signal
 
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
 from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
@@ -39,6 +44,36 @@ async def connect() -> Client:
     return await Client.connect(**cfg, data_converter=pydantic_data_converter)
 
 
+SEARCH_ATTRIBUTES = {
+    "SwitchbackPhase": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    "SwitchbackPhaseNumber": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    "SwitchbackTokens": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+    "SwitchbackStatus": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+
+async def ensure_search_attributes(client: Client) -> None:
+    """Register switchback's search attributes where this client may (dev server, self-hosted).
+
+    Where it may not (Temporal Cloud: register them in the namespace settings, or set
+    `search_attributes: false` in the job config), it says so and goes on.
+    """
+    log = logging.getLogger("switchback.worker")
+    try:
+        have = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=client.namespace))
+        missing = {k: v for k, v in SEARCH_ATTRIBUTES.items()
+                   if k not in have.custom_attributes}
+        if missing:
+            await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+                namespace=client.namespace, search_attributes=missing))
+            log.info("registered search attributes %s", ", ".join(missing))
+    except Exception as e:  # noqa: BLE001 - permissions differ per deployment
+        log.warning("could not check/register search attributes (%s); register %s on the "
+                    "namespace or set search_attributes: false in job configs",
+                    " ".join(str(e).split())[:200], ", ".join(SEARCH_ATTRIBUTES))
+
+
 def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
     store = ConversationStore(s3)
     model = ModelActivities(store)
@@ -53,6 +88,7 @@ async def main() -> None:
     logging.basicConfig(level=os.environ.get("SWITCHBACK_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     client = await connect()
+    await ensure_search_attributes(client)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     options = {}
     if os.environ.get("SWITCHBACK_MAX_CACHED_WORKFLOWS"):

@@ -38,6 +38,7 @@ from workflows.types import (
 )
 
 MAX_REPLY_TEXT = 2000
+PREVIEW_CHARS = 1000
 
 
 def _client_key(llm: LlmSettings) -> tuple[str | None, str, float]:
@@ -98,7 +99,7 @@ class ModelActivities:
                 raw = (fn.arguments if fn else "") or ""
                 stored["tool_calls"].append({"id": tc.id, "type": "function",
                                              "function": {"name": name, "arguments": raw}})
-                calls.append(_call_info(tc.id, name, raw))
+                calls.append(_call_info(tc.id, name, raw, name in req.preview_tools))
         await self.store.put(ws, conv, req.length, stored)
         if response.usage is not None:
             usage = Usage(prompt_tokens=response.usage.prompt_tokens or 0,
@@ -111,13 +112,13 @@ class ModelActivities:
                           message_index=req.length)
 
 
-def _call_info(call_id: str, name: str, raw: str) -> ToolCallInfo:
+def _call_info(call_id: str, name: str, raw: str, preview: bool) -> ToolCallInfo:
     args, error = parse_arguments(name, raw)
     digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
     return ToolCallInfo(
         id=call_id, name=name, error=None if name not in TOOLS else error, digest=digest,
         args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
-        summary=argument_summary(args))
+        summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview else "")
 
 
 def _inline_message(m) -> dict:

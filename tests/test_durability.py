@@ -16,16 +16,9 @@ from temporalio.client import WorkflowFailureError
 from activities import tool_registry, tools
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step
+from tests.waits import wait_for_requests
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-async def wait_for_requests(model_server, job_id: str, n: int, timeout: float = 60) -> None:
-    for _ in range(int(timeout * 20)):
-        if len(model_server.requests(job_id)) >= n:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"job {job_id} made fewer than {n} model calls in {timeout}s")
 
 
 async def archives(s3, job_id: str) -> dict[str, dict]:

@@ -9,25 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from devstack.stack import venv_bin
 from tests.conftest import running_worker
 from tests.scripts import full_job
+from tests.waits import temporal_cli
 from workflows.agent_job import AgentJob
 from workflows.types import JobResult
-
-
-def temporal(client, *args: str) -> str:
-    out = subprocess.run([venv_bin("temporal"), *args, "--address",
-                          client.service_client.config.target_host], capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 async def test_cli_started_job_replays(client, task_queue, model_server, s3):
@@ -35,13 +26,13 @@ async def test_cli_started_job_replays(client, task_queue, model_server, s3):
     model_server.set_script(job_id, full_job(3))
     async with running_worker(client, task_queue, max_cached_workflows=0):
         await asyncio.to_thread(
-            temporal, client, "workflow", "start", "--type", "AgentJob", "--task-queue",
+            temporal_cli, client, "workflow", "start", "--type", "AgentJob", "--task-queue",
             task_queue, "--workflow-id", job_id, "--input",
             json.dumps({"config": "creator", "instructions": "# Task\nDo it.", "documents": []}))
         result = await client.get_workflow_handle(job_id, result_type=JobResult).result()
     assert result.status == "completed" and result.phases == 7
 
-    exported = await asyncio.to_thread(temporal, client, "workflow", "show", "--workflow-id",
+    exported = await asyncio.to_thread(temporal_cli, client, "workflow", "show", "--workflow-id",
                                        job_id, "--output", "json")
     history = WorkflowHistory.from_json(job_id, exported)
     replayer = Replayer(workflows=[AgentJob], data_converter=pydantic_data_converter)

@@ -1,14 +1,16 @@
 """`AgentJob`: the orchestrator loop. Deterministic code only.
 
     load config -> create workspace -> strategy.begin()
-    loop: CallModel -> call_model activity -> strategy.after_model
-          ExecuteTools -> each call: refused | strategy's own tool | run_tool activity
-                       -> strategy.after_tools
-          Complete -> return JobResult;  ReportError -> output/error.json, fail
+    loop:  step boundary: wait while paused; apply `rewind` signals
+           CallModel    -> call_model activity -> strategy.after_model -> breakers
+           ExecuteTools -> each call: refused | waits for `approve` | strategy's own tool
+                           | run_tool activity -> strategy.after_tools
+           Complete     -> return JobResult;  ReportError -> output/error.json, fail
+    cancel: archive the todos as cancelled, output/completion.json "cancelled", end Cancelled
 
-The conversation is kept by reference: this loop only tracks its key and length
-and hands the activities the few messages it made itself (kickoff, nudges,
-results of refused and control tools), so the history per step stays small.
+Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
+The conversation is kept by reference: this loop tracks only its key and length and
+hands the activities the few messages it made itself, so history per step stays small.
 """
 
 from __future__ import annotations
@@ -17,23 +19,36 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.breakers import Breakers, StepFacts, Trip, cost_of
     from workflows.config_schema import ResolvedConfig
+    from workflows.effects import WorkspaceEffects
+    from workflows.live_state import (
+        SA_PHASE,
+        SA_PHASE_NUMBER,
+        SA_STATUS,
+        SA_TOKENS,
+        JobState,
+        PendingApproval,
+        PhaseView,
+        StepLine,
+        TokenCount,
+        details_markdown,
+        objective_of,
+        progress_bar,
+        trip_view,
+    )
     from workflows.phase_alternation import PhaseAlternation
     from workflows.strategy import CallModel, Complete, ExecuteTools, PlannedCall, ReportError
     from workflows.types import (
-        ARCHIVE_PHASE,
         CALL_MODEL,
         CREATE_WORKSPACE,
         JOB_FAILED_ERROR,
         LOAD_CONFIG,
-        LOAD_TODOS,
-        READ_MEMORY,
         RUN_TOOL,
-        WRITE_OUTPUT,
-        ArchiveRequest,
+        ApproveRequest,
         CreateWorkspaceRequest,
         CreateWorkspaceResult,
         DocumentSpec,
@@ -41,32 +56,90 @@ with workflow.unsafe.imports_passed_through():
         JobInput,
         JobResult,
         LoadConfigRequest,
-        LoadTodosRequest,
-        LoadTodosResult,
         ModelReply,
         ModelRequest,
-        ReadMemoryRequest,
+        ToolCallInfo,
         ToolLimits,
         ToolOutcome,
         ToolRequest,
         WorkspaceRef,
-        WriteOutputRequest,
     )
 
 
 @workflow.defn(name="AgentJob")
-class AgentJob:
+class AgentJob(WorkspaceEffects):
     def __init__(self) -> None:
         self.cfg: ResolvedConfig | None = None
         self.ws: WorkspaceRef | None = None
+        self.strategy: PhaseAlternation | None = None
+        self.breakers: Breakers | None = None
         self.conversation = ""
         self.length = 0  # messages stored in the current conversation
         self.inline: list[InlineMessage] = []  # made here, stored with the next model call
+        self.notes: list[str] = []  # breaker messages for the next model call
         self.last_assistant = -1
-        self.strategy: PhaseAlternation | None = None
+        self.status = "starting"
+        self.objective = ""
+        self.paused = False
+        self.rewinds: list[str] = []
+        self.approvals: dict[str, PendingApproval] = {}
+        self.decisions: dict[str, ApproveRequest] = {}
+        self.last_error: str | None = None
+        self.last_step = ""
+        self.recent: list[StepLine] = []
+        self._published: tuple | None = None
+
+    # -- steering ---------------------------------------------------------------------
+
+    @workflow.signal(name="rewind")
+    def rewind(self, issue: str) -> None:
+        """Panic button for a person: takes effect at the next step boundary."""
+        self.rewinds.append(str(issue).strip() or "rewind requested by an operator")
+
+    @workflow.signal(name="pause")
+    def pause(self) -> None:
+        self.paused = True
+
+    @workflow.signal(name="resume")
+    def resume(self) -> None:
+        self.paused = False
+
+    @workflow.update(name="approve")
+    def approve(self, req: ApproveRequest) -> str:
+        self.decisions[req.call_id] = req
+        return f"{'approved' if req.approved else 'denied'} {self.approvals[req.call_id].tool} "\
+               f"call {req.call_id}"
+
+    @approve.validator
+    def _validate_approve(self, req: ApproveRequest) -> None:
+        if req.call_id not in self.approvals:
+            waiting = ", ".join(self.approvals) or "none"
+            raise ApplicationError(f"no tool call '{req.call_id}' is waiting for approval "
+                                   f"(waiting: {waiting})")
+
+    @workflow.query(name="state")
+    def state(self) -> JobState:
+        return self._state()
+
+    # -- the loop -------------------------------------------------------------------
 
     @workflow.run
     async def run(self, job: JobInput) -> JobResult:
+        try:
+            result = await self._run(job)
+        except BaseException as e:
+            if not is_cancelled_exception(e) or self.strategy is None or self.ws is None:
+                raise
+            self.status = "cancelled"
+            await self.strategy.interrupt("cancel", "cancelled by a Temporal cancel request")
+            self._publish()
+            raise
+        self.status = result.status
+        self._publish()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        return result
+
+    async def _run(self, job: JobInput) -> JobResult:
         self.cfg = await workflow.execute_activity(
             LOAD_CONFIG, LoadConfigRequest(config=job.config), result_type=ResolvedConfig,
             start_to_close_timeout=timedelta(seconds=30), summary="load config",
@@ -78,41 +151,105 @@ class AgentJob:
             raise ApplicationError(f"config '{self.cfg.name}' has no instructions.md and the job "
                                    "input gives no 'instructions'", type=JOB_FAILED_ERROR,
                                    non_retryable=True)
+        self.objective = objective_of(instructions)
         docs = job.documents if job.documents is not None else self.cfg.documents
         await self._ws_activity(CREATE_WORKSPACE, CreateWorkspaceRequest(
             workspace=self.ws, instructions=instructions, max_file_bytes=c.limits.max_file_bytes,
             documents=[d if isinstance(d, DocumentSpec) else DocumentSpec(path=d) for d in docs]),
             CreateWorkspaceResult, "create workspace")
         self.strategy = PhaseAlternation(self.cfg, self)
+        self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase)
+        self.status = "running"
         step = await self.strategy.begin()
         while True:
-            workflow.set_current_details(self._details())
+            step = await self._boundary(step)
             if isinstance(step, CallModel):
                 reply = await self._call_model(step)
                 step = await self.strategy.after_model(reply)
+                step = await self._check_breakers(reply, step)
+                if not isinstance(step, ExecuteTools):
+                    self._record_step()
             elif isinstance(step, ExecuteTools):
                 outcomes = [await self._execute(p) for p in step.calls]
+                self._record_step()
                 step = await self.strategy.after_tools(outcomes)
             elif isinstance(step, Complete):
                 return step.result
             else:
                 await self._fail(step)
 
-    # -- steps ---------------------------------------------------------------------
+    async def _boundary(self, step):
+        """Between steps: publish, honour pause, apply rewind signals."""
+        assert self.strategy
+        self._publish()
+        if self.paused:
+            self.status = "paused"
+            self._publish()
+            await workflow.wait_condition(lambda: not self.paused)
+            self.status = "running"
+        if self.rewinds and not isinstance(step, Complete | ReportError):
+            issue = "; ".join(self.rewinds)
+            self.rewinds = []
+            step = await self.strategy.interrupt("rewind", issue)
+            self._on_new_phase()
+            self._publish()
+        return step
+
+    async def _check_breakers(self, reply: ModelReply, step):
+        assert self.strategy and self.breakers and self.cfg
+        s, ph = self.strategy, self.strategy.phase
+        assert ph is not None
+        t = s.totals
+        trips = self.breakers.observe(StepFacts(
+            phase=ph.number, phase_steps=ph.steps, phase_variant=ph.variant,
+            job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
+            tool_names=[c.name for c in reply.tool_calls], text=reply.content,
+            progress=s.progress(), tokens=t.tokens_in + t.tokens_out,
+            cost=cost_of(self.cfg.config.llm, t.tokens_in, t.tokens_out)))
+        if ph.variant == "wrap_up" and ph.steps > self.cfg.config.budget.wrap_up_steps:
+            trips.append(Trip(breaker="budget", action="stop", message=(
+                f"the wrap-up phase used its {self.cfg.config.budget.wrap_up_steps} steps")))
+        for trip in trips:
+            await self.write_output(f"output/breakers/trip_{self.breakers.state.trip_count:04d}"
+                                    ".json", trip.model_dump())
+        for trip in sorted(trips, key=lambda t: ["stop", "wrap_up", "rewind", "note"]
+                           .index(t.action)):
+            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message)
+            if trip.action == "note":
+                self.notes.append(trip.message)
+                continue
+            status = "budget_exhausted" if trip.breaker in ("budget", "job_steps") else "stuck"
+            if trip.action == "stop":
+                self.status = status
+                return await s.interrupt("finish", trip.message, status)
+            step = await s.interrupt(trip.action, trip.message)  # rewind | wrap_up
+            self._on_new_phase()
+            return step
+        return step
+
+    def _on_new_phase(self) -> None:
+        assert self.breakers
+        self.breakers.reset_window()
+        self.notes = []
+
+    # -- model and tools ----------------------------------------------------------------
 
     async def _call_model(self, step: CallModel) -> ModelReply:
         assert self.cfg and self.ws
         fresh = step.conversation != self.conversation
         if fresh:
             self.conversation, self.length, self.inline = step.conversation, 0, []
-        for text in step.user_messages:
+            self._on_new_phase()
+        for text in step.user_messages + self.notes:
             self._add_inline("user", text)
+        self.notes = []
         llm = self.cfg.config.llm
         req = ModelRequest(workspace=self.ws, llm=llm, conversation=self.conversation,
                            length=self.length, inline=self.inline,
                            system_prompt=step.system_prompt if fresh else None,
                            todo_block=step.todo_block, tools=step.tools,
-                           call_key=f"{self.conversation}.m{self.length}")
+                           call_key=f"{self.conversation}.m{self.length}",
+                           preview_tools=self.cfg.config.approval_required)
         try:
             reply = await workflow.execute_activity(
                 CALL_MODEL, req, result_type=ModelReply, summary=step.label or "model call",
@@ -123,11 +260,15 @@ class AgentJob:
                     maximum_interval=timedelta(seconds=llm.max_retry_interval_seconds),
                     maximum_attempts=llm.max_attempts))
         except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
             await self._fail(ReportError(f"model call failed ({step.label}): {_cause(e)}",
                                          code="model_call_failed"))
         self.inline = []
         self.length = reply.message_index + 1
         self.last_assistant = reply.message_index
+        calls = ", ".join(f"{c.name} {c.summary}".strip() for c in reply.tool_calls)
+        self.last_step = f"{step.label}: {calls or 'no tool call'}"
         return reply
 
     async def _execute(self, planned: PlannedCall) -> ToolOutcome:
@@ -139,6 +280,10 @@ class AgentJob:
         elif planned.refusal is not None:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
+        elif call.name in self.cfg.config.approval_required and not (
+                denial := await self._await_approval(call)).startswith("approved"):
+            outcome = ToolOutcome(ok=False, code="approval_denied",
+                                  summary=f"Error [approval_denied]: {denial}")
         elif self.strategy.owns_tool(call.name):
             outcome = await self.strategy.run_own_tool(call)
         else:
@@ -146,7 +291,34 @@ class AgentJob:
         self._add_inline("tool", outcome.summary, call.id)
         return outcome
 
-    async def _run_tool(self, call) -> ToolOutcome:
+    async def _await_approval(self, call: ToolCallInfo) -> str:
+        """Wait for the `approve` update; 'approved…' or why the call was denied."""
+        assert self.cfg and self.strategy and self.strategy.phase
+        a = self.cfg.config.approvals
+        now = workflow.now()
+        self.approvals[call.id] = PendingApproval(
+            call_id=call.id, tool=call.name, arguments=call.preview or call.summary,
+            phase=self.strategy.phase.number, requested_at=now,
+            deadline=now + timedelta(seconds=a.timeout_seconds))
+        self.status = "waiting_approval"
+        self._publish()
+        try:
+            await workflow.wait_condition(lambda: call.id in self.decisions,
+                                          timeout=timedelta(seconds=a.timeout_seconds))
+            d = self.decisions.pop(call.id)
+            verdict = ("approved" if d.approved else "denied by the operator") + (
+                f": {d.note}" if d.note else "")
+        except TimeoutError:
+            verdict = ("approved" if a.on_timeout == "approve" else "denied") + (
+                f" because nobody answered within {a.timeout_seconds:g}s "
+                f"(approvals.on_timeout={a.on_timeout})")
+        finally:
+            self.approvals.pop(call.id, None)
+            self.status = "running"
+        self._publish()
+        return verdict
+
+    async def _run_tool(self, call: ToolCallInfo) -> ToolOutcome:
         assert self.cfg and self.ws
         c = self.cfg.config
         req = ToolRequest(workspace=self.ws, conversation=self.conversation,
@@ -162,11 +334,14 @@ class AgentJob:
                 RUN_TOOL, req, result_type=ToolOutcome,
                 summary=f"{call.name} {call.summary}".strip()[:200],
                 start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
+                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
                 retry_policy=RetryPolicy(
                     initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
                     backoff_coefficient=c.retries.tool_backoff,
                     maximum_attempts=c.retries.tool_attempts))
         except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
             await self._fail(ReportError(
                 f"tool '{call.name}' ({call.summary}) failed after {c.retries.tool_attempts} "
                 f"attempts: {_cause(e)}", code="tool_failed"))
@@ -179,56 +354,73 @@ class AgentJob:
 
     async def _fail(self, err: ReportError) -> None:
         workflow.logger.error("job failed: %s", err.what)
+        self.status, self.last_error = "failed", err.what
         if self.ws is not None:
+            ph = self.strategy.phase if self.strategy else None
             await self.write_output("output/error.json", {
                 "status": "failed", "code": err.code, "error": err.what,
-                "phase": self.strategy.phase.number if self.strategy and self.strategy.phase
-                else None})
+                "phase": ph.number if ph else None})
+        self._publish()
         raise ApplicationError(err.what, {"code": err.code}, type=JOB_FAILED_ERROR,
                                non_retryable=True)
 
-    # -- Effects for the strategy ------------------------------------------------------
+    # -- what people see ----------------------------------------------------------------
 
-    async def read_memory(self) -> str:
-        assert self.cfg and self.ws
-        req = ReadMemoryRequest(workspace=self.ws,
-                                max_chars=self.cfg.config.limits.workspace_md_max_chars)
-        return await self._ws_activity(READ_MEMORY, req, str, "read workspace.md")
+    def _state(self) -> JobState:
+        s = JobState(job_id=workflow.info().workflow_id, status=self.status,
+                     objective=self.objective, paused=self.paused, last_error=self.last_error,
+                     last_step=self.last_step, recent=self.recent,
+                     pending_approvals=list(self.approvals.values()))
+        if self.strategy is None or self.strategy.phase is None or self.cfg is None:
+            return s
+        ph, t = self.strategy.phase, self.strategy.totals
+        s.phase = PhaseView(number=ph.number, kind=ph.kind, variant=ph.variant, name=ph.title,
+                            steps=ph.steps, tokens=TokenCount(tokens_in=ph.tokens_in,
+                                                              tokens_out=ph.tokens_out))
+        s.todos = ph.todos
+        s.progress = f"{sum(x.status == 'completed' for x in ph.todos)}/{len(ph.todos)}"
+        s.steps_total, s.tool_calls_total = t.steps, t.tool_calls
+        s.tokens = TokenCount(tokens_in=t.tokens_in, tokens_out=t.tokens_out)
+        s.cost_usd = round(cost_of(self.cfg.config.llm, t.tokens_in, t.tokens_out), 6)
+        s.phases = [r.model_dump() for r in self.strategy.history]
+        last = self.strategy.history[-1] if self.strategy.history else None
+        if last and last.tokens_in + last.tokens_out:
+            s.efficiency = round(last.todos_completed * 1000 / (last.tokens_in + last.tokens_out),
+                                 4)
+        if self.breakers:
+            bs = self.breakers.state
+            s.budget_used = round(self.breakers.budget_fraction(
+                t.tokens_in + t.tokens_out, s.cost_usd), 4)
+            s.breakers = {"trips": trip_view(bs.trips), "trip_count": bs.trip_count,
+                          "repetition_trips": bs.repetition_trips,
+                          "steps_since_progress": bs.steps_since_progress,
+                          "wrapping_up": bs.wrapping_up}
+        return s
 
-    async def load_todos(self, min_todos: int, max_todos: int) -> LoadTodosResult:
-        assert self.ws
-        req = LoadTodosRequest(workspace=self.ws, min_todos=min_todos, max_todos=max_todos)
-        return await self._ws_activity(LOAD_TODOS, req, LoadTodosResult, "check todos.yaml")
+    def _record_step(self) -> None:
+        assert self.strategy
+        ph, t = self.strategy.phase, self.strategy.totals
+        if ph is None or not self.last_step or (self.recent and self.recent[-1].step == t.steps):
+            return
+        done = sum(x.status == "completed" for x in ph.todos)
+        self.recent = (self.recent + [StepLine(
+            step=t.steps, phase=ph.number, kind=ph.kind, progress=f"{done}/{len(ph.todos)}",
+            bar=progress_bar(ph.todos), tokens=t.tokens_in + t.tokens_out,
+            calls=self.last_step.split(": ", 1)[-1])])[-30:]
 
-    async def archive_phase(self, phase: int, record: dict) -> None:
-        assert self.ws
-        await self._ws_activity(ARCHIVE_PHASE, ArchiveRequest(workspace=self.ws, phase=phase,
-                                record=record), str, f"archive/phase_{phase}.yaml")
-
-    async def write_output(self, path: str, data: dict) -> None:
-        assert self.ws
-        await self._ws_activity(WRITE_OUTPUT, WriteOutputRequest(workspace=self.ws, path=path,
-                                data=data), str, f"write {path}")
-
-    async def _ws_activity(self, name: str, req, result_type, summary: str):
-        attempts = self.cfg.config.retries.workspace_attempts if self.cfg else 5
-        return await workflow.execute_activity(
-            name, req, result_type=result_type, summary=summary,
-            start_to_close_timeout=timedelta(seconds=60),
-            retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
-                                     maximum_interval=timedelta(seconds=20),
-                                     maximum_attempts=attempts))
-
-    def _details(self) -> str:
-        s = self.strategy
-        if s is None or s.phase is None:
-            return "starting"
-        ph = s.phase
-        return (f"**Phase {ph.number} ({ph.kind})**: {ph.title}\n\n"
-                + "\n".join(f"- [{'x' if t.status == 'completed' else ' '}] {t.id}. {t.content}"
-                            for t in ph.todos)
-                + f"\n\nsteps {s.totals.steps}, tool calls {s.totals.tool_calls}, "
-                f"tokens {s.totals.tokens_in} in / {s.totals.tokens_out} out")
+    def _publish(self) -> None:
+        """Current details every step; search attributes when phase or status change."""
+        s = self._state()
+        workflow.set_current_details(details_markdown(s))
+        key = (s.phase.number, s.status)
+        if self.cfg is None or not self.cfg.config.search_attributes or key == self._published:
+            return
+        self._published = key
+        workflow.upsert_search_attributes([
+            SA_PHASE.value_set(s.phase.kind or "starting"),
+            SA_PHASE_NUMBER.value_set(s.phase.number),
+            SA_TOKENS.value_set(s.tokens.tokens_in + s.tokens.tokens_out),
+            SA_STATUS.value_set(s.status)])
 
 
 def _cause(e: BaseException) -> str:

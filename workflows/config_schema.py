@@ -7,6 +7,8 @@ state: editing a config file never changes a running job.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
@@ -24,6 +26,8 @@ class LlmSettings(_Strict):
     heartbeat_timeout_seconds: float = Field(30, gt=0)
     max_attempts: int = Field(10, ge=1)
     max_retry_interval_seconds: float = Field(60, gt=0)
+    price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
+    price_out_per_mtok: float = Field(0.60, ge=0)
 
 
 class ToolSets(_Strict):
@@ -60,6 +64,26 @@ class Limits(_Strict):
     workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
 
 
+class BudgetSettings(_Strict):
+    max_tokens: int | None = Field(None, ge=1)  # prompt + completion tokens, whole job
+    max_cost_usd: float | None = Field(None, gt=0)
+    warn_at: list[float] = [0.8, 0.95]
+    wrap_up_steps: int = Field(12, ge=1)  # model steps the final wrap-up phase may take
+
+
+class BreakerSettings(_Strict):
+    repetition_window: int = Field(5, ge=2)
+    similarity_threshold: float = Field(0.9, gt=0, le=1)
+    exempt_tools: list[str] = []  # polling tools whose repetition is legitimate
+    no_progress_steps: int = Field(15, ge=0)  # 0: off
+    max_steps_per_job: int = Field(2000, ge=0)  # 0: off
+
+
+class ApprovalSettings(_Strict):
+    timeout_seconds: float = Field(3600, gt=0)
+    on_timeout: Literal["deny", "approve"] = "deny"
+
+
 class Retries(_Strict):
     tool_attempts: int = Field(3, ge=1)
     tool_initial_interval_seconds: float = Field(2, gt=0)
@@ -94,12 +118,18 @@ class JobConfig(_Strict):
     prompts: Prompts = Prompts()
     workspace: WorkspaceSettings = WorkspaceSettings()
     documents: list[str] = []  # default documents, relative to the job's config folder
+    approval_required: list[str] = []  # tools that wait for the `approve` update
+    approvals: ApprovalSettings = ApprovalSettings()
+    budget: BudgetSettings = BudgetSettings()
+    breakers: BreakerSettings = BreakerSettings()
+    search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
 
 
 class StrategicTodos(_Strict):
     bootstrap: list[str]
     transition: list[str]
     rewind: list[str]
+    wrap_up: list[str]
 
 
 class ResolvedConfig(BaseModel):

@@ -13,6 +13,9 @@
   starts a rewind strategic phase with the issue in its prompt.
 - `job_complete` (strategic only) writes `output/completion.json` and ends the job.
 - A model turn without a tool call is nudged, at most `limits.max_nudges` times.
+- Interrupts from outside the model's turn (the `rewind` signal, breakers, the
+  budget, cancellation) go through `interrupt`: the current todos are archived with
+  what was done, then a rewind or wrap-up phase starts, or the job ends.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ from workflows.todos import Todo, current_index, todo_block
 from workflows.types import CONTROL_TOOLS, JobResult, ModelReply, ToolCallInfo, ToolOutcome
 
 Kind = Literal["strategic", "tactical"]
-Variant = Literal["bootstrap", "transition", "rewind", "work"]
+Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
+Interrupt = Literal["rewind", "wrap_up", "finish", "cancel"]
 
 TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
-          "rewind": "Rewind: reconsider the plan"}
+          "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work"}
 
 
 class Phase(BaseModel):
@@ -65,6 +69,19 @@ class Totals(BaseModel):
     tokens_out: int = 0
 
 
+class PhaseRecord(BaseModel):
+    """A finished phase, for the `state` view (the last 20 are kept)."""
+
+    number: int
+    kind: Kind
+    variant: Variant
+    status: str
+    steps: int
+    todos_completed: int
+    tokens_in: int
+    tokens_out: int
+
+
 class Pending(BaseModel):
     """A transition decided during a batch of tool calls, carried out after it."""
 
@@ -82,6 +99,9 @@ class PhaseAlternation(Strategy):
         self.totals = Totals()
         self.pending: Pending | None = None
         self.completion: dict | None = None
+        self.final_status: Literal["completed", "budget_exhausted"] = "completed"
+        self.todos_completed = 0
+        self.history: list[PhaseRecord] = []
         self._system = ""
 
     # -- Strategy --------------------------------------------------------------------
@@ -98,10 +118,6 @@ class PhaseAlternation(Strategy):
         self.totals.tokens_in += reply.usage.prompt_tokens
         self.totals.tokens_out += reply.usage.completion_tokens
         limits = self.cfg.config.limits
-        if ph.steps > limits.max_steps_per_phase:
-            return ReportError(f"phase {ph.number} ({ph.kind}) used more than "
-                               f"{limits.max_steps_per_phase} model steps "
-                               "(limits.max_steps_per_phase)", code="step_limit")
         if not reply.tool_calls:
             ph.nudges += 1
             if ph.nudges > limits.max_nudges:
@@ -140,14 +156,41 @@ class PhaseAlternation(Strategy):
             return self._next_call([])
         pending, self.pending = self.pending, None
         if pending.to == "tactical":
+            self._record(ph, "completed")
             nxt = Phase(number=ph.number + 1, kind="tactical", variant="work",
                         title=pending.title or f"Phase {ph.number + 1}", todos=pending.todos)
         else:
-            if ph.kind == "tactical":
-                await self._archive(ph, "rewound" if pending.to == "rewind" else "completed",
-                                    pending.issue)
+            await self._archive(ph, "rewound" if pending.to == "rewind" else "completed",
+                                pending.issue)
             variant: Variant = "rewind" if pending.to == "rewind" else "transition"
             nxt = self._strategic_phase(ph.number + 1, variant, pending.issue)
+        return await self._next_phase(nxt)
+
+    async def interrupt(self, what: Interrupt, reason: str,
+                        status: str = "stuck") -> NextStep:
+        """Leave the current phase now: rewind, wrap up, or end the job with `status`."""
+        ph = self._ph()
+        self.pending = None
+        if what == "rewind":
+            await self._archive(ph, "rewound", reason)
+            return await self._next_phase(self._strategic_phase(ph.number + 1, "rewind", reason))
+        if what == "wrap_up":
+            self.final_status = "budget_exhausted"
+            await self._archive(ph, "interrupted", reason)
+            return await self._next_phase(self._strategic_phase(ph.number + 1, "wrap_up",
+                                                                reason))
+        if what == "cancel":
+            for t in ph.todos:
+                if t.status == "pending":
+                    t.status = "cancelled"
+            status = "cancelled"
+        await self._archive(ph, status, reason)
+        return await self._complete(status, reason)
+
+    def progress(self) -> int:
+        return self.todos_completed
+
+    async def _next_phase(self, nxt: Phase) -> NextStep:
         if nxt.number > self.cfg.config.limits.max_phases:
             limit = self.cfg.config.limits.max_phases
             return ReportError(f"the job reached limits.max_phases={limit} without job_complete",
@@ -215,11 +258,15 @@ class PhaseAlternation(Strategy):
             return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
         todo = ph.todos[cur]
         todo.status, todo.notes = "completed", notes[:2000]
+        self.todos_completed += 1
         nxt = current_index(ph.todos)
         if nxt is not None:
             left = sum(t.status == "pending" for t in ph.todos)
             return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. {left} remaining. "
                                f"Next: {ph.todos[nxt].id}. {ph.todos[nxt].content}")
+        if ph.variant == "wrap_up":  # no gate, no new phase: the job ends here
+            self.completion = {"summary": notes or "wrap-up finished without job_complete"}
+            return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. The job ends now.")
         if ph.kind == "tactical":
             self.pending = Pending(to="strategic")
             return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. All todos of this phase "
@@ -228,6 +275,7 @@ class PhaseAlternation(Strategy):
         gate = await self.fx.load_todos(ps.min_todos, ps.max_todos)
         if not gate.ok:
             todo.status, todo.notes = "pending", ""
+            self.todos_completed -= 1
             return ToolOutcome(ok=False, code="transition_rejected", summary=(
                 f"Phase transition rejected: {gate.reason} The todo stays open: fix todos.yaml "
                 "(use todo_write), then call todo_complete again."))
@@ -236,7 +284,14 @@ class PhaseAlternation(Strategy):
         return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. todos.yaml accepted "
                            f"({len(gate.todos)} todos); the tactical phase starts now.")
 
+    def _record(self, ph: Phase, status: str) -> None:
+        self.history = (self.history + [PhaseRecord(
+            number=ph.number, kind=ph.kind, variant=ph.variant, status=status, steps=ph.steps,
+            todos_completed=sum(t.status == "completed" for t in ph.todos),
+            tokens_in=ph.tokens_in, tokens_out=ph.tokens_out)])[-20:]
+
     async def _archive(self, ph: Phase, status: str, issue: str = "") -> None:
+        self._record(ph, status)
         if not self.cfg.config.phase_settings.archive_on_transition:
             return
         record = {"phase": ph.number, "title": ph.title, "status": status,
@@ -248,12 +303,16 @@ class PhaseAlternation(Strategy):
             record["issue"] = issue
         await self.fx.archive_phase(ph.number, record)
 
-    async def _complete(self) -> Complete:
+    async def _complete(self, status: str | None = None, reason: str = "") -> Complete:
+        """Write output/completion.json and end: job_complete, or an interrupt's status."""
         args = self.completion or {}
-        result = JobResult(status="completed", summary=str(args.get("summary", "")),
+        if status is None:
+            self._record(self._ph(), "completed")
+        result = JobResult(status=status or self.final_status,  # type: ignore[arg-type]
+                           summary=str(args.get("summary", reason)),
                            deliverables=[str(d) for d in args.get("deliverables") or []],
-                           confidence=args.get("confidence"), notes=str(args.get("notes") or ""),
-                           **self.totals.model_dump())
+                           confidence=args.get("confidence"),
+                           notes=str(args.get("notes") or ""), **self.totals.model_dump())
         await self.fx.write_output("output/completion.json", result.model_dump())
         return Complete(result)
 

@@ -85,3 +85,12 @@ class Strategy(ABC):
 
     @abstractmethod
     async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep: ...
+
+    @abstractmethod
+    async def interrupt(self, what: str, reason: str, status: str = "stuck") -> NextStep:
+        """Leave the current step from outside the model's turn: 'rewind', 'wrap_up',
+        'finish' (end with `status`) or 'cancel'. Archives what was done first."""
+
+    @abstractmethod
+    def progress(self) -> int:
+        """A counter that grows when the job makes progress (todos completed)."""

@@ -53,6 +53,14 @@ class JobInput(BaseModel):
     documents: list[str | DocumentSpec] | None = None  # None: the config's own documents
 
 
+class ApproveRequest(BaseModel):
+    """Input of the `approve` update."""
+
+    call_id: str
+    approved: bool
+    note: str = ""
+
+
 class JobResult(BaseModel):
     status: Literal["completed", "cancelled", "budget_exhausted", "stuck", "failed"]
     summary: str = ""
@@ -146,6 +154,7 @@ class ModelRequest(BaseModel):
     todo_block: str = ""  # layer 2, shown on every call
     tools: list[str] = []  # tool names offered (layer 3)
     call_key: str = ""  # stable per call across retries (the scripted server uses it)
+    preview_tools: list[str] = []  # tools whose raw arguments the reply should preview
 
 
 class Usage(BaseModel):
@@ -160,6 +169,7 @@ class ToolCallInfo(BaseModel):
     args: dict[str, Any] | None = None  # control tools only (small, validated)
     summary: str = ""  # e.g. "chunks/chunk_001.md" - for activity summaries and the UI
     digest: str = ""  # hash of name + arguments
+    preview: str = ""  # raw arguments, capped (only for `preview_tools`: approvals)
 
 
 class ModelReply(BaseModel):

@@ -1,0 +1,104 @@
+"""Circuit breakers tripping on a scripted model that misbehaves."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, finish, step, tactical, transition
+
+
+def user_messages(model_server, job_id: str) -> list[str]:
+    out: list[str] = []
+    for r in model_server.requests(job_id):
+        for m in r["messages"]:
+            if m["role"] == "user" and m["content"] not in out:
+                out.append(m["content"])
+    return out
+
+
+async def trips(s3, job_id: str) -> list[dict]:
+    keys = sorted(o.key for o in await s3.list("switchback", f"{job_id}/output/breakers/"))
+    return [json.loads(await s3.get("switchback", k)) for k in keys]
+
+
+async def run(client, task_queue, start_job, model_server, script, config):
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, instructions="x", documents=[],
+                                 config={"extends": "creator", **config})
+        return handle, await handle.result()
+
+
+async def test_budget_warns_then_wraps_up(client, task_queue, start_job, model_server, s3):
+    usage = {"usage": {"prompt_tokens": 1000, "completion_tokens": 0}}
+    script = [{**s, **usage} for s in bootstrap() + tactical(5)[:3]]  # 10 steps: 10k tokens
+    script += [{**s, **usage} for s in [
+        step(call("write_file", path="workspace.md", content="state"),
+             call("todo_complete", notes="recorded")),
+        step(call("job_complete", summary="partial", deliverables=["work/a_1.md"],
+                  confidence=0.4, notes="ran out of budget"))]]
+    handle, result = await run(client, task_queue, start_job, model_server, script,
+                               {"budget": {"max_tokens": 10_000}})
+    assert result.status == "budget_exhausted" and result.summary == "partial"
+    completion = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
+    assert completion["status"] == "budget_exhausted"
+    msgs = user_messages(model_server, handle.id)
+    assert any("80% of the job's budget" in m and "2000 tokens left" in m for m in msgs)
+    assert any("Wrap-up" in m for m in msgs)
+    assert [t["action"] for t in await trips(s3, handle.id)] == ["note", "wrap_up"]
+    arch = yaml.safe_load(await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml"))
+    assert arch["status"] == "interrupted" and arch["completed"] == 2  # step 10's calls dropped
+    assert await s3.get("switchback", f"{handle.id}/work/a_3.md") is None
+
+
+async def test_repetition_nudge_rewind_then_stuck(client, task_queue, start_job, model_server,
+                                                 s3):
+    same = step(call("read_file", path="instructions.md"))
+    script = bootstrap() + [same] * 5 + [same] * 5 + [same] * 5
+    handle, result = await run(client, task_queue, start_job, model_server, script, {})
+    assert result.status == "stuck"
+    actions = [(t["breaker"], t["action"]) for t in await trips(s3, handle.id)]
+    assert actions == [("repetition", "note"), ("repetition", "rewind"), ("repetition", "stop")]
+    assert any("You repeated the same tool call" in m
+               for m in user_messages(model_server, handle.id))
+    arch2 = yaml.safe_load(await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml"))
+    assert arch2["status"] == "rewound" and "Loop detected" in arch2["issue"]
+    completion = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
+    assert completion["status"] == "stuck"
+
+
+async def test_declared_polling_tool_is_not_a_loop(client, task_queue, start_job, model_server,
+                                                   s3):
+    poll = step(call("list_files", path="output"))
+    script = bootstrap() + [poll] * 6 + tactical(5) + finish()
+    handle, result = await run(client, task_queue, start_job, model_server, script,
+                               {"breakers": {"exempt_tools": ["list_files"]}})
+    assert result.status == "completed"
+    assert await trips(s3, handle.id) == []
+
+
+async def test_no_progress_checkpoint(client, task_queue, start_job, model_server, s3):
+    wander = [step(call("write_file", path=f"notes/{i}.md", content=str(i))) for i in range(5)]
+    script = bootstrap() + wander + tactical(5) + finish()
+    handle, result = await run(client, task_queue, start_job, model_server, script,
+                               {"breakers": {"no_progress_steps": 4}})
+    assert result.status == "completed"
+    assert any(m.startswith("Checkpoint: no todo was completed in the last 4 steps")
+               for m in user_messages(model_server, handle.id))
+    assert [t["breaker"] for t in await trips(s3, handle.id)] == ["no_progress"]
+
+
+async def test_phase_step_cap_forces_rewind(client, task_queue, start_job, model_server, s3):
+    wander = [step(call("write_file", path=f"notes/{i}.md", content=str(i))) for i in range(8)]
+    script = (bootstrap() + wander + transition("Again", memory="capped") + tactical(5, "b")
+              + finish())
+    handle, result = await run(client, task_queue, start_job, model_server, script,
+                               {"limits": {"max_steps_per_phase": 8},
+                                "breakers": {"no_progress_steps": 0}})
+    assert result.status == "completed"
+    [trip] = await trips(s3, handle.id)
+    assert trip["breaker"] == "phase_steps" and trip["action"] == "rewind"
+    arch = yaml.safe_load(await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml"))
+    assert arch["status"] == "rewound" and "max_steps_per_phase=8" in arch["issue"]

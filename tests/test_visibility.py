@@ -1,0 +1,74 @@
+"""Seeing a job: the `state` query, search attributes, current details, `starter.py --follow`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import running_worker
+from tests.scripts import full_job
+from tests.waits import temporal_cli, wait_for_requests, wait_state
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def listed(client, query: str, job_id: str, timeout: float = 20) -> bool:
+    for _ in range(int(timeout * 5)):
+        if job_id in [wf.id async for wf in client.list_workflows(query)]:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def test_state_search_attributes_and_details(client, task_queue, start_job, model_server,
+                                                   s3):
+    async with running_worker(client, task_queue):
+        handle = await start_job(full_job(2), model_server, config="creator",
+                                 instructions="# Find the rules\nmore", documents=[])
+        await wait_for_requests(model_server, handle.id, 10)  # inside the first tactical phase
+        await handle.signal("pause")
+        st = await wait_state(handle, lambda s: s.status == "paused")
+        assert st.objective == "Find the rules" and st.phase.kind == "tactical"
+        assert st.phase.number == 2 and st.todos and "/" in st.progress
+        assert st.tokens.tokens_in > 0 and st.cost_usd > 0 and st.steps_total >= 9
+        assert st.phases[0]["kind"] == "strategic" and st.efficiency is not None
+        assert st.breakers["trip_count"] == 0 and st.pending_approvals == []
+        assert await listed(client, f'SwitchbackPhase="tactical" AND WorkflowId="{handle.id}"',
+                            handle.id)
+        assert await listed(client, 'SwitchbackStatus="paused"', handle.id)
+        cli = await asyncio.to_thread(temporal_cli, client, "workflow", "list", "--query",
+                                      'SwitchbackPhase="tactical"')
+        assert handle.id in cli
+        meta = await handle.query("__temporal_workflow_metadata")
+        details = meta.current_details
+        assert "PAUSED" in details and "phase 2 (tactical)" in details and "[x]" in details
+        await handle.signal("resume")
+        result = await handle.result()
+    assert await listed(client, f'SwitchbackStatus="completed" AND SwitchbackTokens>0 '
+                        f'AND WorkflowId="{handle.id}"', handle.id)
+    assert result.status == "completed"
+
+
+async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, model_server, s3,
+                                                         tmp_path):
+    job_id = "follow-job"
+    model_server.set_script(job_id, [{**s, "latency_ms": 30} for s in full_job(2)])
+    (tmp_path / "task.md").write_text("# Follow me\n")
+    env = {**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host}
+    async with running_worker(client, task_queue):
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "starter.py", "start", "--config", "creator", "--id", job_id,
+            "--instructions", str(tmp_path / "task.md"), "--task-queue", task_queue, "--follow",
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out, _ = await asyncio.wait_for(proc.communicate(), 120)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    steps = [line for line in text.splitlines() if line.startswith("[phase")]
+    assert len(steps) == 26  # a line per model step
+    assert "[phase 2 tactical ] step    8 ####----------------   1/5" in text
+    assert "[phase 4 tactical ] step   22 ####################   5/5" in text
+    assert "write_file work/p1_1.md, todo_complete" in text
+    assert f"{job_id}: COMPLETED after 5 phases" in text

@@ -1,0 +1,171 @@
+"""Circuit breakers: deterministic checks after every model step (seed: formalisms 3.2).
+
+- budget: tokens / estimated cost against the job's budget; warn at the configured
+  fractions, wrap up at 100% (a final strategic phase, status `budget_exhausted`).
+- repetition: the same tool calls (name + arguments) or near-identical assistant
+  text across a window of steps -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop
+  (`stuck`). Steps whose calls are all declared polling tools are not counted.
+- no progress: no todo completed in N steps -> a checkpoint message suggesting
+  `todo_rewind` (repeats every N steps without progress).
+- step caps: per phase -> forced rewind (a rewind phase over its cap: stop);
+  per job -> wrap up like an exhausted budget.
+
+Pure: `Breakers.observe` takes the step's facts and returns the trips; the
+orchestrator carries out their actions. Its state is a pydantic model, so it
+survives continue-as-new and shows in the `state` query.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel
+
+from workflows.config_schema import BreakerSettings, BudgetSettings, LlmSettings
+
+Action = Literal["note", "rewind", "stop", "wrap_up"]
+
+
+class Trip(BaseModel):
+    breaker: Literal["budget", "repetition", "no_progress", "phase_steps", "job_steps"]
+    action: Action
+    message: str
+    phase: int = 0
+    step: int = 0
+
+
+class BreakerState(BaseModel):
+    window: list[str] = []  # signatures of recent steps
+    texts: list[str] = []  # assistant texts of recent steps
+    repetition_trips: int = 0
+    steps_since_progress: int = 0
+    last_progress: int = 0
+    budget_warned: list[float] = []
+    wrapping_up: bool = False
+    trips: list[Trip] = []  # the last 20, newest last
+    trip_count: int = 0
+
+
+class StepFacts(BaseModel):
+    phase: int
+    phase_steps: int
+    phase_variant: str
+    job_steps: int
+    tool_digests: list[str]
+    tool_names: list[str]
+    text: str
+    progress: int  # todos completed so far in the job
+    tokens: int
+    cost: float
+
+
+def cost_of(llm: LlmSettings, tokens_in: int, tokens_out: int) -> float:
+    return (tokens_in * llm.price_in_per_mtok + tokens_out * llm.price_out_per_mtok) / 1e6
+
+
+class Breakers:
+    def __init__(self, settings: BreakerSettings, budget: BudgetSettings, max_phase_steps: int,
+                 state: BreakerState | None = None) -> None:
+        self.cfg = settings
+        self.budget = budget
+        self.max_phase_steps = max_phase_steps
+        self.state = state or BreakerState()
+
+    def observe(self, f: StepFacts) -> list[Trip]:
+        trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
+                             self._progress(f)) if t is not None]
+        for t in trips:
+            t.phase, t.step = f.phase, f.job_steps
+            self.state.trips = (self.state.trips + [t])[-20:]
+            self.state.trip_count += 1
+        return trips
+
+    def reset_window(self) -> None:
+        self.state.window, self.state.texts = [], []
+        self.state.steps_since_progress = 0
+
+    def budget_fraction(self, tokens: int, cost: float) -> float:
+        fractions = [0.0]
+        if self.budget.max_tokens:
+            fractions.append(tokens / self.budget.max_tokens)
+        if self.budget.max_cost_usd:
+            fractions.append(cost / self.budget.max_cost_usd)
+        return max(fractions)
+
+    def _budget(self, f: StepFacts) -> Trip | None:
+        used = self.budget_fraction(f.tokens, f.cost)
+        if used >= 1.0:
+            if self.state.wrapping_up:
+                return None
+            self.state.wrapping_up = True
+            return Trip(breaker="budget", action="wrap_up", message=(
+                f"The job's budget is used up ({used:.0%}: {f.tokens} tokens, ${f.cost:.4f}). "
+                "A final strategic phase now records the state of the work."))
+        for level in sorted(self.budget.warn_at, reverse=True):
+            if used >= level and level not in self.state.budget_warned:
+                self.state.budget_warned += [w for w in self.budget.warn_at if w <= level]
+                left = []
+                if self.budget.max_tokens:
+                    left.append(f"{max(0, self.budget.max_tokens - f.tokens)} tokens")
+                if self.budget.max_cost_usd:
+                    left.append(f"${max(0.0, self.budget.max_cost_usd - f.cost):.4f}")
+                return Trip(breaker="budget", action="note", message=(
+                    f"Budget notice: {used:.0%} of the job's budget is used; "
+                    f"{' / '.join(left)} left. Finish the essential todos first."))
+        return None
+
+    def _steps(self, f: StepFacts) -> Trip | None:
+        if self.cfg.max_steps_per_job and f.job_steps >= self.cfg.max_steps_per_job:
+            if not self.state.wrapping_up:
+                self.state.wrapping_up = True
+                return Trip(breaker="job_steps", action="wrap_up", message=(
+                    f"The job reached its step cap ({self.cfg.max_steps_per_job} model steps)."))
+        if f.phase_steps >= self.max_phase_steps:
+            stop = f.phase_variant in ("rewind", "wrap_up")
+            return Trip(breaker="phase_steps", action="stop" if stop else "rewind", message=(
+                f"Phase {f.phase} used {f.phase_steps} model steps "
+                f"(limits.max_steps_per_phase={self.max_phase_steps}) without finishing."))
+        return None
+
+    def _repetition(self, f: StepFacts) -> Trip | None:
+        if f.tool_names and all(n in self.cfg.exempt_tools for n in f.tool_names):
+            return None  # declared polling: legitimate repetition
+        n = self.cfg.repetition_window
+        s = self.state
+        s.window = (s.window + ["|".join(sorted(f.tool_digests))])[-n:]
+        s.texts = (s.texts + [f.text])[-n:]
+        if len(s.window) < n:
+            return None
+        same_calls = s.window[0] != "" and len(set(s.window)) == 1
+        same_text = all(len(t) >= 20 for t in s.texts) and all(
+            SequenceMatcher(None, s.texts[0], t).ratio() > self.cfg.similarity_threshold
+            for t in s.texts[1:])
+        if not (same_calls or same_text):
+            return None
+        s.repetition_trips += 1
+        s.window, s.texts = [], []
+        what = "the same tool call" if same_calls else "near-identical messages"
+        if s.repetition_trips == 1:
+            return Trip(breaker="repetition", action="note", message=(
+                f"You repeated {what} in the last {n} steps. That is not progress: do the "
+                "current todo differently, or call todo_rewind(issue=...) if it cannot work."))
+        if s.repetition_trips == 2:
+            return Trip(breaker="repetition", action="rewind", message=(
+                f"Loop detected again ({what} across {n} steps): the plan is reconsidered."))
+        return Trip(breaker="repetition", action="stop", message=(
+            f"Loop detected a third time ({what} across {n} steps): the job stops as stuck."))
+
+    def _progress(self, f: StepFacts) -> Trip | None:
+        s = self.state
+        if f.progress > s.last_progress:
+            s.last_progress, s.steps_since_progress = f.progress, 0
+            return None
+        s.steps_since_progress += 1
+        limit = self.cfg.no_progress_steps
+        if limit and s.steps_since_progress % limit == 0:
+            return Trip(breaker="no_progress", action="note", message=(
+                f"Checkpoint: no todo was completed in the last {s.steps_since_progress} "
+                "steps. If the current todo is done, call todo_complete. If it cannot be done "
+                "as planned, call todo_rewind(issue=...) and say why."))
+        return None
