@@ -14,8 +14,10 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
-from devstack.stack import SeaweedS3, temporal_extra_args, venv_bin
+from devstack.seaweed import SeaweedS3
+from devstack.temporal_server import temporal_extra_args
 
 
 @dataclass

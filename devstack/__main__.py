@@ -1,8 +1,8 @@
-"""`python -m devstack up|down|status` — see devstack/stack.py."""
+"""`python -m devstack up|down|status` — see devstack/cli.py."""
 
 import sys
 
-from devstack import stack
+from devstack import cli
 
 if __name__ == "__main__":
-    sys.exit(stack.main())
+    sys.exit(cli.main())

