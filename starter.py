@@ -247,7 +247,7 @@ async def main(argv: list[str] | None = None) -> int:
         return await workspace(a.job_id)
     if a.cmd == "cat":
         return await cat(a.job_id, a.path)
-    client = await connect()
+    client = await connect(S3Store())
     if a.cmd == "start":
         return await start(client, a)
     if a.cmd in ("pause", "resume"):

@@ -8,6 +8,8 @@ Environment (all optional; defaults suit the embedded stack):
   SWITCHBACK_MAX_CACHED_WORKFLOWS   sticky cache size (0 forces replay of every task)
   AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
       the S3-compatible workspace store
+  SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
+      where payloads above the threshold go instead of history (0: off)
   OPENAI_BASE_URL, OPENAI_API_KEY     the OpenAI-compatible model endpoint
 """
 
@@ -24,12 +26,12 @@ from temporalio.api.operatorservice.v1 import (
     ListSearchAttributesRequest,
 )
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.envconfig import ClientConfig
 from temporalio.worker import Worker
 
 from activities.conversation_store import ConversationStore
 from activities.llm import ModelActivities
+from activities.payload_storage import data_converter, payload_settings
 from activities.s3_store import S3Store
 from activities.tools import ToolActivities
 from activities.workspace import WorkspaceActivities
@@ -37,11 +39,12 @@ from workflows.agent_job import AgentJob
 from workflows.types import TASK_QUEUE
 
 
-async def connect() -> Client:
-    """A client from Temporal's standard env/profile configuration."""
+async def connect(s3: S3Store | None = None) -> Client:
+    """A client from Temporal's standard env/profile configuration; with `s3`, payloads
+    above the threshold go to S3 (activities/payload_storage.py)."""
     cfg = ClientConfig.load_client_connect_config()
     cfg.setdefault("target_host", "127.0.0.1:7233")
-    return await Client.connect(**cfg, data_converter=pydantic_data_converter)
+    return await Client.connect(**cfg, data_converter=data_converter(s3))
 
 
 SEARCH_ATTRIBUTES = {
@@ -77,7 +80,7 @@ async def ensure_search_attributes(client: Client) -> None:
 def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
     store = ConversationStore(s3)
     model = ModelActivities(store)
-    activities = [*WorkspaceActivities(s3).all(), model.call_model,
+    activities = [*WorkspaceActivities(s3).all(), model.call_model, model.summarize_conversation,
                   ToolActivities(s3, store).run_tool]
     worker = Worker(client, task_queue=task_queue, workflows=[AgentJob], activities=activities,
                     **options)
@@ -87,13 +90,14 @@ def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tup
 async def main() -> None:
     logging.basicConfig(level=os.environ.get("SWITCHBACK_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    client = await connect()
+    s3 = S3Store()
+    await s3.ensure_bucket(payload_settings()[0])
+    client = await connect(s3)
     await ensure_search_attributes(client)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     options = {}
     if os.environ.get("SWITCHBACK_MAX_CACHED_WORKFLOWS"):
         options["max_cached_workflows"] = int(os.environ["SWITCHBACK_MAX_CACHED_WORKFLOWS"])
-    s3 = S3Store()
     worker, closers = build_worker(client, task_queue, s3, **options)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -67,7 +67,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None) -> Resolved
                              for err in e.errors()[:8])
         raise ConfigError(f"{where}: {problems}") from e
     prompts = {k: _read(root, getattr(cfg.prompts, k), where)
-               for k in ("strategic", "tactical", "kickoff", "nudge")}
+               for k in ("strategic", "tactical", "kickoff", "nudge", "summarization")}
     try:
         todos = StrategicTodos.model_validate(
             yaml.safe_load(_read(root, cfg.prompts.strategic_todos, where)))

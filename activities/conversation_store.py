@@ -3,6 +3,7 @@
 Layout, under the job's prefix:
 
     .switchback/conversations/<key>/system.md       the phase's system prompt
+    .switchback/conversations/<key>/summary.md      the running summary (layer 4), if any
     .switchback/conversations/<key>/000000.json     message 0 (OpenAI message dict)
     .switchback/conversations/<key>/000001.json     ...
 
@@ -31,7 +32,7 @@ class ConversationMissing(RuntimeError):
 
 @dataclass
 class _Conv:
-    system: str | None = None
+    texts: dict[str, str] = field(default_factory=dict)  # system.md, summary.md
     messages: dict[int, dict] = field(default_factory=dict)
 
 
@@ -56,19 +57,20 @@ class ConversationStore:
     def key(ws: WorkspaceRef, conv: str, name: str) -> str:
         return f"{ws.job_id}/{PREFIX}/{conv}/{name}"
 
-    async def put_system(self, ws: WorkspaceRef, conv: str, text: str) -> None:
-        await self.s3.put(ws.bucket, self.key(ws, conv, "system.md"), text.encode(),
+    async def put_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> None:
+        """`system.md` or `summary.md` of a conversation."""
+        await self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
                           "text/markdown; charset=utf-8")
-        self._entry(ws, conv).system = text
+        self._entry(ws, conv).texts[name] = text
 
-    async def system(self, ws: WorkspaceRef, conv: str) -> str:
+    async def text(self, ws: WorkspaceRef, conv: str, name: str) -> str:
         entry = self._entry(ws, conv)
-        if entry.system is None:
-            data = await self.s3.get(ws.bucket, self.key(ws, conv, "system.md"))
+        if name not in entry.texts:
+            data = await self.s3.get(ws.bucket, self.key(ws, conv, name))
             if data is None:
-                raise ConversationMissing(f"system prompt of conversation '{conv}' is missing")
-            entry.system = data.decode()
-        return entry.system
+                raise ConversationMissing(f"{name} of conversation '{conv}' is missing")
+            entry.texts[name] = data.decode()
+        return entry.texts[name]
 
     async def put(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> None:
         body = json.dumps(message, ensure_ascii=False).encode()

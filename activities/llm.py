@@ -1,10 +1,17 @@
 """`call_model`: one Chat Completions call against any OpenAI-compatible endpoint.
 
 Input is a conversation reference (see workflows/types.py:ModelRequest). The
-activity stores the workflow's inline messages, assembles the prompt
-(system prompt + todo block, then the stored conversation; tool schemas in
-`tools`), calls the endpoint, stores the assistant message and returns only a
+activity stores the workflow's inline messages, assembles the prompt with
+`workflows.context.assemble` (system prompt + todo block, running summary, recent
+messages with old tool results cleared; tool schemas in `tools`), estimates its
+tokens (tiktoken, corrected by the ratio the endpoint's `usage` showed last time)
+and, above the policy's threshold, answers `needs_compaction` without calling the
+model. Otherwise it calls the endpoint, stores the assistant message and returns a
 compact reply: tool-call summaries, usage, a capped text.
+
+`summarize_conversation` folds older messages into the running summary with
+configs/prompts/summarization.md; the summary is stored with the conversation and a
+readable copy goes to the workspace (`summaries/`).
 
 Temporal owns retries: the openai client's own retries are off and HTTP errors
 are translated here, once: 429 -> retryable with Retry-After as the next delay;
@@ -25,14 +32,18 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.conversation_store import ConversationStore
-from activities.tokens import count_messages
+from activities.tokens import count_messages, count_text
 from activities.tool_registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.config_schema import LlmSettings
+from workflows.context import assemble, fallback_summary, summary_cut, transcript
 from workflows.types import (
     CALL_MODEL,
     CONTROL_TOOLS,
+    SUMMARIZE,
     ModelReply,
     ModelRequest,
+    SummarizeRequest,
+    SummarizeResult,
     ToolCallInfo,
     Usage,
 )
@@ -67,14 +78,22 @@ class ModelActivities:
     async def call_model(self, req: ModelRequest) -> ModelReply:
         ws, conv = req.workspace, req.conversation
         if req.system_prompt is not None:
-            await self.store.put_system(ws, conv, req.system_prompt)
+            await self.store.put_text(ws, conv, "system.md", req.system_prompt)
         await asyncio.gather(*(self.store.put(ws, conv, m.index, _inline_message(m))
                                for m in req.inline))
-        system = await self.store.system(ws, conv)
+        system = await self.store.text(ws, conv, "system.md")
         history = await self.store.messages(ws, conv, req.length)
-        messages = [{"role": "system", "content": f"{system}\n\n{req.todo_block}".strip()},
-                    *history]
+        summary = (await self.store.text(ws, conv, "summary.md")) if req.summary_upto else None
+        messages = assemble(system, req.todo_block, summary, history, req.summary_upto,
+                            req.context)
         tools = [openai_tool(n) for n in req.tools if n in TOOLS]
+        estimate = count_messages(messages, tools, req.llm.model)
+        if (req.may_compact and req.context.enabled
+                and estimate * req.token_ratio > req.context.threshold()
+                and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
+                > req.summary_upto):
+            return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
+                              needs_compaction=True)
         kwargs: dict = {"model": req.llm.model, "messages": messages}
         if tools:
             kwargs["tools"] = tools
@@ -109,7 +128,38 @@ class ModelActivities:
                           completion_tokens=count_messages([stored], None, req.llm.model))
         return ModelReply(content=(msg.content or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=choice.finish_reason, usage=usage,
-                          message_index=req.length)
+                          message_index=req.length, estimated_prompt_tokens=estimate)
+
+    @activity.defn(name=SUMMARIZE)
+    async def summarize_conversation(self, req: SummarizeRequest) -> SummarizeResult:
+        ws, conv = req.workspace, req.conversation
+        history = await self.store.messages(ws, conv, req.length)
+        cut = summary_cut(history, req.done, req.keep_recent)
+        if cut <= req.done:
+            return SummarizeResult(upto=req.done)
+        previous = (await self.store.text(ws, conv, "summary.md")) if req.done else ""
+        body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
+                + f"## Conversation to fold into the summary\n\n"
+                f"{transcript(history[req.done:cut])}")
+        messages = [{"role": "system", "content": req.prompt}, {"role": "user", "content": body}]
+        kwargs: dict = {"model": req.llm.model, "messages": messages}
+        if req.llm.max_tokens is not None:
+            kwargs["max_tokens"] = req.llm.max_tokens
+        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        response = await _with_heartbeat(
+            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
+        text = (response.choices[0].message.content or "").strip() if response.choices else ""
+        if not text:  # keep going without a model summary rather than fail the job
+            text = fallback_summary(history[req.done:cut])
+        await self.store.put_text(ws, conv, "summary.md", text)
+        record = (f"# Summary of {conv}, messages 0-{cut - 1}\n\n{text}\n")
+        await self.store.s3.put(ws.bucket, f"{ws.job_id}/{req.record_path}", record.encode(),
+                                "text/markdown; charset=utf-8")
+        usage = Usage(prompt_tokens=(response.usage.prompt_tokens if response.usage
+                                     else count_messages(messages, None, req.llm.model)),
+                      completion_tokens=(response.usage.completion_tokens if response.usage
+                                         else count_text(text, req.llm.model)))
+        return SummarizeResult(upto=cut, chars=len(text), usage=usage)
 
 
 def _call_info(call_id: str, name: str, raw: str, preview: bool) -> ToolCallInfo:

@@ -69,6 +69,19 @@ class S3Store:
                 raise _unavailable(e) from e
         return await self._run(op)
 
+    async def exists(self, bucket: str, key: str) -> bool:
+        def op() -> bool:
+            try:
+                self._client.head_object(Bucket=bucket, Key=key)
+                return True
+            except ClientError as e:
+                if _code(e) in _MISSING:
+                    return False
+                raise _unavailable(e) from e
+            except BotoCoreError as e:
+                raise _unavailable(e) from e
+        return await self._run(op)
+
     async def put(self, bucket: str, key: str, data: bytes,
                   content_type: str = "application/octet-stream") -> None:
         def op() -> None:

@@ -62,6 +62,10 @@ class TodoRewindArgs(BaseModel):
     issue: str = Field(min_length=1, description="Why the current todos cannot work")
 
 
+class ToolSearchArgs(BaseModel):
+    query: str = Field(min_length=1, description="What you want to do, in a few words")
+
+
 class DocumentArgs(BaseModel):
     path: str = Field(description="Path of a document in the workspace, e.g. 'documents/a.pdf'")
 
@@ -91,6 +95,8 @@ _SPECS = [
              "the deliverables exist.", JobCompleteArgs),
     ToolSpec("todo_rewind", "Panic button: the current todos cannot work as planned. Archives "
              "them with your issue and returns to planning.", TodoRewindArgs),
+    ToolSpec("tool_search", "Find more tools by what you want to do. The best matches are "
+             "loaded and can be called from your next turn on.", ToolSearchArgs),
     ToolSpec("extract_document_text", "Extract the text of a document (PDF, Markdown, text, "
              "HTML) to extracted/<name>.txt. Answers with page and section counts, not the "
              "text.", DocumentArgs),

@@ -1,20 +1,22 @@
 """`run_tool`: one model tool call, carried out against the job's workspace.
 
 The call's arguments are read from the stored assistant message (they never
-enter workflow history); the full result is stored as the conversation's tool
-message; the workflow gets a short `ToolOutcome`. Mistakes the model made come
-back as tool errors with a code; storage failures raise and are retried.
+enter workflow history); the result is stored as the conversation's tool
+message; the workflow gets a short `ToolOutcome`. A result longer than
+`max_result_chars` is cut, with a pointer to the full text (the file itself for
+read_file, else `tool_outputs/<conversation>/<n>.txt`, written here). Mistakes the
+model made come back as tool errors with a code; storage failures raise and are
+retried.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import document_tools, workspace_tools
+from activities import document_tools, tool_search, workspace_tools
 from activities.conversation_store import ConversationStore
 from activities.s3_store import S3Store
 from activities.tool_registry import parse_arguments
@@ -31,6 +33,7 @@ HANDLERS: dict[str, Handler] = {
     "todo_write": workspace_tools.todo_write,
     "extract_document_text": document_tools.extract_document_text,
     "chunk_document": document_tools.chunk_document,
+    "tool_search": tool_search.tool_search,
 }
 
 
@@ -48,12 +51,27 @@ class ToolActivities:
         if call is None:
             raise ApplicationError(f"tool call {req.call_id} not found in message "
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
-        outcome = await self._run(req, call["function"]["arguments"])
-        text = outcome.summary
+        raw = call["function"]["arguments"]
+        outcome = await self._run(req, raw)
+        text = await self._cut(req, raw, outcome.summary)
         await self.store.put(ws, conv, req.result_index,
                              {"role": "tool", "tool_call_id": req.call_id, "content": text})
         outcome.summary = text[:200]
         return outcome
+
+    async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
+        limit = req.limits.max_result_chars
+        if len(text) <= limit:
+            return text
+        if req.name == "read_file":
+            args, _ = parse_arguments(req.name, raw)
+            path, offset = getattr(args, "path", "?"), getattr(args, "offset", 0) + limit
+            where = f"Read on with read_file(path='{path}', offset={offset})."
+        else:
+            path = f"tool_outputs/{req.conversation}/{req.result_index:06d}.txt"
+            await WorkspaceFiles(self.s3, req.workspace).write_text(path, text, 1 << 40)
+            where = f"The full result is in {path}; read_file it with offset={limit} for more."
+        return f"{text[:limit]}\n\n[... cut at {limit} of {len(text)} characters. {where}]"
 
     async def _run(self, req: ToolRequest, raw: str) -> ToolOutcome:
         handler = HANDLERS.get(req.name)
@@ -66,12 +84,10 @@ class ToolActivities:
             result = await handler(WorkspaceFiles(self.s3, req.workspace), args, req.limits)
         except ToolError as e:
             return _error(e.code, str(e))
-        return ToolOutcome(ok=True, summary=result.text, changed=result.changed)
+        return ToolOutcome(ok=True, summary=result.text, changed=result.changed,
+                           tools_added=result.tools_added)
 
 
 def _error(code: str, message: str) -> ToolOutcome:
     return ToolOutcome(ok=False, code=code, summary=f"Error [{code}]: {message}")
 
-
-def raw_json(obj: object) -> str:
-    return json.dumps(obj, ensure_ascii=False)

@@ -31,6 +31,7 @@ MAX_SEARCHED_BYTES = 1_000_000
 class ToolResult:
     text: str
     changed: list[str] = field(default_factory=list)
+    tools_added: list[str] = field(default_factory=list)
 
 
 async def read_file(files: WorkspaceFiles, a: ReadFileArgs, limits: ToolLimits) -> ToolResult:

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from temporalio.client import Client
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
+from activities.payload_storage import data_converter, payload_settings
+from activities.s3_store import S3Store
 from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3
@@ -36,13 +37,16 @@ async def bench_stack() -> AsyncIterator[Bench]:
                            "AWS_SECRET_ACCESS_KEY": "bench-secret", "AWS_REGION": "us-east-1"})
         model = ScriptedModelServer().start()
         os.environ.update({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": "scripted"})
+        store = S3Store(s3.endpoint_url)
+        await store.ensure_bucket(payload_settings()[0])
         env = await WorkflowEnvironment.start_local(
             dev_server_existing_path=venv_bin("temporal"),
-            dev_server_extra_args=temporal_extra_args(), data_converter=pydantic_data_converter)
+            dev_server_extra_args=temporal_extra_args(), data_converter=data_converter(store))
         try:
             yield Bench(env.client, model, s3)
         finally:
             await env.shutdown()
+            store.close()
             model.stop()
             s3.stop()
 

@@ -15,6 +15,9 @@ Contract:
   are JSON-encoded, a string is sent verbatim), ``content``, or ``error`` (``{status,
   retry_after?, message?, type?, code?}``), plus optional ``latency_ms``, ``usage`` and
   ``finish_reason``. Steps are validated when set; problems raise ``ValueError`` naming the step.
+  A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
+  takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
+  the plain sequence skips it.
 * Admin: ``POST /_admin/script`` ``{"job_id", "steps"}``, ``GET /_admin/requests?job_id=X`` (the
   recorded request bodies plus ``_call_key``), ``POST /_admin/reset`` (forget all jobs).
 * Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
@@ -35,7 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-_STEP_KEYS = {"tool_calls", "content", "error", "latency_ms", "usage", "finish_reason"}
+_STEP_KEYS = {"tool_calls", "content", "error", "latency_ms", "usage", "finish_reason", "for_call"}
 _CALL_KEYS = {"name", "arguments", "id"}
 _ERROR_KEYS = {"status", "retry_after", "message", "type", "code"}
 _USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
@@ -76,6 +79,10 @@ def _normalize_step(index: int, step: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"latency_ms": step.get("latency_ms") or 0}
     if not _is_count(out["latency_ms"]):
         raise bad("latency_ms must be a non-negative number")
+    if "for_call" in step:
+        if not isinstance(step["for_call"], str) or not step["for_call"]:
+            raise bad("for_call must be a non-empty string")
+        out["for_call"] = step["for_call"]
     if "error" in step:
         if "tool_calls" in step or "content" in step:
             raise bad("an error step cannot also have tool_calls or content")
@@ -159,6 +166,7 @@ class _Binding:
 class _Job:
     steps: list[dict[str, Any]] | None
     cursor: int = 0
+    used: set[int] = field(default_factory=set)
     bindings: dict[str, _Binding] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
 
@@ -254,12 +262,13 @@ class ScriptedModelServer:
                 if job.steps is None:
                     raise _HTTPError(400, f"scripted model: no script for job '{job_id}' (set "
                                           "one with POST /_admin/script or a default script)")
-                if job.cursor >= len(job.steps):
+                index = self._next_step(job, call_key)
+                if index is None:
                     raise _HTTPError(400, f"scripted model: script for job '{job_id}' exhausted "
                                           f"after {len(job.steps)} steps",
                                      code="script_exhausted", headers={"x-should-retry": "false"})
-                step = job.steps[job.cursor]
-                job.cursor += 1
+                job.used.add(index)
+                step = job.steps[index]
                 if "error" in step:
                     raise self._step_error(step)
                 binding = _Binding(step, f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()),
@@ -274,6 +283,19 @@ class ScriptedModelServer:
             if binding.body is None:
                 binding.body = rendered
             return binding.body, binding.step["latency_ms"]
+
+    @staticmethod
+    def _next_step(job: _Job, call_key: str | None) -> int | None:
+        """A reserved step (`for_call` in the call key) if one waits, else the next plain one."""
+        steps = job.steps or []
+        if call_key:
+            for i, st in enumerate(steps):
+                if i not in job.used and st.get("for_call") and st["for_call"] in call_key:
+                    return i
+        while job.cursor < len(steps) and (job.cursor in job.used
+                                           or steps[job.cursor].get("for_call")):
+            job.cursor += 1
+        return job.cursor if job.cursor < len(steps) else None
 
     @staticmethod
     def _step_error(step: dict[str, Any]) -> _HTTPError:

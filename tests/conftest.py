@@ -13,10 +13,10 @@ from contextlib import asynccontextmanager
 import pytest
 import pytest_asyncio
 from temporalio.client import Client, WorkflowHandle
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
+from activities.payload_storage import data_converter, payload_settings
 from activities.s3_store import S3Store
 from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
@@ -51,12 +51,16 @@ def model_server() -> ScriptedModelServer:
 
 
 @pytest_asyncio.fixture(scope="session")
-async def env() -> AsyncIterator[WorkflowEnvironment]:
+async def env(s3_server) -> AsyncIterator[WorkflowEnvironment]:
+    """The dev server; its client stores payloads >= 256 KiB in S3, like the worker's."""
+    store = S3Store(s3_server.endpoint_url)
+    await store.ensure_bucket(payload_settings()[0])
     e = await WorkflowEnvironment.start_local(
         dev_server_existing_path=venv_bin("temporal"), dev_server_extra_args=temporal_extra_args(),
-        data_converter=pydantic_data_converter)
+        data_converter=data_converter(store))
     yield e
     await e.shutdown()
+    store.close()
 
 
 @pytest.fixture(scope="session")

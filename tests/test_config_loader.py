@@ -32,7 +32,7 @@ def test_real_creator_config() -> None:
         "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
-    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge"}
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization"}
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
     assert r.strategic_todos.rewind

@@ -11,7 +11,6 @@ import asyncio
 import json
 
 from temporalio.client import WorkflowHistory
-from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
 from tests.conftest import running_worker
@@ -35,7 +34,7 @@ async def test_cli_started_job_replays(client, task_queue, model_server, s3):
     exported = await asyncio.to_thread(temporal_cli, client, "workflow", "show", "--workflow-id",
                                        job_id, "--output", "json")
     history = WorkflowHistory.from_json(job_id, exported)
-    replayer = Replayer(workflows=[AgentJob], data_converter=pydantic_data_converter)
+    replayer = Replayer(workflows=[AgentJob], data_converter=client.data_converter)
     outcome = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert outcome.replay_failure is None, outcome.replay_failure
 

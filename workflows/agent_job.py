@@ -7,6 +7,8 @@
                            | run_tool activity -> strategy.after_tools
            Complete     -> return JobResult;  ReportError -> output/error.json, fail
     cancel: archive the todos as cancelled, output/completion.json "cancelled", end Cancelled
+    at a phase start, when Temporal suggests it (or every `continue_as_new.every_phases`):
+           continue as new, carrying compact state (workflows/carry.py)
 
 Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
 The conversation is kept by reference: this loop tracks only its key and length and
@@ -23,6 +25,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, StepFacts, Trip, cost_of
+    from workflows.carry import Carried, JobRun
     from workflows.config_schema import ResolvedConfig
     from workflows.effects import WorkspaceEffects
     from workflows.live_state import (
@@ -39,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         JOB_FAILED_ERROR,
         LOAD_CONFIG,
         RUN_TOOL,
+        SUMMARIZE,
         ApproveRequest,
         CreateWorkspaceRequest,
         CreateWorkspaceResult,
@@ -49,6 +53,8 @@ with workflow.unsafe.imports_passed_through():
         LoadConfigRequest,
         ModelReply,
         ModelRequest,
+        SummarizeRequest,
+        SummarizeResult,
         ToolCallInfo,
         ToolLimits,
         ToolOutcome,
@@ -80,6 +86,11 @@ class AgentJob(WorkspaceEffects, Visibility):
         self.last_step = ""
         self.recent: list[StepLine] = []
         self._published: tuple | None = None
+        self.summary_upto = 0  # messages of the current conversation folded into its summary
+        self.summaries = 0
+        self.token_ratio = 1.0  # reported / estimated prompt tokens
+        self.runs = 1
+        self.phases_this_run = 0
 
     # -- steering ---------------------------------------------------------------------
 
@@ -116,7 +127,7 @@ class AgentJob(WorkspaceEffects, Visibility):
     # -- the loop -------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, job: JobInput) -> JobResult:
+    async def run(self, job: JobRun) -> JobResult:
         try:
             result = await self._run(job)
         except BaseException as e:
@@ -131,7 +142,26 @@ class AgentJob(WorkspaceEffects, Visibility):
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    async def _run(self, job: JobInput) -> JobResult:
+    async def _run(self, job: JobRun) -> JobResult:
+        step = await (self._resume(job.carry) if job.carry else self._start(job))
+        while True:
+            step = await self._boundary(step, job)
+            if isinstance(step, CallModel):
+                reply = await self._call_model(step)
+                step = await self.strategy.after_model(reply)
+                step = await self._check_breakers(reply, step)
+                if not isinstance(step, ExecuteTools):
+                    self._record_step()
+            elif isinstance(step, ExecuteTools):
+                outcomes = [await self._execute(p) for p in step.calls]
+                self._record_step()
+                step = await self.strategy.after_tools(outcomes)
+            elif isinstance(step, Complete):
+                return step.result
+            else:
+                await self._fail(step)
+
+    async def _start(self, job: JobInput):
         self.cfg = await workflow.execute_activity(
             LOAD_CONFIG, LoadConfigRequest(config=job.config), result_type=ResolvedConfig,
             start_to_close_timeout=timedelta(seconds=30), summary="load config",
@@ -152,26 +182,45 @@ class AgentJob(WorkspaceEffects, Visibility):
         self.strategy = PhaseAlternation(self.cfg, self)
         self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase)
         self.status = "running"
-        step = await self.strategy.begin()
-        while True:
-            step = await self._boundary(step)
-            if isinstance(step, CallModel):
-                reply = await self._call_model(step)
-                step = await self.strategy.after_model(reply)
-                step = await self._check_breakers(reply, step)
-                if not isinstance(step, ExecuteTools):
-                    self._record_step()
-            elif isinstance(step, ExecuteTools):
-                outcomes = [await self._execute(p) for p in step.calls]
-                self._record_step()
-                step = await self.strategy.after_tools(outcomes)
-            elif isinstance(step, Complete):
-                return step.result
-            else:
-                await self._fail(step)
+        return await self.strategy.begin()
 
-    async def _boundary(self, step):
-        """Between steps: publish, honour pause, apply rewind signals."""
+    async def _resume(self, carry: Carried):
+        """A continued run: restore the compact state, re-enter the phase about to start."""
+        self.cfg, self.objective, self.runs = carry.cfg, carry.objective, carry.runs
+        c = self.cfg.config
+        self.ws = WorkspaceRef(bucket=c.workspace.bucket, job_id=workflow.info().workflow_id)
+        self.paused, self.rewinds = self.paused or carry.paused, carry.rewinds + self.rewinds
+        self.recent, self.last_error = carry.recent, carry.last_error
+        self.strategy = PhaseAlternation(self.cfg, self)
+        self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase,
+                                 carry.breakers)
+        self.status = "running"
+        return await self.strategy.resume(carry.strategy)
+
+    def _should_continue_as_new(self, step) -> bool:
+        if not isinstance(step, CallModel) or step.conversation == self.conversation:
+            return False  # only at the start of a phase
+        self.phases_this_run += 1
+        if self.phases_this_run < 2:
+            return False  # this run's first phase: never continue before doing one
+        every = self.cfg.config.continue_as_new.every_phases if self.cfg else 0
+        return (workflow.info().is_continue_as_new_suggested()
+                or bool(every and self.phases_this_run > every))
+
+    async def _continue_as_new(self, job: JobRun) -> None:
+        assert self.cfg and self.strategy and self.breakers
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        carry = Carried(cfg=self.cfg, objective=self.objective,
+                        strategy=self.strategy.snapshot(), breakers=self.breakers.state,
+                        paused=self.paused, rewinds=self.rewinds, recent=self.recent,
+                        runs=self.runs + 1, last_error=self.last_error)
+        workflow.logger.info("continuing as new at phase %s (run %s)",
+                             self.strategy.phase.number if self.strategy.phase else "?",
+                             self.runs + 1)
+        workflow.continue_as_new(JobRun(config=job.config, carry=carry))
+
+    async def _boundary(self, step, job: JobRun):
+        """Between steps: publish, honour pause, apply rewinds, maybe continue as new."""
         assert self.strategy
         self._publish()
         if self.paused:
@@ -185,6 +234,8 @@ class AgentJob(WorkspaceEffects, Visibility):
             step = await self.strategy.interrupt("rewind", issue)
             self._on_new_phase()
             self._publish()
+        if self._should_continue_as_new(step):
+            await self._continue_as_new(job)
         return step
 
     async def _check_breakers(self, reply: ModelReply, step):
@@ -231,6 +282,7 @@ class AgentJob(WorkspaceEffects, Visibility):
         fresh = step.conversation != self.conversation
         if fresh:
             self.conversation, self.length, self.inline = step.conversation, 0, []
+            self.summary_upto = 0
             self._on_new_phase()
         for text in step.user_messages + self.notes:
             self._add_inline("user", text)
@@ -241,10 +293,60 @@ class AgentJob(WorkspaceEffects, Visibility):
                            system_prompt=step.system_prompt if fresh else None,
                            todo_block=step.todo_block, tools=step.tools,
                            call_key=f"{self.conversation}.m{self.length}",
-                           preview_tools=self.cfg.config.approval_required)
+                           preview_tools=self.cfg.config.approval_required,
+                           context=self.cfg.config.context, summary_upto=self.summary_upto,
+                           token_ratio=self.token_ratio)
+        reply = await self._model_activity(req, step.label)
+        self.inline = []
+        if reply.needs_compaction:
+            await self._compact()
+            reply = await self._model_activity(req.model_copy(update={
+                "inline": [], "system_prompt": None, "summary_upto": self.summary_upto,
+                "may_compact": False}), step.label)
+        if reply.usage.prompt_tokens and reply.estimated_prompt_tokens:
+            self.token_ratio = min(3.0, max(0.33, reply.usage.prompt_tokens
+                                            / reply.estimated_prompt_tokens))
+        self.length = reply.message_index + 1
+        self.last_assistant = reply.message_index
+        calls = ", ".join(f"{c.name} {c.summary}".strip() for c in reply.tool_calls)
+        self.last_step = f"{step.label}: {calls or 'no tool call'}"
+        return reply
+
+    async def _compact(self) -> None:
+        """Fold the older part of the conversation into its running summary."""
+        assert self.cfg and self.ws and self.strategy
+        self.summaries += 1
+        ph = self.strategy.phase.number if self.strategy.phase else 0
+        req = SummarizeRequest(
+            workspace=self.ws, llm=self.cfg.config.llm, conversation=self.conversation,
+            length=self.length, done=self.summary_upto,
+            keep_recent=self.cfg.config.context.keep_recent_messages,
+            prompt=self.cfg.prompts["summarization"],
+            record_path=f"summaries/phase_{ph}_{self.summaries:03d}.md",
+            call_key=f"{self.conversation}.summary{self.summaries}")
+        llm = self.cfg.config.llm
         try:
-            reply = await workflow.execute_activity(
-                CALL_MODEL, req, result_type=ModelReply, summary=step.label or "model call",
+            res = await workflow.execute_activity(
+                SUMMARIZE, req, result_type=SummarizeResult, summary=f"summarize phase {ph}",
+                start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
+                heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
+                retry_policy=RetryPolicy(maximum_attempts=llm.max_attempts,
+                                         maximum_interval=timedelta(
+                                             seconds=llm.max_retry_interval_seconds)))
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            await self._fail(ReportError(f"summarization failed: {_cause(e)}",
+                                         code="model_call_failed"))
+        self.summary_upto = res.upto
+        self.strategy.add_usage(res.usage.prompt_tokens, res.usage.completion_tokens)
+
+    async def _model_activity(self, req: ModelRequest, label: str) -> ModelReply:
+        assert self.cfg
+        llm = self.cfg.config.llm
+        try:
+            return await workflow.execute_activity(
+                CALL_MODEL, req, result_type=ModelReply, summary=label or "model call",
                 start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
                 heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
                 retry_policy=RetryPolicy(
@@ -254,14 +356,9 @@ class AgentJob(WorkspaceEffects, Visibility):
         except ActivityError as e:
             if is_cancelled_exception(e):
                 raise
-            await self._fail(ReportError(f"model call failed ({step.label}): {_cause(e)}",
+            await self._fail(ReportError(f"model call failed ({label}): {_cause(e)}",
                                          code="model_call_failed"))
-        self.inline = []
-        self.length = reply.message_index + 1
-        self.last_assistant = reply.message_index
-        calls = ", ".join(f"{c.name} {c.summary}".strip() for c in reply.tool_calls)
-        self.last_step = f"{step.label}: {calls or 'no tool call'}"
-        return reply
+            raise  # unreachable: _fail raises
 
     async def _execute(self, planned: PlannedCall) -> ToolOutcome:
         assert self.cfg and self.ws and self.strategy
@@ -319,7 +416,12 @@ class AgentJob(WorkspaceEffects, Visibility):
                           limits=ToolLimits(read_max_chars=c.limits.read_max_chars,
                                             max_file_bytes=c.limits.max_file_bytes,
                                             min_todos=c.phase_settings.min_todos,
-                                            max_todos=c.phase_settings.max_todos))
+                                            max_todos=c.phase_settings.max_todos,
+                                            max_result_chars=(c.context.max_tool_result_chars
+                                                              if c.context.enabled
+                                                              else 1 << 30),
+                                            deferred=c.tools.deferred,
+                                            search_results=c.tools.search_results))
         self.length += 1
         try:
             return await workflow.execute_activity(

@@ -35,11 +35,20 @@ class ToolSets(_Strict):
     strategic: list[str] = ["todo_complete", "todo_write", "job_complete"]
     tactical: list[str] = ["todo_complete", "todo_rewind"]
     domain: list[str] = []
+    deferred: list[str] = []  # domain tools not sent until tool_search finds them
+    search_results: int = Field(3, ge=1)  # K: tools tool_search adds per query
 
     def for_phase(self, kind: str) -> list[str]:
-        """Strategic: workspace + strategic. Tactical: workspace + tactical + domain."""
-        extra = self.strategic if kind == "strategic" else self.tactical + self.domain
-        return list(dict.fromkeys(self.workspace + extra))
+        """Strategic: workspace + strategic. Tactical: workspace + tactical + domain
+        (less the deferred ones, plus tool_search when there are deferred tools)."""
+        if kind == "strategic":
+            return list(dict.fromkeys(self.workspace + self.strategic))
+        loaded = [t for t in self.domain if t not in self.deferred]
+        search = ["tool_search"] if self.deferred else []
+        return list(dict.fromkeys(self.workspace + self.tactical + search + loaded))
+
+    def known(self) -> set[str]:
+        return {*self.workspace, *self.strategic, *self.tactical, *self.domain, "tool_search"}
 
 
 class PhaseSettings(_Strict):
@@ -62,6 +71,26 @@ class Limits(_Strict):
     read_max_chars: int = Field(20_000, ge=100)  # read_file answers longer than this are cut
     max_file_bytes: int = Field(5_000_000, ge=1)  # largest write / document accepted
     workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
+
+
+class ContextPolicy(_Strict):
+    """How each model call's context is assembled (layers 4-5; layers 1-3 are never cut)."""
+
+    enabled: bool = True  # false: the whole conversation, nothing cleared or summarized
+    keep_tool_results: int = Field(5, ge=0)  # the last N tool results stay intact
+    clear_min_chars: int = Field(300, ge=0)  # shorter results are never cleared
+    max_tool_result_chars: int = Field(6000, ge=200)  # longer ones are cut, full text kept
+    summarize_at_tokens: int = Field(80_000, ge=1000)
+    context_window: int = Field(128_000, ge=1000)  # the model's window
+    window_fraction: float = Field(0.6, gt=0, le=1)  # threshold <= this share of the window
+    keep_recent_messages: int = Field(6, ge=2)  # raw messages kept after a summary
+
+    def threshold(self) -> int:
+        return min(self.summarize_at_tokens, int(self.context_window * self.window_fraction))
+
+
+class ContinueAsNewSettings(_Strict):
+    every_phases: int = Field(0, ge=0)  # 0: only when Temporal suggests it
 
 
 class BudgetSettings(_Strict):
@@ -99,6 +128,7 @@ class Prompts(_Strict):
     tactical: str = "prompts/tactical.md"
     kickoff: str = "prompts/kickoff.md"
     nudge: str = "prompts/nudge.md"
+    summarization: str = "prompts/summarization.md"
     strategic_todos: str = "prompts/strategic_todos.yaml"
 
 
@@ -123,6 +153,8 @@ class JobConfig(_Strict):
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
     search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
+    context: ContextPolicy = ContextPolicy()
+    continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
 
 
 class StrategicTodos(_Strict):
@@ -137,7 +169,7 @@ class ResolvedConfig(BaseModel):
 
     name: str
     config: JobConfig
-    prompts: dict[str, str]  # strategic, tactical, kickoff, nudge
+    prompts: dict[str, str]  # strategic, tactical, kickoff, nudge, summarization
     strategic_todos: StrategicTodos
     instructions: str | None = None  # the job folder's instructions.md, if any
     documents: list[str] = []  # absolute paths of the config's default documents

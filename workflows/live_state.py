@@ -60,6 +60,7 @@ class StepLine(BaseModel):
 class JobState(BaseModel):
     job_id: str
     status: str  # starting | running | paused | waiting_approval | completed | ...
+    run: int = 1  # which run of the job's continue-as-new chain this is
     objective: str = ""
     phase: PhaseView = PhaseView()
     todos: list[Todo] = []

@@ -54,6 +54,7 @@ class Phase(BaseModel):
     title: str
     todos: list[Todo]
     issue: str = ""  # rewind phases: what went wrong
+    loaded: list[str] = []  # deferred tools tool_search loaded in this phase
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0
@@ -82,6 +83,16 @@ class PhaseRecord(BaseModel):
     tokens_out: int
 
 
+class Snapshot(BaseModel):
+    """The strategy's state between phases: what continue-as-new carries."""
+
+    phase: Phase
+    totals: Totals
+    history: list[PhaseRecord]
+    todos_completed: int
+    final_status: Literal["completed", "budget_exhausted"]
+
+
 class Pending(BaseModel):
     """A transition decided during a batch of tool calls, carried out after it."""
 
@@ -108,6 +119,16 @@ class PhaseAlternation(Strategy):
 
     async def begin(self) -> NextStep:
         return await self._enter(self._strategic_phase(1, "bootstrap"))
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(phase=self._ph(), totals=self.totals, history=self.history,
+                        todos_completed=self.todos_completed, final_status=self.final_status)
+
+    async def resume(self, snap: Snapshot) -> NextStep:
+        """Continue a job from a snapshot taken at the start of its current phase."""
+        self.totals, self.history = snap.totals, snap.history
+        self.todos_completed, self.final_status = snap.todos_completed, snap.final_status
+        return await self._enter(snap.phase, count=False)
 
     async def after_model(self, reply: ModelReply) -> NextStep:
         ph = self._ph()
@@ -149,6 +170,8 @@ class PhaseAlternation(Strategy):
     async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         ph = self._ph()
         ph.tool_calls += len(outcomes)
+        for o in outcomes:
+            ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
         self.totals.tool_calls += len(outcomes)
         if self.completion is not None:
             return await self._complete()
@@ -204,9 +227,9 @@ class PhaseAlternation(Strategy):
         return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
                      issue=issue, todos=[Todo(id=i, content=t) for i, t in enumerate(todos, 1)])
 
-    async def _enter(self, phase: Phase) -> NextStep:
+    async def _enter(self, phase: Phase, count: bool = True) -> NextStep:
         self.phase = phase
-        self.totals.phases += 1
+        self.totals.phases += count
         memory = await self.fx.read_memory()
         ps = self.cfg.config.phase_settings
         self._system = render(self.cfg.prompts[phase.kind], {
@@ -231,7 +254,17 @@ class PhaseAlternation(Strategy):
                          label=f"phase {ph.number} {ph.kind} step {ph.steps + 1}")
 
     def tools(self) -> list[str]:
-        return self.cfg.config.tools.for_phase(self._ph().kind)
+        ph = self._ph()
+        return self.cfg.config.tools.for_phase(ph.kind) + (
+            ph.loaded if ph.kind == "tactical" else [])
+
+    def add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        """Tokens spent outside the model steps (summaries) count like any others."""
+        ph = self._ph()
+        ph.tokens_in += tokens_in
+        ph.tokens_out += tokens_out
+        self.totals.tokens_in += tokens_in
+        self.totals.tokens_out += tokens_out
 
     def _plan(self, i: int, call: ToolCallInfo) -> PlannedCall:
         ph = self._ph()
@@ -240,8 +273,12 @@ class PhaseAlternation(Strategy):
                                f"(limit {self.cfg.config.limits.max_tool_calls_per_step}); "
                                "this one was not run", "too_many_calls")
         if call.name not in self.tools():
-            known = self.cfg.config.tools.for_phase("strategic") + self.tools()
-            if call.name in known:
+            tools = self.cfg.config.tools
+            if ph.kind == "tactical" and call.name in tools.deferred:
+                return PlannedCall(call, f"tool '{call.name}' is not loaded yet: call "
+                                   "tool_search with what you want to do to load it",
+                                   "tool_not_loaded")
+            if call.name in tools.known():
                 return PlannedCall(call, f"tool '{call.name}' is not available in the {ph.kind} "
                                    f"phase. Available: {', '.join(self.tools())}",
                                    "tool_not_allowed")

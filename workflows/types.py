@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workflows.config_schema import LlmSettings
+from workflows.config_schema import ContextPolicy, LlmSettings
 
 TASK_QUEUE = "switchback"
 WORKFLOW_TYPE = "AgentJob"
@@ -30,6 +30,7 @@ LOAD_TODOS = "load_todos"
 ARCHIVE_PHASE = "archive_phase"
 WRITE_OUTPUT = "write_output"
 CALL_MODEL = "call_model"
+SUMMARIZE = "summarize_conversation"
 RUN_TOOL = "run_tool"
 
 # Tools the workflow itself carries out (they change the phase machine's state).
@@ -106,6 +107,9 @@ class LoadTodosRequest(BaseModel):
     workspace: WorkspaceRef
     min_todos: int
     max_todos: int
+    max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
+    deferred: list[str] = []  # tools tool_search may load
+    search_results: int = 3
 
 
 class TodoSpec(BaseModel):
@@ -155,6 +159,10 @@ class ModelRequest(BaseModel):
     tools: list[str] = []  # tool names offered (layer 3)
     call_key: str = ""  # stable per call across retries (the scripted server uses it)
     preview_tools: list[str] = []  # tools whose raw arguments the reply should preview
+    context: ContextPolicy = ContextPolicy()
+    summary_upto: int = 0  # messages before this index are folded into the stored summary
+    token_ratio: float = 1.0  # reported / estimated prompt tokens of the last call
+    may_compact: bool = True  # False: call the model even above the threshold
 
 
 class Usage(BaseModel):
@@ -177,7 +185,27 @@ class ModelReply(BaseModel):
     tool_calls: list[ToolCallInfo] = []
     finish_reason: str | None = None
     usage: Usage = Usage()
-    message_index: int  # where the assistant message was stored
+    message_index: int  # where the assistant message was stored; -1: no call was made
+    estimated_prompt_tokens: int = 0  # tiktoken estimate of what was (or would be) sent
+    needs_compaction: bool = False  # the prompt passed the threshold: summarize first
+
+
+class SummarizeRequest(BaseModel):
+    workspace: WorkspaceRef
+    llm: LlmSettings
+    conversation: str
+    length: int
+    done: int  # messages already folded into the current summary
+    keep_recent: int
+    prompt: str  # the summarization prompt (configs/prompts/summarization.md)
+    record_path: str  # workspace path for the human-readable record of this summary
+    call_key: str = ""
+
+
+class SummarizeResult(BaseModel):
+    upto: int  # messages before this index are now in the summary
+    chars: int = 0
+    usage: Usage = Usage()
 
 
 # -- tool calls -----------------------------------------------------------------------
@@ -188,6 +216,9 @@ class ToolLimits(BaseModel):
     max_file_bytes: int
     min_todos: int
     max_todos: int
+    max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
+    deferred: list[str] = []  # tools tool_search may load
+    search_results: int = 3
 
 
 class ToolRequest(BaseModel):
@@ -205,3 +236,4 @@ class ToolOutcome(BaseModel):
     code: str = "ok"  # machine-readable error code the model also sees
     summary: str = ""  # short, for the workflow and the UI; the full text is in the store
     changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
+    tools_added: list[str] = Field(default_factory=list)  # tool_search: tools now loaded

@@ -29,7 +29,8 @@ with workflow.unsafe.imports_passed_through():
 class Visibility:
     def _state(self) -> JobState:
         s = JobState(job_id=workflow.info().workflow_id, status=self.status,
-                     objective=self.objective, paused=self.paused, last_error=self.last_error,
+                     objective=self.objective, paused=self.paused, run=self.runs,
+                     last_error=self.last_error,
                      last_step=self.last_step, recent=self.recent,
                      pending_approvals=list(self.approvals.values()))
         if self.strategy is None or self.strategy.phase is None or self.cfg is None:

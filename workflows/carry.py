@@ -1,0 +1,35 @@
+"""What a job carries into its next run when it continues as new (at a phase start).
+
+Only compact state: the resolved config, the strategy's snapshot (current phase's
+todos, totals, the last phases), the breakers' state, steering state (paused,
+rewinds not yet applied) and the last steps for followers. The conversation of
+the new phase is empty anyway; everything else lives in the workspace.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from workflows.breakers import BreakerState
+from workflows.config_schema import ResolvedConfig
+from workflows.live_state import StepLine
+from workflows.phase_alternation import Snapshot
+from workflows.types import JobInput
+
+
+class Carried(BaseModel):
+    cfg: ResolvedConfig
+    objective: str
+    strategy: Snapshot
+    breakers: BreakerState
+    paused: bool = False
+    rewinds: list[str] = []
+    recent: list[StepLine] = []
+    runs: int = 1  # runs of this job so far, this one included
+    last_error: str | None = None
+
+
+class JobRun(JobInput):
+    """The workflow's input: a job (plain JSON from users) or its continuation."""
+
+    carry: Carried | None = None
