@@ -9,6 +9,8 @@
     python starter.py pause JOB_ID | resume JOB_ID
     python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
     python starter.py cancel JOB_ID
+    python starter.py replay JOB_ID | --history FILE   replay against the current code
+    python starter.py rerun JOB_ID [--from-phase N] [--id NEW] [--stop-at-divergence]
     python starter.py result JOB_ID          wait for the job and print its outcome
     python starter.py workspace JOB_ID       list the job's workspace files (S3)
     python starter.py cat JOB_ID PATH        print one workspace file
@@ -146,6 +148,46 @@ async def approve(client: Client, a: argparse.Namespace) -> int:
     return 0
 
 
+async def replay_cmd(client: Client, a: argparse.Namespace) -> int:
+    from temporalio.client import WorkflowHistory
+
+    from operate.replay import chain, replay
+
+    if a.history:
+        text = Path(a.history).read_text()
+        histories = [WorkflowHistory.from_json(a.job_id or Path(a.history).stem, text)]
+    elif a.job_id:
+        histories = await chain(client, a.job_id)
+    else:
+        print("give a job id or --history FILE", file=sys.stderr)
+        return 2
+    reports = await replay(histories, client.data_converter)
+    for r in reports:
+        verdict = "OK" if r.ok else "FAILED"
+        print(f"{r.workflow_id} run {r.run_id or '?'}: {verdict} ({r.events} events)")
+        if r.detail:
+            print(f"  {r.detail}")
+    return 0 if all(r.ok for r in reports) else 1
+
+
+async def rerun_cmd(client: Client, a: argparse.Namespace) -> int:
+    from operate.rerun import rerun
+
+    new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
+    s3 = S3Store()
+    try:
+        await rerun(client, s3, BUCKET, a.job_id, new_id, a.from_phase, a.task_queue,
+                    a.stop_at_divergence)
+    except LookupError as e:
+        print(f"cannot rerun: {e}", file=sys.stderr)
+        return 2
+    finally:
+        s3.close()
+    print(f"started {new_id} from phase {a.from_phase} of {a.job_id}\n"
+          f"  web UI: {ui_link(client, new_id)}", flush=True)
+    return await follow(client, new_id) if a.follow else 0
+
+
 async def cancel(client: Client, job_id: str) -> int:
     await client.get_workflow_handle(job_id).cancel()
     print(f"cancel requested for {job_id}")
@@ -231,6 +273,17 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("call_id")
     ap.add_argument("--deny", action="store_true")
     ap.add_argument("--note", default="")
+    rp = sub.add_parser("replay", help="replay a job's histories against the current code")
+    rp.add_argument("job_id", nargs="?")
+    rp.add_argument("--history", help="a file from `temporal workflow show --output json`")
+    rr = sub.add_parser("rerun", help="re-run a job from a phase, replaying its model answers")
+    rr.add_argument("job_id")
+    rr.add_argument("--from-phase", type=int, default=1)
+    rr.add_argument("--id", help="new job id")
+    rr.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
+    rr.add_argument("--stop-at-divergence", action="store_true",
+                    help="stop instead of calling the live endpoint once prompts differ")
+    rr.add_argument("--follow", action="store_true")
     ls = sub.add_parser("list", help="list jobs")
     ls.add_argument("--query", default=f'WorkflowType="{WORKFLOW_TYPE}"')
     w = sub.add_parser("workspace", help="list a job's workspace")
@@ -258,6 +311,10 @@ async def main(argv: list[str] | None = None) -> int:
         return await approve(client, a)
     if a.cmd == "list":
         return await list_jobs(client, a.query)
+    if a.cmd == "replay":
+        return await replay_cmd(client, a)
+    if a.cmd == "rerun":
+        return await rerun_cmd(client, a)
     handlers = {"follow": follow, "status": status, "cancel": cancel, "result": result}
     return await handlers[a.cmd](client, a.job_id)
 

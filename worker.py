@@ -5,7 +5,12 @@ Environment (all optional; defaults suit the embedded stack):
       Temporal's standard client configuration (env vars and profiles)
   SWITCHBACK_TASK_QUEUE      task queue to poll (default: switchback)
   SWITCHBACK_CONFIG_DIR      configs directory (default: ./configs of this checkout)
-  SWITCHBACK_MAX_CACHED_WORKFLOWS   sticky cache size (0 forces replay of every task)
+  SWITCHBACK_WORKER_ROLE     all (default) | workflows | model | tools: what this process runs
+  SWITCHBACK_MODEL_TASK_QUEUE, SWITCHBACK_TOOL_TASK_QUEUE
+      the queues of model and tool activities when jobs use separate ones (config
+      `task_queues`); a `model` / `tools` worker polls only that queue
+  SWITCHBACK_MAX_CONCURRENT_ACTIVITIES, SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS,
+  SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
   AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
       the S3-compatible workspace store
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
@@ -16,6 +21,7 @@ Environment (all optional; defaults suit the embedded stack):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -33,6 +39,7 @@ from activities.conversation_store import ConversationStore
 from activities.llm import ModelActivities
 from activities.payload_storage import data_converter, payload_settings
 from activities.s3_store import S3Store
+from activities.snapshots import SnapshotActivities
 from activities.tools import ToolActivities
 from activities.workspace import WorkspaceActivities
 from workflows.agent_job import AgentJob
@@ -77,14 +84,59 @@ async def ensure_search_attributes(client: Client) -> None:
                     " ".join(str(e).split())[:200], ", ".join(SEARCH_ATTRIBUTES))
 
 
-def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
+ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
+    "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE", "TEMPORAL_API_KEY", "TEMPORAL_PROFILE",
+    "SWITCHBACK_TASK_QUEUE", "SWITCHBACK_CONFIG_DIR", "SWITCHBACK_WORKER_ROLE",
+    "SWITCHBACK_MODEL_TASK_QUEUE", "SWITCHBACK_TOOL_TASK_QUEUE",
+    "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
+    "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_LOG_LEVEL",
+    "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD",
+    "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+    "OPENAI_BASE_URL", "OPENAI_API_KEY",
+]
+
+
+def tuning_from_env() -> dict:
+    """Worker options from SWITCHBACK_MAX_* variables (unset: the SDK's defaults)."""
+    names = {"SWITCHBACK_MAX_CONCURRENT_ACTIVITIES": "max_concurrent_activities",
+             "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS": "max_concurrent_workflow_tasks",
+             "SWITCHBACK_MAX_CACHED_WORKFLOWS": "max_cached_workflows"}
+    return {opt: int(os.environ[var]) for var, opt in names.items() if os.environ.get(var)}
+
+
+def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
+                  **options) -> tuple[list[Worker], list]:
+    """The workers of one process. `all`: workflows and every activity on `task_queue`,
+    plus the model / tool queues when they are set. Other roles poll only their part."""
     store = ConversationStore(s3)
     model = ModelActivities(store)
-    activities = [*WorkspaceActivities(s3).all(), model.call_model, model.summarize_conversation,
-                  ToolActivities(s3, store).run_tool]
-    worker = Worker(client, task_queue=task_queue, workflows=[AgentJob], activities=activities,
-                    **options)
-    return worker, [model]
+    model_acts = [model.call_model, model.summarize_conversation]
+    tool_acts = [ToolActivities(s3, store).run_tool]
+    queues = {"model": os.environ.get("SWITCHBACK_MODEL_TASK_QUEUE"),
+              "tools": os.environ.get("SWITCHBACK_TOOL_TASK_QUEUE")}
+    plan: dict[str, tuple[list, list]] = {}  # queue -> (workflows, activities)
+
+    def add(queue: str, workflows: list, acts: list) -> None:
+        w, a = plan.setdefault(queue, ([], []))
+        w += workflows
+        a += acts
+    if role in ("all", "workflows"):
+        add(task_queue, [AgentJob], [*WorkspaceActivities(s3).all(),
+                                     SnapshotActivities(s3).snapshot_phase])
+    for kind, acts in (("model", model_acts), ("tools", tool_acts)):
+        if role in ("all", kind):
+            add(queues[kind] or task_queue, [], acts)
+    if not plan:
+        raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
+    workers = [Worker(client, task_queue=q, workflows=w, activities=a, **options)
+               for q, (w, a) in plan.items()]
+    return workers, [model]
+
+
+def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
+    """One worker running everything on one queue (tests, benchmarks)."""
+    workers, closers = build_workers(client, task_queue, s3, **options)
+    return workers[0], closers
 
 
 async def main() -> None:
@@ -95,16 +147,17 @@ async def main() -> None:
     client = await connect(s3)
     await ensure_search_attributes(client)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
-    options = {}
-    if os.environ.get("SWITCHBACK_MAX_CACHED_WORKFLOWS"):
-        options["max_cached_workflows"] = int(os.environ["SWITCHBACK_MAX_CACHED_WORKFLOWS"])
-    worker, closers = build_worker(client, task_queue, s3, **options)
+    role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
+    workers, closers = build_workers(client, task_queue, s3, role, **tuning_from_env())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with worker:
-        print(f"switchback worker started: task queue '{task_queue}' on "
+    async with contextlib.AsyncExitStack() as stack:
+        for w in workers:
+            await stack.enter_async_context(w)
+        queues = ", ".join(f"'{w.task_queue}'" for w in workers)
+        print(f"switchback worker started: role {role}, task queues {queues} on "
               f"{client.service_client.config.target_host}", flush=True)
         await stop.wait()
     for c in closers:

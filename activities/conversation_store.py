@@ -78,6 +78,11 @@ class ConversationStore:
                           "application/json")
         self._entry(ws, conv).messages[index] = message
 
+    async def find(self, ws: WorkspaceRef, conv: str, index: int) -> dict | None:
+        """A stored message, or None (another job's recording, say); not cached."""
+        body = await self.s3.get(ws.bucket, self.key(ws, conv, f"{index:06d}.json"))
+        return None if body is None else json.loads(body)
+
     async def get(self, ws: WorkspaceRef, conv: str, index: int) -> dict:
         return (await self.messages(ws, conv, index + 1, start=index))[0]
 

@@ -9,6 +9,13 @@ and, above the policy's threshold, answers `needs_compaction` without calling th
 model. Otherwise it calls the endpoint, stores the assistant message and returns a
 compact reply: tool-call summaries, usage, a capped text.
 
+Reruns (`llm.replay_from`): while the assembled prompt is identical to the one the
+recorded job sent at the same conversation position (sha256 kept in each stored
+assistant message's `_meta`), the recorded answer is returned instead of calling
+the endpoint; from the first difference on, the live endpoint answers
+(`replay_on_divergence: live`) or the job stops (`stop`). The divergence is noted
+in `.switchback/rerun.json`.
+
 `summarize_conversation` folds older messages into the running summary with
 configs/prompts/summarization.md; the summary is stored with the conversation and a
 readable copy goes to the workspace (`summaries/`).
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 from datetime import timedelta
 
@@ -35,7 +43,13 @@ from activities.conversation_store import ConversationStore
 from activities.tokens import count_messages, count_text
 from activities.tool_registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.config_schema import LlmSettings
-from workflows.context import assemble, fallback_summary, summary_cut, transcript
+from workflows.context import (
+    assemble,
+    clear_tool_results,
+    fallback_summary,
+    summary_cut,
+    transcript,
+)
 from workflows.types import (
     CALL_MODEL,
     CONTROL_TOOLS,
@@ -46,6 +60,7 @@ from workflows.types import (
     SummarizeResult,
     ToolCallInfo,
     Usage,
+    WorkspaceRef,
 )
 
 MAX_REPLY_TEXT = 2000
@@ -101,7 +116,27 @@ class ModelActivities:
             kwargs["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
-        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        fingerprint = hashlib.sha256(json.dumps([messages, tools], sort_keys=True)
+                                     .encode()).hexdigest()
+        stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
+        if stored is None:
+            stored = await self._live(req, kwargs)
+        stored["_meta"] = {**stored.get("_meta", {}), "prompt_sha": fingerprint}
+        await self.store.put(ws, conv, req.length, stored)
+        u = stored["_meta"].get("usage")
+        usage = Usage(**u) if u else Usage(
+            prompt_tokens=count_messages(messages, tools, req.llm.model),
+            completion_tokens=count_messages([stored], None, req.llm.model))
+        calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
+                            tc["function"]["name"] in req.preview_tools)
+                 for tc in stored.get("tool_calls") or []]
+        return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
+                          finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
+                          message_index=req.length, estimated_prompt_tokens=estimate)
+
+    async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
+        """Call the endpoint; the assistant message as stored (usage in `_meta`)."""
+        headers = {"X-Switchback-Job": req.workspace.job_id, "X-Switchback-Call": req.call_key}
         response = await _with_heartbeat(
             self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
         if not response.choices:
@@ -109,26 +144,39 @@ class ModelActivities:
         choice = response.choices[0]
         msg = choice.message
         stored: dict = {"role": "assistant", "content": msg.content or ""}
-        calls: list[ToolCallInfo] = []
         if msg.tool_calls:
             stored["tool_calls"] = []
             for tc in msg.tool_calls:
                 fn = getattr(tc, "function", None)
-                name = fn.name if fn else "?"
-                raw = (fn.arguments if fn else "") or ""
-                stored["tool_calls"].append({"id": tc.id, "type": "function",
-                                             "function": {"name": name, "arguments": raw}})
-                calls.append(_call_info(tc.id, name, raw, name in req.preview_tools))
-        await self.store.put(ws, conv, req.length, stored)
+                stored["tool_calls"].append({"id": tc.id, "type": "function", "function": {
+                    "name": fn.name if fn else "?", "arguments": (fn.arguments if fn else "")
+                    or ""}})
+        meta: dict = {"finish_reason": choice.finish_reason}
         if response.usage is not None:
-            usage = Usage(prompt_tokens=response.usage.prompt_tokens or 0,
-                          completion_tokens=response.usage.completion_tokens or 0)
-        else:  # endpoint reports nothing: estimate
-            usage = Usage(prompt_tokens=count_messages(messages, tools, req.llm.model),
-                          completion_tokens=count_messages([stored], None, req.llm.model))
-        return ModelReply(content=(msg.content or "")[:MAX_REPLY_TEXT], tool_calls=calls,
-                          finish_reason=choice.finish_reason, usage=usage,
-                          message_index=req.length, estimated_prompt_tokens=estimate)
+            meta["usage"] = {"prompt_tokens": response.usage.prompt_tokens or 0,
+                             "completion_tokens": response.usage.completion_tokens or 0}
+        stored["_meta"] = meta
+        return stored
+
+    async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
+        """The recorded job's answer at this position if it saw the very same prompt."""
+        ws, conv = req.workspace, req.conversation
+        source = WorkspaceRef(bucket=ws.bucket, job_id=req.llm.replay_from or "")
+        old = await self.store.find(source, conv, req.length)
+        if old is not None and old.get("_meta", {}).get("prompt_sha") == fingerprint:
+            return old
+        why = "no recorded answer" if old is None else "the prompt differs from the recording"
+        note = {"diverged_at": {"conversation": conv, "message": req.length}, "reason": why,
+                "recorded_job": source.job_id, "mode": req.llm.replay_on_divergence}
+        key = f"{ws.job_id}/.switchback/rerun.json"
+        if await self.store.s3.get(ws.bucket, key) is None:
+            await self.store.s3.put(ws.bucket, key, json.dumps(note).encode(),
+                                    "application/json")
+        if req.llm.replay_on_divergence == "stop":
+            raise ApplicationError(f"rerun diverged from job '{source.job_id}' at {conv} "
+                                   f"message {req.length}: {why}", type="RerunDiverged",
+                                   non_retryable=True)
+        return None
 
     @activity.defn(name=SUMMARIZE)
     async def summarize_conversation(self, req: SummarizeRequest) -> SummarizeResult:
@@ -139,8 +187,10 @@ class ModelActivities:
             return SummarizeResult(upto=req.done)
         previous = (await self.store.text(ws, conv, "summary.md")) if req.done else ""
         body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
-                + f"## Conversation to fold into the summary\n\n"
-                f"{transcript(history[req.done:cut])}")
+                + "## Conversation to fold into the summary\n\n"
+                + transcript(clear_tool_results(history[req.done:cut],
+                                                req.context.keep_tool_results,
+                                                req.context.clear_min_chars)))
         messages = [{"role": "system", "content": req.prompt}, {"role": "user", "content": body}]
         kwargs: dict = {"model": req.llm.model, "messages": messages}
         if req.llm.max_tokens is not None:
@@ -164,11 +214,14 @@ class ModelActivities:
 
 def _call_info(call_id: str, name: str, raw: str, preview: bool) -> ToolCallInfo:
     args, error = parse_arguments(name, raw)
+    spec = TOOLS.get(name)
+    asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))
     digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
     return ToolCallInfo(
         id=call_id, name=name, error=None if name not in TOOLS else error, digest=digest,
         args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
-        summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview else "")
+        summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview or asks else "",
+        needs_approval=asks)
 
 
 def _inline_message(m) -> dict:

@@ -34,6 +34,7 @@ class StorageUnavailable(RuntimeError):
 class ObjectInfo:
     key: str
     size: int
+    etag: str = ""
 
 
 class S3Store:
@@ -108,13 +109,23 @@ class S3Store:
                     Bucket=bucket, Prefix=prefix)
                 for page in pages:
                     for o in page.get("Contents", []):
-                        out.append(ObjectInfo(o["Key"], o["Size"]))
+                        out.append(ObjectInfo(o["Key"], o["Size"], o.get("ETag", "").strip('"')))
                         if len(out) >= limit:
                             return out
             except (ClientError, BotoCoreError) as e:
                 raise _unavailable(e) from e
             return out
         return await self._run(op)
+
+    async def copy(self, bucket: str, source: str, target: str) -> None:
+        """Server-side copy within a bucket (no download)."""
+        def op() -> None:
+            try:
+                self._client.copy_object(Bucket=bucket, Key=target,
+                                         CopySource={"Bucket": bucket, "Key": source})
+            except (ClientError, BotoCoreError) as e:
+                raise _unavailable(e) from e
+        await self._run(op)
 
     async def ensure_bucket(self, bucket: str) -> None:
         if bucket in self._buckets:

@@ -9,6 +9,7 @@ act on; it never raises.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, ValidationError
@@ -75,6 +76,9 @@ class ToolSpec:
     name: str
     description: str
     args: type[BaseModel]
+    # True for a call that must wait for the `approve` update whatever the config says
+    # (e.g. a Cypher query that writes); the tool then runs with `ToolLimits.approved`.
+    needs_approval: Callable[[BaseModel], bool] | None = None
 
 
 _SPECS = [

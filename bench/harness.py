@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
@@ -26,6 +27,7 @@ class Bench:
     client: Client
     model: ScriptedModelServer
     s3: SeaweedS3
+    tmp: Path  # scratch files the worker can read (same machine)
 
 
 @asynccontextmanager
@@ -43,7 +45,7 @@ async def bench_stack() -> AsyncIterator[Bench]:
             dev_server_existing_path=venv_bin("temporal"),
             dev_server_extra_args=temporal_extra_args(), data_converter=data_converter(store))
         try:
-            yield Bench(env.client, model, s3)
+            yield Bench(env.client, model, s3, Path(tmp))
         finally:
             await env.shutdown()
             store.close()

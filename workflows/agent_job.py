@@ -25,7 +25,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, StepFacts, Trip, cost_of
-    from workflows.carry import Carried, JobRun
+    from workflows.carry import SNAPSHOT_PHASE, Carried, JobRun, PhaseStart, SnapshotRequest
     from workflows.config_schema import ResolvedConfig
     from workflows.effects import WorkspaceEffects
     from workflows.live_state import (
@@ -91,6 +91,7 @@ class AgentJob(WorkspaceEffects, Visibility):
         self.token_ratio = 1.0  # reported / estimated prompt tokens
         self.runs = 1
         self.phases_this_run = 0
+        self.config_recorded = False
 
     # -- steering ---------------------------------------------------------------------
 
@@ -197,9 +198,7 @@ class AgentJob(WorkspaceEffects, Visibility):
         self.status = "running"
         return await self.strategy.resume(carry.strategy)
 
-    def _should_continue_as_new(self, step) -> bool:
-        if not isinstance(step, CallModel) or step.conversation == self.conversation:
-            return False  # only at the start of a phase
+    def _should_continue_as_new(self) -> bool:
         self.phases_this_run += 1
         if self.phases_this_run < 2:
             return False  # this run's first phase: never continue before doing one
@@ -234,9 +233,21 @@ class AgentJob(WorkspaceEffects, Visibility):
             step = await self.strategy.interrupt("rewind", issue)
             self._on_new_phase()
             self._publish()
-        if self._should_continue_as_new(step):
-            await self._continue_as_new(job)
+        if isinstance(step, CallModel) and step.conversation != self.conversation:
+            if self._should_continue_as_new():  # only ever at the start of a phase
+                await self._continue_as_new(job)
+            await self._snapshot()
         return step
+
+    async def _snapshot(self) -> None:
+        """Record the workspace and the state at this phase start (for `starter.py rerun`)."""
+        assert self.cfg and self.ws and self.strategy and self.breakers and self.strategy.phase
+        n = self.strategy.phase.number
+        req = SnapshotRequest(workspace=self.ws, phase=n, state=PhaseStart(
+            objective=self.objective, strategy=self.strategy.snapshot(),
+            breakers=self.breakers.state), config=None if self.config_recorded else self.cfg)
+        await self._ws_activity(SNAPSHOT_PHASE, req, int, f"snapshot phase {n}")
+        self.config_recorded = True
 
     async def _check_breakers(self, reply: ModelReply, step):
         assert self.strategy and self.breakers and self.cfg
@@ -321,13 +332,14 @@ class AgentJob(WorkspaceEffects, Visibility):
             workspace=self.ws, llm=self.cfg.config.llm, conversation=self.conversation,
             length=self.length, done=self.summary_upto,
             keep_recent=self.cfg.config.context.keep_recent_messages,
-            prompt=self.cfg.prompts["summarization"],
+            prompt=self.cfg.prompts["summarization"], context=self.cfg.config.context,
             record_path=f"summaries/phase_{ph}_{self.summaries:03d}.md",
             call_key=f"{self.conversation}.summary{self.summaries}")
         llm = self.cfg.config.llm
         try:
             res = await workflow.execute_activity(
                 SUMMARIZE, req, result_type=SummarizeResult, summary=f"summarize phase {ph}",
+                task_queue=self.cfg.config.task_queues.model,
                 start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
                 heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
                 retry_policy=RetryPolicy(maximum_attempts=llm.max_attempts,
@@ -347,6 +359,7 @@ class AgentJob(WorkspaceEffects, Visibility):
         try:
             return await workflow.execute_activity(
                 CALL_MODEL, req, result_type=ModelReply, summary=label or "model call",
+                task_queue=self.cfg.config.task_queues.model,
                 start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
                 heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
                 retry_policy=RetryPolicy(
@@ -369,14 +382,14 @@ class AgentJob(WorkspaceEffects, Visibility):
         elif planned.refusal is not None:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
-        elif call.name in self.cfg.config.approval_required and not (
+        elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
                 denial := await self._await_approval(call)).startswith("approved"):
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {denial}")
         elif self.strategy.owns_tool(call.name):
             outcome = await self.strategy.run_own_tool(call)
         else:
-            return await self._run_tool(call)
+            return await self._run_tool(call, approved=call.needs_approval)
         self._add_inline("tool", outcome.summary, call.id)
         return outcome
 
@@ -407,7 +420,7 @@ class AgentJob(WorkspaceEffects, Visibility):
         self._publish()
         return verdict
 
-    async def _run_tool(self, call: ToolCallInfo) -> ToolOutcome:
+    async def _run_tool(self, call: ToolCallInfo, approved: bool = False) -> ToolOutcome:
         assert self.cfg and self.ws
         c = self.cfg.config
         req = ToolRequest(workspace=self.ws, conversation=self.conversation,
@@ -421,11 +434,12 @@ class AgentJob(WorkspaceEffects, Visibility):
                                                               if c.context.enabled
                                                               else 1 << 30),
                                             deferred=c.tools.deferred,
-                                            search_results=c.tools.search_results))
+                                            search_results=c.tools.search_results,
+                                            approved=approved))
         self.length += 1
         try:
             return await workflow.execute_activity(
-                RUN_TOOL, req, result_type=ToolOutcome,
+                RUN_TOOL, req, result_type=ToolOutcome, task_queue=c.task_queues.tools,
                 summary=f"{call.name} {call.summary}".strip()[:200],
                 start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
                 cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,

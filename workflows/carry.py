@@ -14,7 +14,9 @@ from workflows.breakers import BreakerState
 from workflows.config_schema import ResolvedConfig
 from workflows.live_state import StepLine
 from workflows.phase_alternation import Snapshot
-from workflows.types import JobInput
+from workflows.types import JobInput, WorkspaceRef
+
+SNAPSHOT_PHASE = "snapshot_phase"
 
 
 class Carried(BaseModel):
@@ -27,6 +29,23 @@ class Carried(BaseModel):
     recent: list[StepLine] = []
     runs: int = 1  # runs of this job so far, this one included
     last_error: str | None = None
+
+
+class PhaseStart(BaseModel):
+    """A job's state at the start of a phase: enough to start a new job from there."""
+
+    objective: str
+    strategy: Snapshot
+    breakers: BreakerState
+
+
+class SnapshotRequest(BaseModel):
+    """Input of `snapshot_phase`: record the workspace and the state at a phase start."""
+
+    workspace: WorkspaceRef
+    phase: int
+    state: PhaseStart
+    config: ResolvedConfig | None = None  # given once per run: kept as .switchback/config.json
 
 
 class JobRun(JobInput):

@@ -26,6 +26,8 @@ class LlmSettings(_Strict):
     heartbeat_timeout_seconds: float = Field(30, gt=0)
     max_attempts: int = Field(10, ge=1)
     max_retry_interval_seconds: float = Field(60, gt=0)
+    replay_from: str | None = None  # rerun: answer from this job's recorded responses ...
+    replay_on_divergence: Literal["live", "stop"] = "live"  # ... until the prompts differ
     price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
     price_out_per_mtok: float = Field(0.60, ge=0)
 
@@ -87,6 +89,13 @@ class ContextPolicy(_Strict):
 
     def threshold(self) -> int:
         return min(self.summarize_at_tokens, int(self.context_window * self.window_fraction))
+
+
+class TaskQueues(_Strict):
+    """Separate queues for model and tool activities (None: the job's own queue)."""
+
+    model: str | None = None
+    tools: str | None = None
 
 
 class ContinueAsNewSettings(_Strict):
@@ -155,6 +164,7 @@ class JobConfig(_Strict):
     search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
     context: ContextPolicy = ContextPolicy()
     continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
+    task_queues: TaskQueues = TaskQueues()
 
 
 class StrategicTodos(_Strict):

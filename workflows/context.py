@@ -27,6 +27,7 @@ def assemble(system: str, todo_block: str, summary: str | None, messages: list[d
              start: int, policy: ContextPolicy) -> list[dict]:
     """The messages of one model call (layers 1, 2, 4, 5)."""
     out: list[dict] = [{"role": "system", "content": f"{system}\n\n{todo_block}".strip()}]
+    messages = [_public(m) for m in messages]
     if not policy.enabled:
         return out + messages
     if summary and start > 0:
@@ -34,6 +35,11 @@ def assemble(system: str, todo_block: str, summary: str | None, messages: list[d
                     f"(the messages it replaces are gone):\n\n{summary}"})
     recent = messages[start:]
     return out + clear_tool_results(recent, policy.keep_tool_results, policy.clear_min_chars)
+
+
+def _public(m: dict) -> dict:
+    """Drop switchback's own bookkeeping keys (`_meta`) before a message is sent."""
+    return {k: v for k, v in m.items() if not k.startswith("_")} if "_meta" in m else m
 
 
 def clear_tool_results(messages: list[dict], keep: int, min_chars: int) -> list[dict]:

@@ -110,6 +110,7 @@ class LoadTodosRequest(BaseModel):
     max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
     deferred: list[str] = []  # tools tool_search may load
     search_results: int = 3
+    approved: bool = False  # a person approved this very call (see ToolSpec.needs_approval)
 
 
 class TodoSpec(BaseModel):
@@ -178,6 +179,7 @@ class ToolCallInfo(BaseModel):
     summary: str = ""  # e.g. "chunks/chunk_001.md" - for activity summaries and the UI
     digest: str = ""  # hash of name + arguments
     preview: str = ""  # raw arguments, capped (only for `preview_tools`: approvals)
+    needs_approval: bool = False  # the tool itself asks for approval of this call
 
 
 class ModelReply(BaseModel):
@@ -198,6 +200,7 @@ class SummarizeRequest(BaseModel):
     done: int  # messages already folded into the current summary
     keep_recent: int
     prompt: str  # the summarization prompt (configs/prompts/summarization.md)
+    context: ContextPolicy = ContextPolicy()  # the folded part is shown as the model saw it
     record_path: str  # workspace path for the human-readable record of this summary
     call_key: str = ""
 
@@ -219,6 +222,7 @@ class ToolLimits(BaseModel):
     max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
     deferred: list[str] = []  # tools tool_search may load
     search_results: int = 3
+    approved: bool = False  # a person approved this very call (see ToolSpec.needs_approval)
 
 
 class ToolRequest(BaseModel):

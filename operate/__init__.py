@@ -1,0 +1,1 @@
+"""Operator tooling: replay, rerun and report on jobs (used by starter.py)."""

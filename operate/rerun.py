@@ -1,0 +1,33 @@
+"""Re-run a job under a new id from the start of its phase N, replaying its model answers.
+
+The new job's workspace is the old one as it was at the start of phase N (the phase
+snapshot), its state is the old job's state then (todos, totals, breakers), and its
+model calls are answered from the old job's recorded responses for as long as the
+prompts are identical (`llm.replay_from`). After a fix to a tool or a prompt, the
+first prompt that differs is where the new code changes the story; from there the
+live endpoint answers, or the job stops (`--stop-at-divergence`).
+"""
+
+from __future__ import annotations
+
+from temporalio.client import Client, WorkflowHandle
+
+from activities.s3_store import S3Store
+from activities.snapshots import load_snapshot, restore_workspace
+from workflows.carry import Carried, JobRun
+from workflows.types import WORKFLOW_TYPE, JobResult, WorkspaceRef
+
+
+async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: str,
+                from_phase: int, task_queue: str, stop_at_divergence: bool) -> WorkflowHandle:
+    files, state, cfg = await load_snapshot(s3, WorkspaceRef(bucket=bucket, job_id=job_id),
+                                            from_phase)
+    await restore_workspace(s3, WorkspaceRef(bucket=bucket, job_id=job_id), files, new_id)
+    llm = cfg.config.llm.model_copy(update={
+        "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})
+    cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={"llm": llm})})
+    carry = Carried(cfg=cfg, objective=state.objective, strategy=state.strategy,
+                    breakers=state.breakers)
+    return await client.start_workflow(WORKFLOW_TYPE, JobRun(config=cfg.name, carry=carry),
+                                       id=new_id, task_queue=task_queue,
+                                       result_type=JobResult)

@@ -1,0 +1,90 @@
+"""Record the histories of representative jobs into tests/histories/*.json.
+
+    python -m tests.histories.record
+
+Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure.
+CI replays every committed file against the current workflow code
+(tests/test_committed_histories.py). Re-record only for a change that is guarded by
+`workflow.patched` or when starting a new major version - never to make a failing
+replay pass.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from temporalio.client import WorkflowFailureError
+
+from bench.harness import bench_stack
+from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, full_job, step, tactical
+from workflows.types import ApproveRequest, JobInput, JobResult
+
+HERE = Path(__file__).resolve().parent
+GATED = {"extends": "creator", "approval_required": ["delete_file"],
+         "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",
+                                 "delete_file"]}}
+
+
+async def record() -> None:
+    async with bench_stack() as b:
+        async with running_worker(b.client, "record"):
+            async def start(name: str, script: list[dict], config="creator"):
+                b.model.set_script(name, script)
+                return await b.client.start_workflow(
+                    "AgentJob", JobInput(config=config, instructions="# Recorded job\nx",
+                                         documents=[]),
+                    id=name, task_queue="record", result_type=JobResult)
+
+            plain = await start("plain", full_job(1))
+            await plain.result()
+
+            rewind = await start("rewind", bootstrap() + tactical(1) + [
+                {**tactical(5)[1], "latency_ms": 1500}] + full_job(1)[7:])
+            while len(b.model.requests("rewind")) < 9:
+                await asyncio.sleep(0.05)
+            await rewind.signal("rewind", "the scope changed")
+            await rewind.result()
+
+            approval = await start("approval", bootstrap() + [
+                step(call("write_file", path="tmp.md", content="x")),
+                step(call("delete_file", path="tmp.md"))] + tactical(5) + full_job(1)[-4:],
+                GATED)
+            while True:
+                st = await approval.query("state")
+                if st["pending_approvals"]:
+                    break
+                await asyncio.sleep(0.05)
+            await approval.execute_update("approve", ApproveRequest(
+                call_id=st["pending_approvals"][0]["call_id"], approved=True))
+            await approval.result()
+
+            can = await start("continue-as-new", full_job(2),
+                              {"extends": "creator", "continue_as_new": {"every_phases": 2}})
+            await can.result()
+
+            failure = await start("failure", bootstrap()[:3] + [{"error": {"status": 400}}])
+            try:
+                await failure.result()
+            except WorkflowFailureError:
+                pass
+
+            for handle in (plain, rewind, approval, failure):
+                write(handle.id, await handle.fetch_history())
+            runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
+            runs.sort(key=lambda wf: wf.start_time)
+            for n, wf in enumerate(runs, 1):
+                h = await b.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+                write(f"continue-as-new-run{n}", h)
+
+
+def write(name: str, history) -> None:
+    path = HERE / f"{name}.json"
+    path.write_text(json.dumps(json.loads(history.to_json()), indent=1))
+    print(f"wrote {path.name}: {len(history.events)} events")
+
+
+if __name__ == "__main__":
+    asyncio.run(record())
