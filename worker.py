@@ -15,6 +15,7 @@ Environment (all optional; defaults suit the embedded stack):
       the S3-compatible workspace store
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
       where payloads above the threshold go instead of history (0: off)
+  SWITCHBACK_CODEC_KEYS      id:base64key,... - AES-GCM payload encryption (codec/; off if unset)
   OPENAI_BASE_URL, OPENAI_API_KEY     the OpenAI-compatible model endpoint
 """
 
@@ -42,6 +43,7 @@ from activities.s3_store import S3Store
 from activities.snapshots import SnapshotActivities
 from activities.tools import ToolActivities
 from activities.workspace import WorkspaceActivities
+from codec import codec_from_env, with_codec
 from workflows.agent_job import AgentJob
 from workflows.types import TASK_QUEUE
 
@@ -51,7 +53,8 @@ async def connect(s3: S3Store | None = None) -> Client:
     above the threshold go to S3 (activities/payload_storage.py)."""
     cfg = ClientConfig.load_client_connect_config()
     cfg.setdefault("target_host", "127.0.0.1:7233")
-    return await Client.connect(**cfg, data_converter=data_converter(s3))
+    converter = with_codec(data_converter(s3), codec_from_env())
+    return await Client.connect(**cfg, data_converter=converter)
 
 
 SEARCH_ATTRIBUTES = {
@@ -90,7 +93,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MODEL_TASK_QUEUE", "SWITCHBACK_TOOL_TASK_QUEUE",
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_LOG_LEVEL",
-    "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD",
+    "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
     "OPENAI_BASE_URL", "OPENAI_API_KEY",
 ]

@@ -21,6 +21,7 @@ from typing import TypeVar
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+from temporalio.exceptions import ApplicationError
 
 T = TypeVar("T")
 _MISSING = {"NoSuchKey", "404", "NotFound"}
@@ -152,5 +153,12 @@ def _code(e: ClientError) -> str:
     return str(e.response.get("Error", {}).get("Code", ""))
 
 
-def _unavailable(e: Exception) -> StorageUnavailable:
-    return StorageUnavailable(f"S3 {type(e).__name__}: {' '.join(str(e).split())[:300]}")
+def _unavailable(e: Exception) -> Exception:
+    """Endpoint down, 5xx, throttling, timeouts: retryable. Other 4xx (a key S3 refuses,
+    access denied, no such bucket): non-retryable, naming the problem."""
+    text = f"S3 {type(e).__name__}: {' '.join(str(e).split())[:300]}"
+    status = (e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+              if isinstance(e, ClientError) else 0)
+    if 400 <= status < 500 and status not in (408, 429):
+        return ApplicationError(text, type="StorageRejected", non_retryable=True)
+    return StorageUnavailable(text)

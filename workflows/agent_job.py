@@ -17,6 +17,7 @@ hands the activities the few messages it made itself, so history per step stays 
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from temporalio import workflow
@@ -58,6 +59,9 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
     )
     from workflows.visibility import Visibility
+
+
+JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
 @workflow.defn(name="AgentJob")
@@ -140,6 +144,12 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
         return result
 
     async def _run(self, job: JobRun) -> JobResult:
+        job_id = workflow.info().workflow_id
+        if not JOB_ID.fullmatch(job_id) or job_id.startswith("."):
+            raise ApplicationError(
+                f"job id {job_id!r} cannot name a workspace: use 1-200 letters, digits, '.', "
+                "'_' or '-', not starting with '.' (the id is the job's S3 prefix)",
+                type=JOB_FAILED_ERROR, non_retryable=True)
         step = await (self._resume(job.carry) if job.carry else self._start(job))
         while True:
             step = await self._boundary(step, job)

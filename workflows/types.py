@@ -20,6 +20,7 @@ from workflows.config_schema import ContextPolicy, LlmSettings
 
 TASK_QUEUE = "switchback"
 WORKFLOW_TYPE = "AgentJob"
+PIPELINE_TYPE = "DocumentPipeline"
 JOB_FAILED_ERROR = "SwitchbackJobFailed"
 
 # Activity names: the workflow refers to activities only by these.
@@ -32,6 +33,8 @@ WRITE_OUTPUT = "write_output"
 CALL_MODEL = "call_model"
 SUMMARIZE = "summarize_conversation"
 RUN_TOOL = "run_tool"
+READ_REQUIREMENTS = "read_requirements"
+READ_DECISION = "read_decision"
 
 # Tools the workflow itself carries out (they change the phase machine's state).
 CONTROL_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
@@ -241,3 +244,46 @@ class ToolOutcome(BaseModel):
     summary: str = ""  # short, for the workflow and the UI; the full text is in the store
     changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
     tools_added: list[str] = Field(default_factory=list)  # tool_search: tools now loaded
+
+
+# -- the document pipeline -------------------------------------------------------------
+
+
+class PipelineInput(BaseModel):
+    """DocumentPipeline input (plain JSON): a Creator job, then a Validator per requirement."""
+
+    creator_config: str | dict[str, Any] = "creator"
+    validator_config: str | dict[str, Any] = "validator"
+    instructions: str | None = None  # for the creator (default: its config's own)
+    documents: list[str | DocumentSpec] | None = None  # for the creator
+    max_concurrent: int = Field(3, ge=1, le=100)  # validator jobs at a time
+
+
+class RequirementRef(BaseModel):
+    id: str
+    statement: str
+    regime: str = ""
+    record: dict[str, Any] = {}  # the requirement as the creator wrote it (capped)
+
+
+class ReadRequirementsRequest(BaseModel):
+    workspace: WorkspaceRef
+    path: str = "output/requirements.json"
+
+
+class ValidationOutcome(BaseModel):
+    requirement_id: str
+    job_id: str
+    status: str  # the validator job's status, or "failed"
+    decision: str | None = None  # accept | duplicate | reject
+    duplicate_of: str | None = None
+    reason: str = ""
+    error: str | None = None
+
+
+class PipelineResult(BaseModel):
+    status: Literal["completed", "completed_with_failures", "failed"]
+    creator_job: str
+    requirements: int = 0
+    decisions: dict[str, int] = {}
+    failed: list[str] = []
