@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
-.PHONY: demo test stop status lint bench clean
+.PHONY: demo pipeline test stop status lint bench clean
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ demo: $(STAMP)
 	$(BIN)/python -m devstack up
 	. .stack/env && $(BIN)/python starter.py start --config creator --id $(JOB) \
 		--wait --show-workspace
+
+pipeline: $(STAMP)
+	$(BIN)/python -m devstack up
+	. .stack/env && $(BIN)/python starter.py pipeline --id pipeline-$(shell date +%H%M%S)
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \

@@ -9,6 +9,8 @@
     python starter.py pause JOB_ID | resume JOB_ID
     python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
     python starter.py cancel JOB_ID
+    python starter.py pipeline [--id ID] [--max-concurrent N] [--creator-config C]
+                               [--validator-config V]   creator + a validator per requirement
     python starter.py replay JOB_ID | --history FILE   replay against the current code
     python starter.py rerun JOB_ID [--from-phase N] [--id NEW] [--stop-at-divergence]
     python starter.py result JOB_ID          wait for the job and print its outcome
@@ -48,7 +50,16 @@ from workflows.live_state import (
     SA_TOKENS,
     JobState,
 )
-from workflows.types import TASK_QUEUE, WORKFLOW_TYPE, ApproveRequest, JobInput, JobResult
+from workflows.types import (
+    PIPELINE_TYPE,
+    TASK_QUEUE,
+    WORKFLOW_TYPE,
+    ApproveRequest,
+    JobInput,
+    JobResult,
+    PipelineInput,
+    PipelineResult,
+)
 
 UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
 BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")
@@ -146,6 +157,38 @@ async def approve(client: Client, a: argparse.Namespace) -> int:
         return 1
     print(answer)
     return 0
+
+
+async def pipeline(client: Client, a: argparse.Namespace) -> int:
+    pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
+    inp = PipelineInput(creator_config=_config_arg(a.creator_config),
+                        validator_config=_config_arg(a.validator_config),
+                        max_concurrent=a.max_concurrent,
+                        documents=[str(Path(d).resolve()) for d in a.document] or None)
+    handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
+                                         result_type=PipelineResult)
+    print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)
+    seen = -1
+    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+        st = await handle.query("state")
+        if st["done"] != seen or st["stage"] == "creator":
+            seen = st["done"]
+            print(f"  {st['stage']:<10} {st['done']}/{st['requirements']} requirements "
+                  f"validated, running: {', '.join(st['running']) or '-'}", flush=True)
+        await asyncio.sleep(1.0)
+    try:
+        res = await handle.result()
+    except WorkflowFailureError as e:
+        print(f"{pid}: FAILED - {e.cause}")
+        return 1
+    print(f"{pid}: {res.status.upper()}: {res.requirements} requirements from "
+          f"{res.creator_job}; decisions {res.decisions}; failed {res.failed or 'none'}")
+    print(f"  s3://{BUCKET}/{pid}/output/pipeline.json")
+    return 0 if res.status == "completed" else 1
+
+
+def _config_arg(value: str) -> str | dict:
+    return json.loads(value) if value.strip().startswith("{") else value
 
 
 async def replay_cmd(client: Client, a: argparse.Namespace) -> int:
@@ -273,6 +316,13 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("call_id")
     ap.add_argument("--deny", action="store_true")
     ap.add_argument("--note", default="")
+    pl = sub.add_parser("pipeline", help="run the document pipeline (creator + validators)")
+    pl.add_argument("--id")
+    pl.add_argument("--creator-config", default="creator")
+    pl.add_argument("--validator-config", default="validator")
+    pl.add_argument("--max-concurrent", type=int, default=3)
+    pl.add_argument("--document", action="append", default=[])
+    pl.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
     rp = sub.add_parser("replay", help="replay a job's histories against the current code")
     rp.add_argument("job_id", nargs="?")
     rp.add_argument("--history", help="a file from `temporal workflow show --output json`")
@@ -311,6 +361,8 @@ async def main(argv: list[str] | None = None) -> int:
         return await approve(client, a)
     if a.cmd == "list":
         return await list_jobs(client, a.query)
+    if a.cmd == "pipeline":
+        return await pipeline(client, a)
     if a.cmd == "replay":
         return await replay_cmd(client, a)
     if a.cmd == "rerun":

@@ -37,14 +37,17 @@ from temporalio.envconfig import ClientConfig
 from temporalio.worker import Worker
 
 from activities.conversation_store import ConversationStore
+from activities.graph_store import close_graph_store
 from activities.llm import ModelActivities
 from activities.payload_storage import data_converter, payload_settings
+from activities.pipeline import PipelineActivities
 from activities.s3_store import S3Store
 from activities.snapshots import SnapshotActivities
 from activities.tools import ToolActivities
 from activities.workspace import WorkspaceActivities
 from codec import codec_from_env, with_codec
 from workflows.agent_job import AgentJob
+from workflows.document_pipeline import DocumentPipeline
 from workflows.types import TASK_QUEUE
 
 
@@ -124,8 +127,10 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
         w += workflows
         a += acts
     if role in ("all", "workflows"):
-        add(task_queue, [AgentJob], [*WorkspaceActivities(s3).all(),
-                                     SnapshotActivities(s3).snapshot_phase])
+        pipeline = PipelineActivities(s3)
+        add(task_queue, [AgentJob, DocumentPipeline], [
+            *WorkspaceActivities(s3).all(), SnapshotActivities(s3).snapshot_phase,
+            pipeline.read_requirements, pipeline.read_decision])
     for kind, acts in (("model", model_acts), ("tools", tool_acts)):
         if role in ("all", kind):
             add(queues[kind] or task_queue, [], acts)
@@ -165,6 +170,7 @@ async def main() -> None:
         await stop.wait()
     for c in closers:
         await c.close()
+    await close_graph_store()
     s3.close()
 
 

@@ -3,21 +3,23 @@
 Contract:
 - No I/O. Callers read files and hand over ``(filename, bytes)``; everything returned is
   plain data (frozen dataclasses, dicts). Deterministic: same input, same output.
-- ``extract_text`` picks the parser by file extension (.md/.markdown, .txt, .pdf via pypdf,
-  .html/.htm via the stdlib ``html.parser``) and returns normalized text: ``\\n`` line
-  endings, no trailing whitespace per line, at most one blank line in a row. PDF pages are
-  joined with a blank line and ``page_offsets`` records where each page starts. Failures
-  raise ``DocumentError`` with ``code`` "unsupported_format", "unreadable_document" or
-  "empty_document".
+- ``extract_text`` picks the parser by file extension; each is well kept and needs no
+  system library or service: .md/.markdown/.txt are decoded (UTF-8, else cp1252), .pdf
+  uses pypdf (pure Python), .html/.htm the stdlib ``html.parser``, .docx python-docx (pure
+  Python on lxml wheels: body paragraphs and tables in order, "Heading N"/"Title" styles as
+  '#' lines, list paragraphs as "- " lines, a "| a | b |" line per table row; no headers,
+  footers, comments). Text is normalized (``\\n`` line ends, no trailing blanks, at most one
+  blank line in a row); PDF pages are joined by a blank line, ``page_offsets`` say where each
+  starts. ``DocumentError.code``: unsupported_format, unreadable_document, empty_document.
 - ``chunk_text`` splits at headings first, then at paragraph breaks, sentence ends, line
   breaks and finally whitespace, packing neighbouring pieces of one section greedily up to
   ``max_chars`` (a trailing piece shorter than ``min_chars`` is topped up from its
   predecessor). A chunk only exceeds ``max_chars`` when it is a single unbreakable word.
   Invariant: ``doc.text[c.start:c.end] == c.text`` for every chunk; chunks are ordered,
   never overlap, never start or end with whitespace and are never empty.
-- Headings: '#' lines for markdown and html (html headings become '#' lines); for text and
-  pdf, numbered lines ("1. Scope", "2.1 Invoices"), "§ 147 ..."/"Art. 17 ..." lines and
-  short ALL-CAPS lines. A heading-only section is prepended to its first subsection.
+- Headings: '#' lines for markdown, html and docx (their headings become '#' lines); for
+  text and pdf, numbered lines ("1. Scope", "2.1 Invoices"), "§ 147 ..."/"Art. 17 ..."
+  lines and short ALL-CAPS lines. A heading-only section is prepended to its first subsection.
   ``Chunk.page`` is the 1-based page of the chunk start for every pdf chunk, else None.
 """
 
@@ -31,7 +33,7 @@ from html.parser import HTMLParser
 from itertools import accumulate
 
 _FORMATS = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".pdf": "pdf",
-            ".html": "html", ".htm": "html"}
+            ".html": "html", ".htm": "html", ".docx": "docx"}
 
 
 class DocumentError(Exception):
@@ -161,6 +163,39 @@ def _html_to_text(source: str) -> str:
     return "\n\n".join(parser.blocks)
 
 
+_DOCX_HEADING = re.compile(r"heading ([1-9])|title")
+
+
+def _docx_text(filename: str, data: bytes) -> str:
+    from docx import Document
+    from docx.table import Table
+
+    try:
+        blocks = list(Document(io.BytesIO(data)).iter_inner_content())
+    except Exception as exc:  # zip, XML and package errors
+        raise DocumentError("unreadable_document",
+                            f"{filename}: cannot read DOCX ({type(exc).__name__}: {exc})") from exc
+    out: list[str] = []
+    for block in blocks:
+        if isinstance(block, Table):  # row.cells repeats a merged cell: keep it once
+            rows = [[" ".join(c.text.split()).replace("|", "\\|")
+                     for i, c in enumerate(cs) if not i or c._tc is not cs[i - 1]._tc]
+                    for cs in (r.cells for r in block.rows)]
+            out += ["\n".join("| " + " | ".join(r) + " |" for r in rows if any(r)), ""]
+            continue
+        names, style = [], block.style
+        while style is not None and len(names) < 5:  # a style may be based on "Heading N"
+            names.append((style.name or "").lower())
+            style = style.base_style
+        head = next((m for n in names if (m := _DOCX_HEADING.fullmatch(n))), None)
+        text = " ".join(block.text.split()) if head else block.text.strip()
+        numbered = getattr(block._p.pPr, "numPr", None) is not None
+        listed = numbered or (names or [""])[0].startswith("list")
+        prefix = "#" * int(head.group(1) or 1) + " " if head else "- " if listed else ""
+        out += [prefix + text, ""] if text else []
+    return "\n".join(out)
+
+
 def extract_text(filename: str, data: bytes) -> ExtractedDocument:
     """Turn raw file bytes into normalized text; the extension selects the parser."""
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
@@ -177,6 +212,8 @@ def extract_text(filename: str, data: bytes) -> ExtractedDocument:
         page_texts = [_normalize(t) for t in _pdf_pages(filename, data)]
         pages, text = len(page_texts), "\n\n".join(page_texts)
         offsets = list(accumulate((len(t) + 2 for t in page_texts[:-1]), initial=0))
+    elif fmt == "docx":
+        text = _normalize(_docx_text(filename, data))
     else:
         text = _decode(data)
         text = _normalize(_html_to_text(text) if fmt == "html" else text)
@@ -216,7 +253,7 @@ def _find_headings(text: str, fmt: str) -> list[tuple[int, int, int, str]]:
     pos, fenced = 0, False
     for line in text.split("\n"):
         end = pos + len(line)
-        if fmt in ("markdown", "html"):
+        if fmt in ("markdown", "html", "docx"):
             if _FENCE.match(line):
                 fenced = not fenced
             elif not fenced and (m := _MD_HEADING.match(line)):

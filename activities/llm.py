@@ -39,6 +39,7 @@ import openai
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities import tool_catalog  # noqa: F401 - registers every domain tool in TOOLS
 from activities.conversation_store import ConversationStore
 from activities.tokens import count_messages, count_text
 from activities.tool_registry import TOOLS, argument_summary, openai_tool, parse_arguments

@@ -16,25 +16,16 @@ from collections.abc import Awaitable, Callable
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities import document_tools, tool_search, workspace_tools
+from activities import tool_catalog
 from activities.conversation_store import ConversationStore
 from activities.s3_store import S3Store
 from activities.tool_registry import parse_arguments
 from activities.workspace_files import ToolError, WorkspaceFiles
+from activities.workspace_tools import ToolResult
 from workflows.types import RUN_TOOL, ToolOutcome, ToolRequest
 
-Handler = Callable[..., Awaitable[workspace_tools.ToolResult]]
-HANDLERS: dict[str, Handler] = {
-    "read_file": workspace_tools.read_file,
-    "write_file": workspace_tools.write_file,
-    "list_files": workspace_tools.list_files,
-    "search_files": workspace_tools.search_files,
-    "delete_file": workspace_tools.delete_file,
-    "todo_write": workspace_tools.todo_write,
-    "extract_document_text": document_tools.extract_document_text,
-    "chunk_document": document_tools.chunk_document,
-    "tool_search": tool_search.tool_search,
-}
+Handler = Callable[..., Awaitable[ToolResult]]
+HANDLERS: dict[str, Handler] = tool_catalog.HANDLERS
 
 
 class ToolActivities:

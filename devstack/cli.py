@@ -41,6 +41,7 @@ ACCESS_KEY = "switchback"
 SECRET_KEY = "switchback-secret"
 COMPONENTS = ("temporal", "s3", "model", "worker")
 MODEL_SCRIPT = ROOT / "devstack" / "scripts" / "creator_demo.yaml"
+PIPELINE_SCRIPTS = ROOT / "devstack" / "scripts" / "pipeline_demo.yaml"
 
 STACK_ENV: dict[str, str] = {
     "TEMPORAL_ADDRESS": f"127.0.0.1:{TEMPORAL_PORT}",
@@ -272,6 +273,8 @@ def cmd_up(stack: _Stack) -> int:
                 str(MODEL_PORT),
                 "--script",
                 str(MODEL_SCRIPT),
+                "--script-map",
+                str(PIPELINE_SCRIPTS),
             ],
             log_path=stack.log_path("model"),
             env=_child_env(),

@@ -17,7 +17,8 @@ Contract:
   ``finish_reason``. Steps are validated when set; problems raise ``ValueError`` naming the step.
   A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
-  the plain sequence skips it.
+  the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
+  a suffix their own script (the pipeline demo's children).
 * Admin: ``POST /_admin/script`` ``{"job_id", "steps"}``, ``GET /_admin/requests?job_id=X`` (the
   recorded request bodies plus ``_call_key``), ``POST /_admin/reset`` (forget all jobs).
 * Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
@@ -189,9 +190,12 @@ class ScriptedModelServer:
     """Serve scripted chat completions over HTTP from a daemon thread."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
-                 default_script: list[dict] | None = None, latency_ms: int = 0) -> None:
+                 default_script: list[dict] | None = None, latency_ms: int = 0,
+                 script_map: dict[str, list[dict]] | None = None) -> None:
         self.host, self.port = host, port
         self._default = validate_script(default_script) if default_script is not None else None
+        # job-id suffix -> script, for jobs nobody set a script for (e.g. pipeline children)
+        self._by_suffix = {k: validate_script(v) for k, v in (script_map or {}).items()}
         self._latency_ms = latency_ms
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
@@ -255,7 +259,9 @@ class ScriptedModelServer:
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None:
-                job = self._jobs[job_id] = _Job(steps=self._default)
+                steps = next((v for k, v in self._by_suffix.items() if job_id.endswith(k)),
+                             self._default)
+                job = self._jobs[job_id] = _Job(steps=steps)
             job.requests.append({**body, "_call_key": call_key})
             binding = job.bindings.get(call_key) if call_key is not None else None
             if binding is None:
@@ -418,9 +424,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8400)
     parser.add_argument("--script", help="YAML script used as the default script of every job")
     parser.add_argument("--latency-ms", type=int, default=0)
+    parser.add_argument("--script-map", help="YAML mapping of job-id suffix -> script "
+                        "(steps), for jobs without a script of their own")
     args = parser.parse_args(argv)
     script = load_script(args.script) if args.script else None
-    server = ScriptedModelServer(args.host, args.port, script, args.latency_ms).start()
+    script_map = None
+    if args.script_map:
+        with open(args.script_map, encoding="utf-8") as f:
+            script_map = yaml.safe_load(f)
+    server = ScriptedModelServer(args.host, args.port, script, args.latency_ms,
+                                 script_map).start()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

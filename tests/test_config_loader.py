@@ -26,7 +26,9 @@ def test_real_creator_config() -> None:
     r = load_config("creator", DEFAULT_DIR)
     assert r.name == "creator" and r.config.job_type == "creator"
     assert r.config.extends == "defaults"
-    assert r.config.tools.domain == ["extract_document_text", "chunk_document"]
+    assert r.config.tools.domain == ["extract_document_text", "chunk_document",
+                                     "identify_requirement_candidates", "cite_document",
+                                     "write_requirement"]
     assert r.config.tools.workspace == ["read_file", "write_file", "list_files", "search_files"]
     assert [Path(d).name for d in r.documents] == [
         "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
@@ -89,7 +91,8 @@ def test_bad_value_names_field(root: Path) -> None:
 
 def test_unknown_name_lists_known_configs(root: Path) -> None:
     write(root, "other", {"extends": "defaults"})
-    with pytest.raises(ConfigError, match=r"config 'nope' not found.*\(known: creator, other\)"):
+    with pytest.raises(ConfigError,
+                       match=r"config 'nope' not found.*\(known: creator, other, validator\)"):
         load_config("nope", root)
 
 

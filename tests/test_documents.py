@@ -1,3 +1,4 @@
+import io
 from pathlib import Path
 
 import pytest
@@ -106,12 +107,87 @@ def test_multi_page_pdf_chunks_carry_page_numbers() -> None:
 
 def test_unsupported_extension() -> None:
     with pytest.raises(DocumentError) as info:
-        extract_text("report.docx", b"PK\x03\x04")
+        extract_text("report.odt", b"PK\x03\x04")
     assert info.value.code == "unsupported_format"
     assert ".docx" in str(info.value) and ".pdf" in str(info.value)
     with pytest.raises(DocumentError) as info:
         extract_text("README", b"text")
     assert info.value.code == "unsupported_format"
+
+
+def make_docx() -> bytes:
+    """A .docx as Word writes it: title, headings, body, lists, a table with a merged cell."""
+    from docx import Document
+    from docx.enum.style import WD_STYLE_TYPE
+
+    d = Document()
+    custom = d.styles.add_style("Policy Heading", WD_STYLE_TYPE.PARAGRAPH)
+    custom.base_style = d.styles["Heading 2"]
+    d.add_heading("Aufbewahrungsrichtlinie", level=0)
+    d.add_paragraph("Diese Richtlinie gilt für alle   Gesellschaften.")
+    d.add_heading("1 Aufbewahrung", level=1)
+    d.add_paragraph("Buchungsbelege müssen acht Jahre aufbewahrt werden.")
+    d.add_paragraph("Rechnungen", style="List Bullet")
+    d.add_paragraph("Kontoauszüge", style="List Number")
+    d.add_paragraph("")
+    d.add_paragraph("Fristen", style="Policy Heading")
+    table = d.add_table(rows=3, cols=3)
+    for r, row in enumerate([["Unterlage", "Frist", "Norm"],
+                             ["Rechnung", "8 Jahre", "§ 147 | AO"]]):
+        for c, text in enumerate(row):
+            table.cell(r, c).text = text
+    table.cell(2, 0).merge(table.cell(2, 1)).text = "Handelsbriefe\nund Geschäftsbriefe"
+    table.cell(2, 2).text = "6 Jahre"
+    d.add_heading("Löschung", level=3)
+    d.add_paragraph("Personenbezogene Daten sind nach Fristablauf zu löschen.")
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+def test_docx_extraction_headings_lists_and_tables() -> None:
+    doc = extract_text("documents/Richtlinie.DOCX", make_docx())
+    assert doc.format == "docx"
+    assert (doc.pages, doc.page_offsets, doc.sections) == (None, [0], 4)
+    assert doc.text == (
+        "# Aufbewahrungsrichtlinie\n\n"
+        "Diese Richtlinie gilt für alle   Gesellschaften.\n\n"
+        "# 1 Aufbewahrung\n\n"
+        "Buchungsbelege müssen acht Jahre aufbewahrt werden.\n\n"
+        "- Rechnungen\n\n- Kontoauszüge\n\n"
+        "## Fristen\n\n"
+        "| Unterlage | Frist | Norm |\n"
+        "| Rechnung | 8 Jahre | § 147 \\| AO |\n"
+        "| Handelsbriefe und Geschäftsbriefe | 6 Jahre |\n\n"
+        "### Löschung\n\n"
+        "Personenbezogene Daten sind nach Fristablauf zu löschen.")
+    chunks = chunk_text("Richtlinie.docx", doc, max_chars=120, min_chars=0)
+    assert_invariants(doc, chunks)
+    assert chunks[-1].heading_path == ["1 Aufbewahrung", "Fristen", "Löschung"]
+    assert any(c.heading_path == ["1 Aufbewahrung", "Fristen"] and "| Rechnung |" in c.text
+               for c in chunks)
+
+
+@pytest.mark.parametrize(("data", "code"), [
+    (b"PK\x03\x04 not a real zip", "unreadable_document"),
+    (b"plain text renamed to .docx", "unreadable_document"),
+])
+def test_broken_docx(data: bytes, code: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        extract_text("broken.docx", data)
+    assert info.value.code == code and "broken.docx" in str(info.value)
+
+
+def test_empty_docx() -> None:
+    from docx import Document
+
+    buf = io.BytesIO()
+    d = Document()
+    d.add_paragraph("   ")
+    d.save(buf)
+    with pytest.raises(DocumentError) as info:
+        extract_text("empty.docx", buf.getvalue())
+    assert info.value.code == "empty_document"
 
 
 def test_corrupt_pdf_is_unreadable() -> None:
