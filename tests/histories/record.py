@@ -19,7 +19,7 @@ from temporalio.client import WorkflowFailureError
 
 from bench.harness import bench_stack
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, full_job, step, tactical
+from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from workflows.types import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
@@ -42,7 +42,8 @@ async def record() -> None:
             await plain.result()
 
             rewind = await start("rewind", bootstrap() + tactical(1) + [
-                {**tactical(5)[1], "latency_ms": 1500}] + full_job(1)[7:])
+                {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
+                + tactical(5, "r") + finish())
             while len(b.model.requests("rewind")) < 9:
                 await asyncio.sleep(0.05)
             await rewind.signal("rewind", "the scope changed")
