@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from activities import tool_catalog  # noqa: F401 - registers the domain tools
 from activities.config_loader import load_config
 from activities.tokens import count_text
 from activities.tool_registry import openai_tool
