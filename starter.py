@@ -168,11 +168,11 @@ async def pipeline(client: Client, a: argparse.Namespace) -> int:
     handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
                                          result_type=PipelineResult)
     print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)
-    seen = -1
+    seen: tuple = ()
     while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
         st = await handle.query("state")
-        if st["done"] != seen or st["stage"] == "creator":
-            seen = st["done"]
+        if (st["stage"], st["done"]) != seen:
+            seen = (st["stage"], st["done"])
             print(f"  {st['stage']:<10} {st['done']}/{st['requirements']} requirements "
                   f"validated, running: {', '.join(st['running']) or '-'}", flush=True)
         await asyncio.sleep(1.0)
