@@ -1,0 +1,48 @@
+"""Worker roles and separate task queues: model and tool activities on their own queues."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+
+from activities.s3_store import S3Store
+from tests.scripts import full_job
+from worker import build_workers, tuning_from_env
+from workflows.types import JobInput, JobResult
+
+
+async def test_model_and_tool_activities_on_their_own_queues(client, model_server, s3,
+                                                             monkeypatch):
+    tq = f"tq-{uuid.uuid4().hex[:8]}"
+    queues = {"model": f"{tq}-model", "tools": f"{tq}-tools"}
+    monkeypatch.setenv("SWITCHBACK_MODEL_TASK_QUEUE", queues["model"])
+    monkeypatch.setenv("SWITCHBACK_TOOL_TASK_QUEUE", queues["tools"])
+    monkeypatch.setenv("SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "7")
+    assert tuning_from_env() == {"max_concurrent_activities": 7}
+    store = S3Store()
+    workers, closers = [], []
+    for role in ("workflows", "model", "tools"):  # three "processes", one role each
+        ws, cs = build_workers(client, tq, store, role)
+        workers += ws
+        closers += cs
+    assert sorted(w.task_queue for w in workers) == sorted([tq, *queues.values()])
+    job_id = f"job-{uuid.uuid4().hex[:8]}"
+    model_server.set_script(job_id, full_job(1))
+    async with contextlib.AsyncExitStack() as stack:
+        for w in workers:
+            await stack.enter_async_context(w)
+        handle = await client.start_workflow(
+            "AgentJob", JobInput(config={"extends": "creator", "task_queues": queues},
+                                 instructions="x", documents=[]),
+            id=job_id, task_queue=tq, result_type=JobResult)
+        assert (await handle.result()).status == "completed"
+    for c in closers:
+        await c.close()
+    store.close()
+    history = await handle.fetch_history()
+    placed = {(e.activity_task_scheduled_event_attributes.activity_type.name,
+               e.activity_task_scheduled_event_attributes.task_queue.name)
+              for e in history.events if e.HasField("activity_task_scheduled_event_attributes")}
+    assert ("call_model", queues["model"]) in placed
+    assert ("run_tool", queues["tools"]) in placed
+    assert ("archive_phase", tq) in placed
