@@ -11,6 +11,9 @@ Environment (all optional; defaults suit the embedded stack):
       `task_queues`); a `model` / `tools` worker polls only that queue
   SWITCHBACK_MAX_CONCURRENT_ACTIVITIES, SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS,
   SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
+  SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
+  SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
+  SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
   AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
       the S3-compatible workspace store
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
@@ -26,6 +29,7 @@ import contextlib
 import logging
 import os
 import signal
+from datetime import timedelta
 
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import (
@@ -98,7 +102,12 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_LOG_LEVEL",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
-    "OPENAI_BASE_URL", "OPENAI_API_KEY",
+    "OPENAI_BASE_URL", "OPENAI_API_KEY", "SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS",
+    "AWS_DEFAULT_REGION", "TIKTOKEN_CACHE_DIR",
+    "TEMPORAL_TLS", "TEMPORAL_TLS_CLIENT_CERT_PATH", "TEMPORAL_TLS_CLIENT_KEY_PATH",
+    "TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_CONFIG_FILE",
+    "SWITCHBACK_GRAPH_PATH", "SWITCHBACK_GRAPH_SEED", "NEO4J_URI", "NEO4J_USER",
+    "NEO4J_PASSWORD", "NEO4J_DATABASE", "SWITCHBACK_WEB_SEARCH_URL", "SWITCHBACK_WEB_SEARCH_KEY",
 ]
 
 
@@ -107,7 +116,12 @@ def tuning_from_env() -> dict:
     names = {"SWITCHBACK_MAX_CONCURRENT_ACTIVITIES": "max_concurrent_activities",
              "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS": "max_concurrent_workflow_tasks",
              "SWITCHBACK_MAX_CACHED_WORKFLOWS": "max_cached_workflows"}
-    return {opt: int(os.environ[var]) for var, opt in names.items() if os.environ.get(var)}
+    options: dict = {opt: int(os.environ[var]) for var, opt in names.items()
+                     if os.environ.get(var)}
+    if os.environ.get("SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS"):  # let tool calls finish on SIGTERM
+        options["graceful_shutdown_timeout"] = timedelta(
+            seconds=float(os.environ["SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS"]))
+    return options
 
 
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",

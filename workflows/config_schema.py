@@ -128,6 +128,7 @@ class Retries(_Strict):
     tool_backoff: float = Field(3, ge=1)
     tool_timeout_seconds: float = Field(120, gt=0)
     workspace_attempts: int = Field(8, ge=1)
+    workspace_timeout_seconds: float = Field(30, gt=0)  # a dead worker's call is retried after
 
 
 class Prompts(_Strict):

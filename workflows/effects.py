@@ -53,10 +53,12 @@ class WorkspaceEffects:
                                 data=data), str, f"write {path}")
 
     async def _ws_activity(self, name: str, req, result_type, summary: str):
-        attempts = self.cfg.config.retries.workspace_attempts if self.cfg else 5
+        retries = self.cfg.config.retries if self.cfg else None
         return await workflow.execute_activity(
             name, req, result_type=result_type, summary=summary,
-            start_to_close_timeout=timedelta(seconds=60),
+            start_to_close_timeout=timedelta(
+                seconds=retries.workspace_timeout_seconds if retries else 60),
             retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                                      maximum_interval=timedelta(seconds=20),
-                                     maximum_attempts=attempts))
+                                     maximum_attempts=retries.workspace_attempts
+                                     if retries else 5))

@@ -1,0 +1,1 @@
+"""How to run switchback beyond one process: compose, Kubernetes, a local fleet."""

@@ -1,0 +1,1 @@
+"""A multi-process deployment on one machine: see fleet.py."""

@@ -1,0 +1,269 @@
+"""deploy/ manifests agree with the code: no engine runs here, so they are checked as data.
+
+Compose, Kubernetes and the local fleet set only variables worker.py reads (worker.ENV_VARS) or
+Temporal's documented client variables; workers run `python worker.py` with a valid role; the
+configs directory is where SWITCHBACK_CONFIG_DIR says; the ConfigMap carries every file under
+configs/; the S3 policy names only the buckets switchback is configured with; the Procfile is
+what deploy/local/fleet.py generates.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+import worker
+from deploy.local import fleet
+from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+CONFIGS = ROOT / "configs"
+WORKER_COMMAND = ["python", "worker.py"]
+ROLES = {"all", "workflows", "model", "tools"}
+
+# Temporal's client environment (sdk-core envconfig, read by ClientConfig.load_client_connect_
+# config in worker.connect); TEMPORAL_GRPC_META_* is a prefix.
+TEMPORAL_ENVCONFIG = {
+    "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE", "TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE",
+    "TEMPORAL_API_KEY", "TEMPORAL_TLS", "TEMPORAL_TLS_CLIENT_CERT_PATH",
+    "TEMPORAL_TLS_CLIENT_CERT_DATA", "TEMPORAL_TLS_CLIENT_KEY_PATH",
+    "TEMPORAL_TLS_CLIENT_KEY_DATA", "TEMPORAL_TLS_SERVER_CA_CERT_PATH",
+    "TEMPORAL_TLS_SERVER_CA_CERT_DATA", "TEMPORAL_TLS_SERVER_NAME",
+    "TEMPORAL_TLS_DISABLE_HOST_VERIFICATION", "TEMPORAL_CODEC_ENDPOINT", "TEMPORAL_CODEC_AUTH",
+}
+
+
+def known(name: str) -> bool:
+    return (name in worker.ENV_VARS or name in TEMPORAL_ENVCONFIG
+            or name.startswith("TEMPORAL_GRPC_META_"))
+
+
+def load_all(path: Path) -> list[dict]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+
+
+@pytest.fixture(scope="module")
+def k8s() -> dict[str, list[dict]]:
+    """Kubernetes objects by kind, from every manifest in deploy/k8s/ (kustomization aside)."""
+    by_kind: dict[str, list[dict]] = {}
+    for path in sorted((DEPLOY / "k8s").glob("*.yaml")):
+        for doc in load_all(path):
+            by_kind.setdefault(doc["kind"], []).append(doc)
+    return by_kind
+
+
+@pytest.fixture(scope="module")
+def kustomization() -> dict:
+    return yaml.safe_load((DEPLOY / "k8s" / "kustomization.yaml").read_text())
+
+
+def compose_workers(compose: dict) -> dict[str, dict]:
+    return {name: s for name, s in compose["services"].items()
+            if s.get("command") == WORKER_COMMAND}
+
+
+def k8s_workers(k8s: dict) -> list[dict]:
+    """(container) of every Deployment container that runs worker.py."""
+    return [c for d in k8s["Deployment"] for c in d["spec"]["template"]["spec"]["containers"]
+            if c.get("command", WORKER_COMMAND) == WORKER_COMMAND]
+
+
+def k8s_env(container: dict) -> dict[str, dict]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+def config_files() -> dict[str, str]:
+    """configs/ as {path relative to configs/: ConfigMap key}."""
+    files = sorted(p.relative_to(CONFIGS).as_posix() for p in CONFIGS.rglob("*") if p.is_file()
+                   and "__pycache__" not in p.parts)
+    return {f: f.replace("/", "__") for f in files}
+
+
+# -- images and compose -----------------------------------------------------------------------
+
+def test_dockerfile_builds_the_worker_image():
+    lines = [ln.strip() for ln in (DEPLOY / "Dockerfile").read_text().splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    assert lines[0] == "FROM python:3.11-slim"
+    assert any(ln.startswith("RUN pip install . ") or ln == "RUN pip install ." for ln in lines)
+    cmd = [ln for ln in lines if ln.startswith("CMD ")]
+    assert [json.loads(c[4:]) for c in cmd] == [WORKER_COMMAND]
+
+
+def dockerfile_workdir() -> str:
+    workdirs = re.findall(r"^WORKDIR\s+(\S+)", (DEPLOY / "Dockerfile").read_text(), re.M)
+    return workdirs[-1]
+
+
+def test_compose_workers(compose):
+    workers = compose_workers(compose)
+    assert list(workers) == ["worker"]
+    w = workers["worker"]
+    assert w["build"] == {"context": "..", "dockerfile": "deploy/Dockerfile"}
+    assert w["deploy"]["replicas"] == 3
+    env = w["environment"]
+    unknown = sorted(k for k in env if not known(k))
+    assert not unknown, f"compose sets variables worker.py does not read: {unknown}"
+    assert env.get("SWITCHBACK_WORKER_ROLE", "all") in ROLES
+    # the image's checkout has configs/ under WORKDIR (COPY . .)
+    assert env["SWITCHBACK_CONFIG_DIR"] == f"{dockerfile_workdir()}/configs"
+    assert "TEMPORAL_API_KEY" not in env  # empty would still turn TLS on
+    assert set(w["depends_on"]) == {"temporal", "seaweedfs"}
+
+
+def test_compose_services(compose):
+    s = compose["services"]
+    assert s["temporal"]["image"].startswith("temporalio/auto-setup:")
+    assert s["temporal"]["environment"]["DB"] == "postgres12"
+    assert s["temporal"]["environment"]["POSTGRES_SEEDS"] == "postgresql"
+    assert s["temporal-ui"]["image"].startswith("temporalio/ui:")
+    assert "TEMPORAL_CODEC_ENDPOINT" in (DEPLOY / "docker-compose.yml").read_text()
+    codec = s["codec"]
+    assert codec["profiles"] == ["codec"] and codec["command"][:3] == ["python", "-m",
+                                                                       "codec.server"]
+    assert codec["build"] == s["worker"]["build"]
+    weed = s["seaweedfs"]
+    buckets = next(a for a in weed["command"] if a.startswith("-bucket=")).split("=", 1)[1]
+    env = s["worker"]["environment"]
+    assert set(buckets.split(",")) == {workspace_bucket(), env["SWITCHBACK_PAYLOAD_BUCKET"]}
+    assert env["AWS_ACCESS_KEY_ID"] == weed["environment"]["AWS_ACCESS_KEY_ID"]
+    assert env["AWS_SECRET_ACCESS_KEY"] == weed["environment"]["AWS_SECRET_ACCESS_KEY"]
+
+
+def test_compose_dynamic_config_is_the_dev_servers(compose):
+    """The self-hosted server gets the same history.*ProcessorMaxPollRPS as the dev server."""
+    content = yaml.safe_load(compose["configs"]["temporal-dynamic-config"]["content"])
+    dev = dict(v.split("=", 1) for v in TEMPORAL_DYNAMIC_CONFIG[1::2])
+    for key, value in dev.items():
+        assert content[key] == [{"value": int(value)}], key
+    target = compose["services"]["temporal"]["configs"][0]["target"]
+    path = compose["services"]["temporal"]["environment"]["DYNAMIC_CONFIG_FILE_PATH"]
+    assert target == f"/etc/temporal/{path}"
+
+
+# -- Kubernetes ---------------------------------------------------------------------------------
+
+def test_k8s_worker_deployment(k8s):
+    containers = k8s_workers(k8s)
+    assert len(containers) == 1
+    c = containers[0]
+    assert c["command"] == WORKER_COMMAND
+    env = k8s_env(c)
+    unknown = sorted(k for k in env if not known(k))
+    assert not unknown, f"k8s sets variables worker.py does not read: {unknown}"
+    assert env["SWITCHBACK_WORKER_ROLE"]["value"] in ROLES
+    assert c["resources"]["requests"]["cpu"]  # the HPA's CPU utilization needs a request
+    spec = k8s["Deployment"][0]["spec"]["template"]["spec"]
+    assert spec["terminationGracePeriodSeconds"] >= 30
+
+
+def test_k8s_secrets_exist(k8s):
+    secret = {s["metadata"]["name"]: s for s in k8s["Secret"]}
+    for e in k8s_env(k8s_workers(k8s)[0]).values():
+        ref = e.get("valueFrom", {}).get("secretKeyRef")
+        if ref:
+            assert ref["name"] in secret
+            if not ref.get("optional"):
+                assert ref["key"] in secret[ref["name"]]["stringData"], ref
+    keys = set(secret["switchback-secrets"]["stringData"])
+    assert keys <= {"OPENAI_API_KEY", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                    "TEMPORAL_API_KEY"}
+
+
+def test_k8s_configmap_mount_is_the_config_dir(k8s, kustomization):
+    c = k8s_workers(k8s)[0]
+    config_dir = k8s_env(c)["SWITCHBACK_CONFIG_DIR"]["value"]
+    spec = k8s["Deployment"][0]["spec"]["template"]["spec"]
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    config_volumes = [n for n, v in volumes.items() if "configMap" in v]
+    assert config_volumes == ["configs"] and mounts["configs"] == config_dir
+    cm = volumes["configs"]["configMap"]
+    generators = {g["name"]: g for g in kustomization["configMapGenerator"]}
+    assert cm["name"] in generators
+
+    expected = config_files()  # a file added to configs/ must ship in the ConfigMap
+    items = [(i["key"], i["path"]) for i in cm["items"]]
+    want_items = [(k, p) for p, k in expected.items()]
+    assert sorted(items) == want_items, (
+        "worker-deployment.yaml, volumes.configs.configMap.items should be:\n"
+        + "".join(f"              - {{key: {k}, path: {p}}}\n" for k, p in want_items))
+    files = sorted(generators[cm["name"]]["files"])
+    want_files = sorted(f"{k}=../../configs/{p}" for p, k in expected.items())
+    assert files == want_files, (
+        "kustomization.yaml, configMapGenerator files should be:\n"
+        + "".join(f"      - {f}\n" for f in want_files))
+
+
+def test_k8s_kustomization_and_hpa(k8s, kustomization):
+    for resource in kustomization["resources"]:
+        assert (DEPLOY / "k8s" / resource).is_file()
+    assert "secret.yaml" not in kustomization["resources"]  # never overwrite the real one
+    namespaces = [n["metadata"]["name"] for n in k8s["Namespace"]]
+    assert namespaces == [kustomization["namespace"]]
+    hpa = k8s["HorizontalPodAutoscaler"][0]["spec"]
+    assert hpa["scaleTargetRef"]["name"] == k8s["Deployment"][0]["metadata"]["name"]
+    assert [m["resource"]["name"] for m in hpa["metrics"]] == ["cpu"]
+    assert "replicas" not in k8s["Deployment"][0]["spec"]  # the HPA owns it
+
+
+# -- S3 policy ----------------------------------------------------------------------------------
+
+def workspace_bucket() -> str:
+    return yaml.safe_load((CONFIGS / "defaults.yaml").read_text())["workspace"]["bucket"]
+
+
+def test_s3_policy_names_only_the_configured_buckets(compose, k8s):
+    payload = {compose["services"]["worker"]["environment"]["SWITCHBACK_PAYLOAD_BUCKET"],
+               k8s_env(k8s_workers(k8s)[0])["SWITCHBACK_PAYLOAD_BUCKET"]["value"]}
+    assert len(payload) == 1
+    buckets = {workspace_bucket(), *payload}
+    policy = json.loads((DEPLOY / "s3-policy.json").read_text())
+    named: set[str] = set()
+    allowed = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket"}
+    for st in policy["Statement"]:
+        assert st["Effect"] == "Allow"
+        actions, resources = set(st["Action"]), st["Resource"]
+        assert actions <= allowed, actions
+        for arn in resources:
+            m = re.fullmatch(r"arn:aws:s3:::([a-z0-9.-]+)(/\*)?", arn)
+            assert m, arn
+            named.add(m[1])
+            # ListBucket applies to buckets, object actions to objects
+            assert (actions == {"s3:ListBucket"}) == (m[2] is None), st
+    assert named == buckets
+
+
+# -- local fleet ----------------------------------------------------------------------------------
+
+def test_procfile_is_the_fleet():
+    assert (DEPLOY / "local" / "Procfile").read_text() == fleet.procfile_text(), (
+        "regenerate: python -m deploy.local.fleet --procfile > deploy/local/Procfile")
+    procs = dict(ln.split(": ", 1) for ln in fleet.procfile_text().splitlines()
+                 if ln and not ln.startswith("#"))
+    assert set(procs) == {"temporal", "s3", "model", "worker"}
+    assert shlex.split(procs["worker"]) == WORKER_COMMAND
+
+
+def test_fleet_env_is_what_the_worker_reads():
+    env = fleet.stack_env(7233, 8333, 8400)
+    assert all(known(k) for k in env), sorted(k for k in env if not known(k))
+    dotenv = dict(ln.split("=", 1) for ln in fleet.dotenv_text().splitlines())
+    assert dotenv.items() >= env.items()
+
+
+def test_roles_are_the_workers():
+    source = inspect.getsource(worker.build_workers)
+    assert all(f'"{r}"' in source for r in ROLES)
