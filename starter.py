@@ -16,6 +16,7 @@
     python starter.py result JOB_ID          wait for the job and print its outcome
     python starter.py workspace JOB_ID       list the job's workspace files (S3)
     python starter.py cat JOB_ID PATH        print one workspace file
+    python starter.py report JOB_ID [--out DIR]   chart (PNG) + summary (markdown) of a job
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
@@ -41,6 +42,7 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
+import telemetry
 from activities.s3_store import S3Store
 from worker import connect
 from workflows.live_state import (
@@ -290,6 +292,21 @@ async def cat(job_id: str, path: str) -> int:
     return 0
 
 
+async def report_cmd(client: Client, a: argparse.Namespace) -> int:
+    from operate.report import build_report  # matplotlib loads for this command only
+
+    s3 = S3Store()
+    try:
+        png, md = await build_report(client, s3, None, a.job_id, a.out)
+    except LookupError as e:
+        print(e, file=sys.stderr)
+        return 1
+    finally:
+        s3.close()
+    print(f"report: {md}\nchart:  {png}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="starter.py", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -334,6 +351,9 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("--stop-at-divergence", action="store_true",
                     help="stop instead of calling the live endpoint once prompts differ")
     rr.add_argument("--follow", action="store_true")
+    rpt = sub.add_parser("report", help="write a job's chart (PNG) and summary (markdown)")
+    rpt.add_argument("job_id")
+    rpt.add_argument("--out", default="reports", help="directory for <job>.png and <job>.md")
     ls = sub.add_parser("list", help="list jobs")
     ls.add_argument("--query", default=f'WorkflowType="{WORKFLOW_TYPE}"')
     w = sub.add_parser("workspace", help="list a job's workspace")
@@ -367,12 +387,15 @@ async def main(argv: list[str] | None = None) -> int:
         return await replay_cmd(client, a)
     if a.cmd == "rerun":
         return await rerun_cmd(client, a)
+    if a.cmd == "report":
+        return await report_cmd(client, a)
     handlers = {"follow": follow, "status": status, "cancel": cancel, "result": result}
     return await handlers[a.cmd](client, a.job_id)
 
 
 if __name__ == "__main__":
     code = asyncio.run(main())
+    telemetry.shutdown()  # flush spans: os._exit below skips atexit
     sys.stdout.flush()
     # Skip interpreter finalisation: the Temporal client's core runtime threads can race
     # it ("PyGILState_Release ... finalizing") and turn a clean exit into an abort.

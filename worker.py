@@ -38,8 +38,10 @@ from temporalio.api.operatorservice.v1 import (
 )
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
+from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
+import telemetry
 from activities.conversation_store import ConversationStore
 from activities.graph_store import close_graph_store
 from activities.llm import ModelActivities
@@ -55,13 +57,14 @@ from workflows.document_pipeline import DocumentPipeline
 from workflows.types import TASK_QUEUE
 
 
-async def connect(s3: S3Store | None = None) -> Client:
+async def connect(s3: S3Store | None = None, runtime: Runtime | None = None) -> Client:
     """A client from Temporal's standard env/profile configuration; with `s3`, payloads
     above the threshold go to S3 (activities/payload_storage.py)."""
     cfg = ClientConfig.load_client_connect_config()
     cfg.setdefault("target_host", "127.0.0.1:7233")
     converter = with_codec(data_converter(s3), codec_from_env())
-    return await Client.connect(**cfg, data_converter=converter)
+    return await Client.connect(**cfg, data_converter=converter, runtime=runtime,
+                                interceptors=telemetry.interceptors_from_env())
 
 
 SEARCH_ATTRIBUTES = {
@@ -108,6 +111,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_CONFIG_FILE",
     "SWITCHBACK_GRAPH_PATH", "SWITCHBACK_GRAPH_SEED", "NEO4J_URI", "NEO4J_USER",
     "NEO4J_PASSWORD", "NEO4J_DATABASE", "SWITCHBACK_WEB_SEARCH_URL", "SWITCHBACK_WEB_SEARCH_KEY",
+    *telemetry.ENV_VARS,
 ]
 
 
@@ -162,11 +166,10 @@ def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tup
 
 
 async def main() -> None:
-    logging.basicConfig(level=os.environ.get("SWITCHBACK_LOG_LEVEL", "INFO"),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    telemetry.configure_logging()
     s3 = S3Store()
     await s3.ensure_bucket(payload_settings()[0])
-    client = await connect(s3)
+    client = await connect(s3, telemetry.runtime_from_env())
     await ensure_search_attributes(client)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
@@ -186,6 +189,7 @@ async def main() -> None:
         await c.close()
     await close_graph_store()
     s3.close()
+    telemetry.shutdown()
 
 
 if __name__ == "__main__":

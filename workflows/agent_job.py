@@ -35,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         StepLine,
         objective_of,
     )
+    from workflows.metrics import approvals_waiting, count_trip, log_extra, phase_started
     from workflows.model_steps import ModelSteps, _cause
     from workflows.phase_alternation import PhaseAlternation
     from workflows.strategy import CallModel, Complete, ExecuteTools, PlannedCall, ReportError
@@ -221,7 +222,7 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
                         runs=self.runs + 1, last_error=self.last_error)
         workflow.logger.info("continuing as new at phase %s (run %s)",
                              self.strategy.phase.number if self.strategy.phase else "?",
-                             self.runs + 1)
+                             self.runs + 1, extra=log_extra(self.strategy.phase))
         workflow.continue_as_new(JobRun(config=job.config, carry=carry))
 
     async def _boundary(self, step, job: JobRun):
@@ -242,6 +243,7 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
         if isinstance(step, CallModel) and step.conversation != self.conversation:
             if self._should_continue_as_new():  # only ever at the start of a phase
                 await self._continue_as_new(job)
+            phase_started(self.strategy.phase)
             await self._snapshot()
         return step
 
@@ -270,11 +272,13 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
             trips.append(Trip(breaker="budget", action="stop", message=(
                 f"the wrap-up phase used its {self.cfg.config.budget.wrap_up_steps} steps")))
         for trip in trips:
+            count_trip(trip.breaker, trip.action)
             await self.write_output(f"output/breakers/trip_{self.breakers.state.trip_count:04d}"
                                     ".json", trip.model_dump())
         for trip in sorted(trips, key=lambda t: ["stop", "wrap_up", "rewind", "note"]
                            .index(t.action)):
-            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message)
+            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
+                                    extra=log_extra(ph))
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
@@ -323,6 +327,7 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
             call_id=call.id, tool=call.name, arguments=call.preview or call.summary,
             phase=self.strategy.phase.number, requested_at=now,
             deadline=now + timedelta(seconds=a.timeout_seconds))
+        approvals_waiting(len(self.approvals))
         self.status = "waiting_approval"
         self._publish()
         try:
@@ -337,6 +342,7 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
                 f"(approvals.on_timeout={a.on_timeout})")
         finally:
             self.approvals.pop(call.id, None)
+            approvals_waiting(len(self.approvals))
             self.status = "running"
         self._publish()
         return verdict
@@ -382,7 +388,8 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
         self.length += 1
 
     async def _fail(self, err: ReportError) -> None:
-        workflow.logger.error("job failed: %s", err.what)
+        workflow.logger.error("job failed: %s", err.what,
+                              extra=log_extra(self.strategy.phase if self.strategy else None))
         self.status, self.last_error = "failed", err.what
         if self.ws is not None:
             ph = self.strategy.phase if self.strategy else None
