@@ -14,8 +14,6 @@ import os
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from devstack.processes import (
     port_is_free,
     spawn,
     terminate_group,
+    wait_http_200,
 )
 from devstack.seaweed import DEFAULT_BUCKET, SeaweedS3, remove_weed_sockets
 from devstack.temporal_server import TemporalDevServer
@@ -135,22 +134,6 @@ def _check_ports() -> None:
                 f"port {port} ({what}) is already in use by a process that is not part of "
                 f"this stack; stop it (see `ss -ltnp | grep :{port}`) and retry"
             )
-
-
-def _wait_http_200(url: str, proc: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise StackError(f"exited with code {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError, ValueError):
-            pass
-        if time.monotonic() > deadline:
-            raise StackError(f"GET {url} did not answer 200 within {timeout:.0f}s")
-        time.sleep(0.2)
 
 
 def _wait_worker(proc: subprocess.Popen[bytes], log_path: Path, timeout: float = 30) -> bool:
@@ -281,7 +264,10 @@ def cmd_up(stack: _Stack) -> int:
             cwd=ROOT,
         )
         stack.record("model", model.pid, MODEL_PORT)
-        _wait_http_200(f"http://127.0.0.1:{MODEL_PORT}/v1/models", model, timeout=30)
+        try:
+            wait_http_200(f"http://127.0.0.1:{MODEL_PORT}/v1/models", model, timeout=30)
+        except RuntimeError as e:
+            raise StackError(str(e)) from e
 
         # 4. worker
         current = "worker"

@@ -18,6 +18,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO
@@ -109,6 +111,25 @@ def log_tail(path: str | Path | None, lines: int = 20) -> str:
 # ---------------------------------------------------------------------------
 # process helpers
 # ---------------------------------------------------------------------------
+
+
+def wait_http_200(url: str, proc: subprocess.Popen, timeout: float,
+                  log: str | Path | None = None) -> None:
+    """Poll `url` until it answers 200; RuntimeError if `proc` exits or time runs out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            tail = f":\n{log_tail(log, 20)}" if log else ""
+            raise RuntimeError(f"{url}: process exited with code {proc.returncode}{tail}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"GET {url} did not answer 200 within {timeout:.0f}s")
+        time.sleep(0.2)
 
 
 def spawn(

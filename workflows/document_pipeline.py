@@ -24,6 +24,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.model_steps import _cause
     from workflows.types import (
         JOB_FAILED_ERROR,
         PIPELINE_TYPE,
@@ -69,7 +70,7 @@ class DocumentPipeline:
             WORKFLOW_TYPE, JobInput(config=inp.creator_config, instructions=inp.instructions,
                                     documents=inp.documents),
             id=creator_id, result_type=JobResult, task_queue=workflow.info().task_queue)
-        bucket = await self._bucket(inp)
+        bucket = _bucket(inp)
         if creator.status != "completed":
             return await self._finish(bucket, PipelineResult(status="failed",
                                                              creator_job=creator_id))
@@ -122,11 +123,6 @@ class DocumentPipeline:
         self.outcomes.append(outcome)
         return outcome
 
-    async def _bucket(self, inp: PipelineInput) -> str:
-        if isinstance(inp.creator_config, dict):
-            return inp.creator_config.get("workspace", {}).get("bucket", "switchback")
-        return "switchback"
-
     async def _finish(self, bucket: str, result: PipelineResult) -> PipelineResult:
         self.stage = "done"
         await workflow.execute_activity(
@@ -142,12 +138,12 @@ class DocumentPipeline:
         return result
 
 
+def _bucket(inp: PipelineInput) -> str:
+    """The creator's workspace bucket (an inline config may set it)."""
+    if isinstance(inp.creator_config, dict):
+        return inp.creator_config.get("workspace", {}).get("bucket", "switchback")
+    return "switchback"
+
+
 def _safe(text: str) -> str:
     return "".join(c if c.isalnum() or c in "._-" else "-" for c in text)[:60]
-
-
-def _cause(e: BaseException) -> str:
-    """The child job's own failure message."""
-    while isinstance(e, ChildWorkflowError) and e.__cause__ is not None:
-        e = e.__cause__
-    return " ".join(str(e).split())[:500]

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ChildWorkflowError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from workflows.strategy import CallModel, ReportError
@@ -119,7 +119,7 @@ class ModelSteps:
 
 
 def _cause(e: BaseException) -> str:
-    """The message of the error the activity raised, in one line."""
-    while isinstance(e, ActivityError) and e.__cause__ is not None:
+    """The message of the error the activity (or child job) raised, in one line."""
+    while isinstance(e, ActivityError | ChildWorkflowError) and e.__cause__ is not None:
         e = e.__cause__
     return " ".join(str(e).split())[:500]

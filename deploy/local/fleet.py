@@ -31,13 +31,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from devstack.processes import free_port, log_tail, spawn, terminate_group
+from devstack.processes import free_port, log_tail, spawn, terminate_group, wait_http_200
 from devstack.seaweed import DEFAULT_BUCKET, SeaweedS3
 from devstack.temporal_server import TemporalDevServer
 
@@ -108,23 +106,6 @@ def stop_worker(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
 
 # -- the fleet ------------------------------------------------------------------------------
 
-def _wait_http_200(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{url}: process exited with code {proc.returncode}:\n"
-                               f"{log_tail(log, 20)}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, OSError, ValueError):
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"GET {url} did not answer 200 within {timeout:.0f}s")
-        time.sleep(0.2)
-
-
 def model_command(port: int, script: str | Path | None) -> list[str]:
     return [sys.executable, "-m", "devstack.scripted_model", "--host", "127.0.0.1",
             "--port", str(port), *(["--script", str(script)] if script else [])]
@@ -191,8 +172,8 @@ class Fleet:
             self.model_port = self.model_port or free_port()
             self.model = spawn(model_command(self.model_port, self.model_script),
                                log_path=self.logs / "model.log", env=worker_env({}), cwd=ROOT)
-            _wait_http_200(f"http://127.0.0.1:{self.model_port}/v1/models", self.model,
-                           self.logs / "model.log", timeout)
+            wait_http_200(f"http://127.0.0.1:{self.model_port}/v1/models", self.model,
+                          timeout, self.logs / "model.log")
             self.procs = [self._start_worker(i) for i in range(self.workers)]
             for i, p in enumerate(self.procs):
                 wait_worker_started(p, self.worker_log(i), timeout)
