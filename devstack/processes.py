@@ -72,20 +72,22 @@ _handed_out: set[int] = set()
 
 
 def free_port_pair(offset: int = 10000, *, avoid: Iterable[int] = ()) -> int:
-    """A port p in 20000..45000 such that p and p + offset are both free.
+    """A port p in 10000..22000 such that p and p + offset are both free.
 
-    SeaweedFS binds each service's gRPC port on its HTTP port + 10000.
+    SeaweedFS binds each service's gRPC port on its HTTP port + 10000. Both stay below
+    Linux's ephemeral range (32768+), where an outgoing connection may take a port
+    between this check and weed binding it (seen under load: weed exited with 255).
     """
     avoid_set = set(avoid) | _handed_out
     rng = random.SystemRandom()
     for _ in range(500):
-        p = rng.randint(20000, 45000)
+        p = rng.randint(10000, 32768 - offset - 1)
         if p in avoid_set or p + offset in avoid_set:
             continue
         if port_is_free(p) and port_is_free(p + offset):
             _handed_out.update((p, p + offset))
             return p
-    raise RuntimeError(f"no free port pair (p, p+{offset}) found in 20000..45000")
+    raise RuntimeError(f"no free port pair (p, p+{offset}) found below 32768")
 
 
 def tcp_connectable(host: str, port: int, timeout: float = 0.5) -> bool:

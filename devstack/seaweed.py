@@ -183,6 +183,10 @@ class SeaweedS3(Managed):
                 if tcp_connectable("127.0.0.1", self.s3_port):
                     try:
                         self._ensure_bucket(probe, DEFAULT_BUCKET)
+                        # the volume server may register after S3 answers: prove a write
+                        # and a read before calling it ready (a restart showed the gap)
+                        probe.put_object(Bucket=DEFAULT_BUCKET, Key=".ready", Body=b"ok")
+                        probe.get_object(Bucket=DEFAULT_BUCKET, Key=".ready")["Body"].read()
                         return
                     except Exception as e:  # not ready yet (connection reset, 5xx, ...)
                         last_error = e

@@ -59,7 +59,7 @@ def test_venv_bin_missing_names_package(monkeypatch: pytest.MonkeyPatch) -> None
 def test_free_ports() -> None:
     assert _bindable(free_port())
     p = free_port_pair()
-    assert 20000 <= p <= 45000
+    assert 10000 <= p and p + 10000 < 32768  # below the ephemeral port range
     assert _bindable(p) and _bindable(p + 10000)
     q = free_port_pair()
     assert {p, p + 10000}.isdisjoint({q, q + 10000})
