@@ -11,6 +11,7 @@ Environment (all optional; defaults suit the embedded stack):
       `task_queues`); a `model` / `tools` worker polls only that queue
   SWITCHBACK_MAX_CONCURRENT_ACTIVITIES, SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS,
   SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
+  SWITCHBACK_STICKY_TIMEOUT_SECONDS  sticky schedule-to-start timeout (default 5)
   SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
   SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
   SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
@@ -47,6 +48,7 @@ from activities.graph_store import close_graph_store
 from activities.llm import ModelActivities
 from activities.payload_storage import data_converter, payload_settings
 from activities.pipeline import PipelineActivities
+from activities.retry_unstick import UnstickRetries
 from activities.s3_store import S3Store
 from activities.snapshots import SnapshotActivities
 from activities.tools import ToolActivities
@@ -102,7 +104,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_TASK_QUEUE", "SWITCHBACK_CONFIG_DIR", "SWITCHBACK_WORKER_ROLE",
     "SWITCHBACK_MODEL_TASK_QUEUE", "SWITCHBACK_TOOL_TASK_QUEUE",
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
-    "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_LOG_LEVEL",
+    "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS", "SWITCHBACK_LOG_LEVEL",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
     "OPENAI_BASE_URL", "OPENAI_API_KEY", "SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS",
@@ -122,6 +124,10 @@ def tuning_from_env() -> dict:
              "SWITCHBACK_MAX_CACHED_WORKFLOWS": "max_cached_workflows"}
     options: dict = {opt: int(os.environ[var]) for var, opt in names.items()
                      if os.environ.get(var)}
+    # a workflow task left on a dead worker's sticky queue goes to the normal queue after
+    # this (the SDK's default is 10 s; a retried activity resets stickiness at once anyway)
+    options["sticky_queue_schedule_to_start_timeout"] = timedelta(
+        seconds=float(os.environ.get("SWITCHBACK_STICKY_TIMEOUT_SECONDS") or 5))
     if os.environ.get("SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS"):  # let tool calls finish on SIGTERM
         options["graceful_shutdown_timeout"] = timedelta(
             seconds=float(os.environ["SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS"]))
@@ -148,13 +154,15 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
             *WorkspaceActivities(s3).all(), SnapshotActivities(s3).snapshot_phase,
-            pipeline.read_requirements, pipeline.read_decision])
+            pipeline.read_requirements, pipeline.read_decision,
+            *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local
     for kind, acts in (("model", model_acts), ("tools", tool_acts)):
         if role in ("all", kind):
             add(queues[kind] or task_queue, [], acts)
     if not plan:
         raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
-    workers = [Worker(client, task_queue=q, workflows=w, activities=a, **options)
+    workers = [Worker(client, task_queue=q, workflows=w, activities=a,
+                      interceptors=[UnstickRetries()], **options)
                for q, (w, a) in plan.items()]
     return workers, [model]
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import OrderedDict
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from activities.s3_store import S3Store
@@ -71,6 +72,18 @@ class ConversationStore:
                 raise ConversationMissing(f"{name} of conversation '{conv}' is missing")
             entry.texts[name] = data.decode()
         return entry.texts[name]
+
+    def stage(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[None]:
+        """Cache the message now; the returned awaitable stores it (the caller awaits it
+        before it reports the message as stored)."""
+        self._entry(ws, conv).messages[index] = message
+        return self.s3.put(ws.bucket, self.key(ws, conv, f"{index:06d}.json"),
+                           json.dumps(message, ensure_ascii=False).encode(), "application/json")
+
+    def stage_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[None]:
+        self._entry(ws, conv).texts[name] = text
+        return self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
+                           "text/markdown; charset=utf-8")
 
     async def put(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> None:
         body = json.dumps(message, ensure_ascii=False).encode()

@@ -92,11 +92,27 @@ class ModelActivities:
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, req: ModelRequest) -> ModelReply:
+        # the messages the workflow made are stored while the model answers (the prompt is
+        # assembled from the cache); the call completes only once they are in the store
         ws, conv = req.workspace, req.conversation
+        writes = [self.store.stage(ws, conv, m.index, _inline_message(m)) for m in req.inline]
+        writes += [self.store.stage(ws, req.closing_conversation, m.index, _inline_message(m))
+                   for m in req.closing]
         if req.system_prompt is not None:
-            await self.store.put_text(ws, conv, "system.md", req.system_prompt)
-        await asyncio.gather(*(self.store.put(ws, conv, m.index, _inline_message(m))
-                               for m in req.inline))
+            writes.append(self.store.stage_text(ws, conv, "system.md", req.system_prompt))
+        storing = [asyncio.ensure_future(w) for w in writes]
+        try:
+            reply = await self._answer(req)
+        except BaseException:
+            for task in storing:
+                task.cancel()
+            await asyncio.gather(*storing, return_exceptions=True)
+            raise
+        await asyncio.gather(*storing)
+        return reply
+
+    async def _answer(self, req: ModelRequest) -> ModelReply:
+        ws, conv = req.workspace, req.conversation
         system = await self.store.text(ws, conv, "system.md")
         history = await self.store.messages(ws, conv, req.length)
         summary = (await self.store.text(ws, conv, "summary.md")) if req.summary_upto else None
@@ -110,9 +126,11 @@ class ModelActivities:
                 > req.summary_upto):
             return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                               needs_compaction=True)
-        kwargs: dict = {"model": req.llm.model, "messages": messages}
-        if tools:
-            kwargs["tools"] = tools
+        # messages and tools go in the body as they are: the openai client's per-request
+        # transform of typed params walks every message (the largest CPU cost per step in
+        # a long phase), and these are plain JSON dicts already
+        body: dict = {"messages": messages, **({"tools": tools} if tools else {})}
+        kwargs: dict = {"model": req.llm.model, "messages": [], "extra_body": body}
         if req.llm.temperature is not None:
             kwargs["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
@@ -193,7 +211,8 @@ class ModelActivities:
                                                 req.context.keep_tool_results,
                                                 req.context.clear_min_chars)))
         messages = [{"role": "system", "content": req.prompt}, {"role": "user", "content": body}]
-        kwargs: dict = {"model": req.llm.model, "messages": messages}
+        kwargs: dict = {"model": req.llm.model, "messages": [],
+                        "extra_body": {"messages": messages}}
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
         headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}

@@ -43,6 +43,20 @@ def _cached(name: str) -> bool:
 
 
 def count_text(text: str, model: str = "") -> int:
+    if len(text) < 256:
+        return _encode_len(text, model)
+    return _count_memo(text, model)
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_memo(text: str, model: str) -> int:
+    """Counts of longer texts are remembered: a phase's prompt is mostly the same messages
+    step after step (the same str objects from the conversation cache, whose hash Python
+    keeps), so each step encodes only what is new instead of the whole prompt again."""
+    return _encode_len(text, model)
+
+
+def _encode_len(text: str, model: str) -> int:
     return len(encoding_for(model).encode(text, disallowed_special=()))
 
 

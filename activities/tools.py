@@ -2,7 +2,9 @@
 
 The call's arguments are read from the stored assistant message (they never
 enter workflow history); the result is stored as the conversation's tool
-message; the workflow gets a short `ToolOutcome`. A result longer than
+message; the workflow gets a short `ToolOutcome`. A result of at most
+`inline_max_chars` (a confirmation, an error) is returned whole instead and goes
+to the store with the next model call, off the step's critical path. A result longer than
 `max_result_chars` is cut, with a pointer to the full text (the file itself for
 read_file, else `tool_outputs/<conversation>/<n>.txt`, written here). Mistakes the
 model made come back as tool errors with a code; storage failures raise and are
@@ -45,6 +47,9 @@ class ToolActivities:
         raw = call["function"]["arguments"]
         outcome = await self._run(req, raw)
         text = await self._cut(req, raw, outcome.summary)
+        if len(text) <= req.inline_max_chars:  # stored with the next model call
+            outcome.summary, outcome.stored = text, False
+            return outcome
         await self.store.put(ws, conv, req.result_index,
                              {"role": "tool", "tool_call_id": req.call_id, "content": text})
         outcome.summary = text[:200]

@@ -61,7 +61,9 @@ class ModelProcess:
     async def arrivals(self, job_id: str) -> list[float]:
         r = await self.http.get("/_admin/requests", params={"job_id": job_id})
         r.raise_for_status()
-        return sorted(x["_t"] for x in r.json())
+        # a request the server is answering this instant is stamped a moment after it is
+        # logged: leave it for the next look
+        return sorted(x["_t"] for x in r.json() if "_t" in x)
 
     async def close(self) -> None:
         await self.http.aclose()
@@ -172,8 +174,32 @@ def history_figures(c: Contender, events: list) -> dict:
     for e in events:
         payload_sizes(e, sizes)
     return {"per_step": per_step, "bytes": total, "events": len(events),
+            "split": step_split(c, events),
             "largest_payload": max(sizes, default=0), "largest_event":
             max((e.ByteSize() for e in events), default=0)}
+
+
+def step_split(c: Contender, events: list) -> dict[str, float]:
+    """Where a step's time goes, from the history's event times (medians, seconds): the model
+    activity waiting to start (dispatch), running (model call + its S3 reads and writes),
+    and from its completion to the next model call's scheduling (workflow tasks, tools)."""
+    t = {e.event_id: e.event_time.ToNanoseconds() / 1e9 for e in events}
+    model_ids = {e.event_id for i, e in enumerate(events)
+                 if e.HasField("activity_task_scheduled_event_attributes")
+                 and c.model_call_step(e, i + 1) is not None}
+    started, done = {}, {}
+    for e in events:
+        if e.HasField("activity_task_started_event_attributes"):
+            started[e.activity_task_started_event_attributes.scheduled_event_id] = t[e.event_id]
+        elif e.HasField("activity_task_completed_event_attributes"):
+            done[e.activity_task_completed_event_attributes.scheduled_event_id] = t[e.event_id]
+    ids = sorted(i for i in model_ids if i in started and i in done)
+    if len(ids) < 2:
+        return {}
+    return {"dispatch": statistics.median(started[i] - t[i] for i in ids),
+            "model_activity": statistics.median(done[i] - started[i] for i in ids),
+            "between": statistics.median(t[j] - done[i] for i, j in zip(ids, ids[1:],
+                                                                        strict=False))}
 
 
 def describe(e: BaseException) -> str:
@@ -337,6 +363,10 @@ def fmt_rows(results: dict[str, dict], titles: dict[str, str], a: argparse.Names
     row("overhead/step p95 ms", lambda r: ms(r["over_p95"]))
     row("overhead/step mean ms (job wall)", lambda r: ms(r["over_mean"]))
     row("median overhead / floor's", lambda r: f"{r['over_median'] / floor['over_median']:.1f}x")
+    for key, label in (("dispatch", "model activity scheduled->started"),
+                       ("model_activity", "model activity started->completed"),
+                       ("between", "completed->next model call")):
+        row(f"  step median ms: {label}", lambda r, k=key: ms(r["history"]["split"][k]))
     row("worker CPU s/step (1 job)", lambda r: f"{r['cpu_step']:.4f}")
     row("Temporal+S3 CPU s/step (1 job)", lambda r: f"{r['srv_step']:.4f}")
     for s in (5, 50, 200):

@@ -21,6 +21,8 @@ TEMPORAL_DYNAMIC_CONFIG: list[str] = [
     "history.timerProcessorMaxPollRPS=1000",
     "--dynamic-config-value",
     "history.visibilityProcessorMaxPollRPS=1000",
+    "--dynamic-config-value",  # an activity scheduled by a workflow task may come back in the
+    "system.enableActivityEagerExecution=true",  # answer to it, skipping a poll (same queue)
 ]
 
 SEARCH_ATTRIBUTES: dict[str, str] = {

@@ -254,9 +254,17 @@ async def test_job_history_is_encrypted_and_readable_through_codec_server(
     assert marker.encode() not in raw and said.encode() not in raw
     desc = await client.get_workflow_handle(job_id).describe()
     assert marker.encode() not in desc.raw_description.SerializeToString()
-    # every payload is ciphertext except search attributes (the server must index them)
+    # every payload is ciphertext except search attributes (the server must index them) and
+    # the SDK's marker bookkeeping (patch ids; a local activity's sequence number, type and
+    # times - its result is encrypted)
+    bookkeeping = [p for e in history.events if e.HasField("marker_recorded_event_attributes")
+                   for p in payloads_in(e) if p.metadata.get("encoding") != ENCODING]
+    fields = {k for p in bookkeeping for k in json.loads(p.data)}
+    assert fields <= {"id", "deprecated", "seq", "attempt", "activity_id", "activity_type",
+                      "complete_time", "backoff", "original_schedule_time",
+                      "activation_index"}, fields
     unencrypted = [p for e in history.events for p in payloads_in(e)
-                   if p.metadata.get("encoding") != ENCODING]
+                   if p.metadata.get("encoding") != ENCODING and p not in bookkeeping]
     assert unencrypted and all(p.metadata.get("type") for p in unencrypted), \
         [dict(p.metadata) for p in unencrypted if not p.metadata.get("type")][:5]
     # ... and with the keys it is all there

@@ -38,8 +38,10 @@ async def test_cli_started_job_replays(client, task_queue, model_server, s3):
     outcome = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert outcome.replay_failure is None, outcome.replay_failure
 
-    # the web UI's activity summaries say which tool ran on which path
+    # the web UI's activity summaries say which tool ran on which path (workspace tools
+    # run as local activities: their summary is on the marker event)
     summaries = [e.user_metadata.summary.data.decode() for e in history.events
-                 if e.HasField("activity_task_scheduled_event_attributes")]
+                 if e.HasField("activity_task_scheduled_event_attributes")
+                 or e.HasField("marker_recorded_event_attributes")]
     assert any('write_file work/p2_3.md' in s for s in summaries)
     assert any("phase 2 tactical step" in s for s in summaries)  # model calls

@@ -83,7 +83,8 @@ def test_temporal_dev_server_args() -> None:
     assert extra == args[-len(extra) :]
     assert "start-dev" not in extra and "--port" not in extra
     assert extra.count("--search-attribute") == len(SEARCH_ATTRIBUTES) == 4
-    assert extra.count("--dynamic-config-value") == 3
+    assert extra.count("--dynamic-config-value") == 4
+    assert "system.enableActivityEagerExecution=true" in extra
 
 
 def test_seaweed_s3_roundtrip_auth_and_restart(tmp_path: Path) -> None:

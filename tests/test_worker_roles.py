@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from datetime import timedelta
 
 from activities.s3_store import S3Store
 from tests.scripts import full_job
@@ -18,7 +19,8 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
     monkeypatch.setenv("SWITCHBACK_MODEL_TASK_QUEUE", queues["model"])
     monkeypatch.setenv("SWITCHBACK_TOOL_TASK_QUEUE", queues["tools"])
     monkeypatch.setenv("SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "7")
-    assert tuning_from_env() == {"max_concurrent_activities": 7}
+    assert tuning_from_env() == {"max_concurrent_activities": 7,
+                                 "sticky_queue_schedule_to_start_timeout": timedelta(seconds=5)}
     store = S3Store()
     workers, closers = [], []
     for role in ("workflows", "model", "tools"):  # three "processes", one role each
@@ -32,7 +34,8 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
         for w in workers:
             await stack.enter_async_context(w)
         handle = await client.start_workflow(
-            "AgentJob", JobInput(config={"extends": "creator", "task_queues": queues},
+            "AgentJob", JobInput(config={"extends": "creator", "task_queues": queues,
+                                         "tools": {"local": []}},  # every tool on its queue
                                  instructions="x", documents=[]),
             id=job_id, task_queue=tq, result_type=JobResult)
         assert (await handle.result()).status == "completed"
@@ -46,3 +49,39 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
     assert ("call_model", queues["model"]) in placed
     assert ("run_tool", queues["tools"]) in placed
     assert ("archive_phase", tq) in placed
+
+
+async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(
+        client, model_server, s3, monkeypatch):
+    """tools.local (default: the workspace tools): run inside the workflow task, recorded as
+    local-activity markers; the rest stay activities. A workflows-only worker runs them."""
+    tq = f"tq-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("SWITCHBACK_MODEL_TASK_QUEUE", f"{tq}-model")
+    store = S3Store()
+    workers, closers = [], []
+    for role in ("workflows", "model"):
+        ws, cs = build_workers(client, tq, store, role)
+        workers += ws
+        closers += cs
+    job_id = f"job-{uuid.uuid4().hex[:8]}"
+    model_server.set_script(job_id, full_job(1))
+    async with contextlib.AsyncExitStack() as stack:
+        for w in workers:
+            await stack.enter_async_context(w)
+        handle = await client.start_workflow(
+            "AgentJob", JobInput(config={"extends": "defaults",
+                                         "task_queues": {"model": f"{tq}-model"}},
+                                 instructions="x", documents=[]),
+            id=job_id, task_queue=tq, result_type=JobResult)
+        assert (await handle.result()).status == "completed"
+    for c in closers:
+        await c.close()
+    store.close()
+    history = await handle.fetch_history()
+    scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name
+                 for e in history.events
+                 if e.HasField("activity_task_scheduled_event_attributes")]
+    markers = [e.marker_recorded_event_attributes.marker_name for e in history.events
+               if e.HasField("marker_recorded_event_attributes")]
+    assert "run_tool" not in scheduled and "call_model" in scheduled
+    assert markers.count("core_local_activity") >= 5  # the job's workspace tool calls

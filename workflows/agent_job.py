@@ -63,6 +63,13 @@ with workflow.unsafe.imports_passed_through():
 
 
 JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
+INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
+INLINE_MAX_CHARS = 500
+
+
+def _label(call: ToolCallInfo) -> str:
+    return f"{call.name} {call.summary}".strip()[:200]
 
 
 @workflow.defn(name="AgentJob")
@@ -363,17 +370,26 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
                                             deferred=c.tools.deferred,
                                             search_results=c.tools.search_results,
                                             approved=approved))
+        if workflow.patched(INLINE_TOOL_RESULTS):
+            req.inline_max_chars = INLINE_MAX_CHARS
         self.length += 1
+        timeout = timedelta(seconds=c.retries.tool_timeout_seconds)
+        retry = RetryPolicy(
+            initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
+            backoff_coefficient=c.retries.tool_backoff, maximum_attempts=c.retries.tool_attempts)
+        cancel = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
         try:
-            return await workflow.execute_activity(
-                RUN_TOOL, req, result_type=ToolOutcome, task_queue=c.task_queues.tools,
-                summary=f"{call.name} {call.summary}".strip()[:200],
-                start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
-                cancellation_type=workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
-                    backoff_coefficient=c.retries.tool_backoff,
-                    maximum_attempts=c.retries.tool_attempts))
+            # cheap workspace tools run as local activities, in this workflow task: no
+            # activity task to dispatch, no second workflow task per step
+            if call.name in c.tools.local and workflow.patched(LOCAL_TOOL_CALLS):
+                outcome = await workflow.execute_local_activity(
+                    RUN_TOOL, req, result_type=ToolOutcome, summary=_label(call),
+                    start_to_close_timeout=timeout, retry_policy=retry, cancellation_type=cancel)
+            else:
+                outcome = await workflow.execute_activity(
+                    RUN_TOOL, req, result_type=ToolOutcome, task_queue=c.task_queues.tools,
+                    summary=_label(call), start_to_close_timeout=timeout,
+                    cancellation_type=cancel, retry_policy=retry)
         except ActivityError as e:
             if is_cancelled_exception(e):
                 raise
@@ -381,6 +397,10 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
                 f"tool '{call.name}' ({call.summary}) failed after {c.retries.tool_attempts} "
                 f"attempts: {_cause(e)}", code="tool_failed"))
             raise  # unreachable: _fail raises
+        if not outcome.stored:  # a short result: stored by the next model call
+            self.inline.append(InlineMessage(index=req.result_index, role="tool",
+                                             content=outcome.summary, tool_call_id=call.id))
+        return outcome
 
     def _add_inline(self, role: str, content: str, call_id: str | None = None) -> None:
         self.inline.append(InlineMessage(index=self.length, role=role, content=content,

@@ -23,7 +23,7 @@ class LlmSettings(_Strict):
     temperature: float | None = 0.2
     max_tokens: int | None = 4096
     timeout_seconds: float = Field(300, gt=0)
-    heartbeat_timeout_seconds: float = Field(30, gt=0)
+    heartbeat_timeout_seconds: float = Field(3, gt=0)
     max_attempts: int = Field(10, ge=1)
     max_retry_interval_seconds: float = Field(60, gt=0)
     replay_from: str | None = None  # rerun: answer from this job's recorded responses ...
@@ -39,6 +39,10 @@ class ToolSets(_Strict):
     domain: list[str] = []
     deferred: list[str] = []  # domain tools not sent until tool_search finds them
     search_results: int = Field(3, ge=1)  # K: tools tool_search adds per query
+    # run as local activities in the workflow's worker (short workspace operations whose
+    # retry and timeout rules fit); the others are activities on task_queues.tools
+    local: list[str] = ["read_file", "write_file", "list_files", "search_files",
+                        "delete_file", "todo_write", "tool_search"]
 
     def for_phase(self, kind: str) -> list[str]:
         """Strategic: workspace + strategic. Tactical: workspace + tactical + domain

@@ -34,6 +34,7 @@ class ModelSteps:
     async def _call_model(self, step: CallModel) -> ModelReply:
         assert self.cfg and self.ws
         fresh = step.conversation != self.conversation
+        closing, closing_conversation = (self.inline, self.conversation) if fresh else ([], "")
         if fresh:
             self.conversation, self.length, self.inline = step.conversation, 0, []
             self.summary_upto = 0
@@ -49,14 +50,15 @@ class ModelSteps:
                            call_key=f"{self.conversation}.m{self.length}",
                            preview_tools=self.cfg.config.approval_required,
                            context=self.cfg.config.context, summary_upto=self.summary_upto,
-                           token_ratio=self.token_ratio)
+                           token_ratio=self.token_ratio, closing=closing,
+                           closing_conversation=closing_conversation)
         reply = await self._model_activity(req, step.label)
         self.inline = []
         if reply.needs_compaction:
             await self._compact()
             reply = await self._model_activity(req.model_copy(update={
                 "inline": [], "system_prompt": None, "summary_upto": self.summary_upto,
-                "may_compact": False}), step.label)
+                "may_compact": False, "closing": []}), step.label)
         if reply.usage.prompt_tokens and reply.estimated_prompt_tokens:
             self.token_ratio = min(3.0, max(0.33, reply.usage.prompt_tokens
                                             / reply.estimated_prompt_tokens))

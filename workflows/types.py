@@ -167,6 +167,9 @@ class ModelRequest(BaseModel):
     summary_upto: int = 0  # messages before this index are folded into the stored summary
     token_ratio: float = 1.0  # reported / estimated prompt tokens of the last call
     may_compact: bool = True  # False: call the model even above the threshold
+    # the previous conversation's last messages (results of the turn that ended its phase)
+    closing: list[InlineMessage] = []
+    closing_conversation: str = ""
 
 
 class Usage(BaseModel):
@@ -236,6 +239,9 @@ class ToolRequest(BaseModel):
     name: str
     result_index: int  # where to store the tool message
     limits: ToolLimits
+    # a result this short is not stored here but returned whole (`stored` False): the
+    # workflow hands it to the next model call, which stores it while the model answers
+    inline_max_chars: int = 0
 
 
 class ToolOutcome(BaseModel):
@@ -244,6 +250,7 @@ class ToolOutcome(BaseModel):
     summary: str = ""  # short, for the workflow and the UI; the full text is in the store
     changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
     tools_added: list[str] = Field(default_factory=list)  # tool_search: tools now loaded
+    stored: bool = True  # False: `summary` is the whole result, not yet in the store
 
 
 # -- the document pipeline -------------------------------------------------------------

@@ -49,7 +49,7 @@ def tactical_steps(n: int, latency_ms: int) -> list[dict]:
 class SwitchbackJob(Contender):
     key = "switchback"
     title = "switchback AgentJob"
-    timeouts = "model activity heartbeat 30 s (llm.heartbeat_timeout_seconds)"
+    timeouts = "model activity heartbeat 3 s (llm.heartbeat_timeout_seconds)"
 
     def script(self, n: int, latency_ms: int) -> list[dict]:
         steps = bootstrap("Write the sections", todo_count(n)) + tactical_steps(n, latency_ms)
