@@ -46,6 +46,8 @@ class S3Store:
             region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
             or "us-east-1",
             config=Config(s3={"addressing_style": "path"}, connect_timeout=3, read_timeout=30,
+                          request_checksum_calculation="when_required",
+                          response_checksum_validation="when_required",
                           retries={"mode": "standard", "max_attempts": 2},
                           max_pool_connections=max_threads))
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="s3")

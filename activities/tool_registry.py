@@ -8,6 +8,7 @@ act on; it never raises.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,7 +112,10 @@ _SPECS = [
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 
 
+@functools.cache
 def openai_tool(name: str) -> dict:
+    """The tool's Chat Completions schema; built once per name (pydantic's JSON schema
+    generation is costly), shared - do not modify the answer."""
     spec = TOOLS[name]
     schema = _strip_titles(spec.args.model_json_schema())
     return {"type": "function",

@@ -125,8 +125,9 @@ def process_cpu(pid: int) -> float:
     return t.user + t.system
 
 
-def server_cpu() -> float:
-    """CPU seconds so far of the Temporal dev server and SeaweedFS (children of this process)."""
+def server_cpu(which: tuple[str, ...] = ("temporal", "weed")) -> float:
+    """CPU seconds so far of the Temporal dev server and/or SeaweedFS (children of this
+    process)."""
     procs: dict[int, tuple[str, int, float]] = {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
         if entry.isdigit():
@@ -138,7 +139,7 @@ def server_cpu() -> float:
     while frontier:  # descendants of this process
         frontier = {p for p, (_, ppid, _) in procs.items() if ppid in frontier} - mine
         mine |= frontier
-    return sum(procs[p][2] for p in mine if any(k in procs[p][0] for k in ("temporal", "weed")))
+    return sum(procs[p][2] for p in mine if any(k in procs[p][0] for k in which))
 
 
 def payload_sizes(msg: Any, out: list[int]) -> None:
@@ -158,7 +159,10 @@ def payload_sizes(msg: Any, out: list[int]) -> None:
                 payload_sizes(item, out)
 
 
-def history_figures(c: Contender, events: list) -> dict:
+def history_figures(c: Contender, runs: list[list]) -> dict:
+    """Figures of a job's history: `runs` are the event lists of its runs (continue-as-new
+    makes more than one), oldest first; per-step figures run across them."""
+    events = [e for run in runs for e in run]
     calls, total, nth = [], 0, 0  # (step or 0, bytes before, event index) per model call
     for i, e in enumerate(events):
         if e.HasField("activity_task_scheduled_event_attributes"):
@@ -173,33 +177,50 @@ def history_figures(c: Contender, events: list) -> dict:
     sizes: list[int] = []
     for e in events:
         payload_sizes(e, sizes)
-    return {"per_step": per_step, "bytes": total, "events": len(events),
-            "split": step_split(c, events),
+    return {"per_step": per_step, "bytes": total, "events": len(events), "runs": len(runs),
+            "largest_run": max(sum(e.ByteSize() for e in run) for run in runs),
+            "split": step_split(c, runs),
             "largest_payload": max(sizes, default=0), "largest_event":
             max((e.ByteSize() for e in events), default=0)}
 
 
-def step_split(c: Contender, events: list) -> dict[str, float]:
+async def job_runs(client: Any, job_id: str) -> list[list]:
+    """The event lists of every run of a job (continue-as-new chains them), oldest first."""
+    found = [wf async for wf in client.list_workflows(f'WorkflowId="{job_id}"')]
+    found.sort(key=lambda wf: wf.start_time)
+    runs = []
+    for wf in found or [None]:
+        handle = client.get_workflow_handle(job_id, run_id=wf.run_id if wf else None)
+        runs.append(list((await handle.fetch_history()).events))
+    return runs
+
+
+def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
     """Where a step's time goes, from the history's event times (medians, seconds): the model
     activity waiting to start (dispatch), running (model call + its S3 reads and writes),
     and from its completion to the next model call's scheduling (workflow tasks, tools)."""
-    t = {e.event_id: e.event_time.ToNanoseconds() / 1e9 for e in events}
-    model_ids = {e.event_id for i, e in enumerate(events)
-                 if e.HasField("activity_task_scheduled_event_attributes")
-                 and c.model_call_step(e, i + 1) is not None}
-    started, done = {}, {}
-    for e in events:
-        if e.HasField("activity_task_started_event_attributes"):
-            started[e.activity_task_started_event_attributes.scheduled_event_id] = t[e.event_id]
-        elif e.HasField("activity_task_completed_event_attributes"):
-            done[e.activity_task_completed_event_attributes.scheduled_event_id] = t[e.event_id]
-    ids = sorted(i for i in model_ids if i in started and i in done)
-    if len(ids) < 2:
+    dispatch, running, between = [], [], []
+    for events in runs:
+        t = {e.event_id: e.event_time.ToNanoseconds() / 1e9 for e in events}
+        model_ids = {e.event_id for i, e in enumerate(events)
+                     if e.HasField("activity_task_scheduled_event_attributes")
+                     and c.model_call_step(e, i + 1) is not None}
+        started, done = {}, {}
+        for e in events:
+            if e.HasField("activity_task_started_event_attributes"):
+                a = e.activity_task_started_event_attributes
+                started[a.scheduled_event_id] = t[e.event_id]
+            elif e.HasField("activity_task_completed_event_attributes"):
+                a = e.activity_task_completed_event_attributes
+                done[a.scheduled_event_id] = t[e.event_id]
+        ids = sorted(i for i in model_ids if i in started and i in done)
+        dispatch += [started[i] - t[i] for i in ids]
+        running += [done[i] - started[i] for i in ids]
+        between += [t[j] - done[i] for i, j in zip(ids, ids[1:], strict=False)]
+    if not between:
         return {}
-    return {"dispatch": statistics.median(started[i] - t[i] for i in ids),
-            "model_activity": statistics.median(done[i] - started[i] for i in ids),
-            "between": statistics.median(t[j] - done[i] for i, j in zip(ids, ids[1:],
-                                                                        strict=False))}
+    return {"dispatch": statistics.median(dispatch), "model_activity": statistics.median(running),
+            "between": statistics.median(between)}
 
 
 def describe(e: BaseException) -> str:
@@ -247,7 +268,8 @@ class Run:
                 out["worker_ready_s"] = await w.ready()
             client = await c.connect(self.address, self.default_client)
             await self.job(c, client, tq, 3, a.latency_ms)  # warm-up
-            cpu0, srv0, t0 = cpu(), server_cpu(), time.perf_counter()
+            cpu0, t0 = cpu(), time.perf_counter()
+            srv0, s3_0 = server_cpu(("temporal",)), server_cpu(("weed",))
             job_id = f"{c.key}-{uuid.uuid4().hex[:10]}"
             try:  # a job that fails (e.g. at a history limit) still has figures up to there
                 await self.job(c, client, tq, a.steps, a.latency_ms, job_id)
@@ -263,10 +285,10 @@ class Run:
             out.update(calls=len(arrivals), over_median=statistics.median(over),
                        over_p95=pct(over, 0.95), over_mean=wall / len(arrivals) - lat,
                        cpu_step=(cpu() - cpu0) / len(arrivals),
-                       srv_step=(server_cpu() - srv0) / len(arrivals))
+                       srv_step=(server_cpu(("temporal",)) - srv0) / len(arrivals),
+                       s3_step=(server_cpu(("weed",)) - s3_0) / len(arrivals))
             if c.temporal:
-                history = await client.get_workflow_handle(job_id).fetch_history()
-                out["history"] = history_figures(c, list(history.events))
+                out["history"] = history_figures(c, await job_runs(client, job_id))
             out["conc"] = {}
             for conc in a.concurrency:
                 out["conc"][conc] = await self.concurrency(c, client, tq, conc, cpu)
@@ -368,12 +390,15 @@ def fmt_rows(results: dict[str, dict], titles: dict[str, str], a: argparse.Names
                        ("between", "completed->next model call")):
         row(f"  step median ms: {label}", lambda r, k=key: ms(r["history"]["split"][k]))
     row("worker CPU s/step (1 job)", lambda r: f"{r['cpu_step']:.4f}")
-    row("Temporal+S3 CPU s/step (1 job)", lambda r: f"{r['srv_step']:.4f}")
-    for s in (5, 50, 200):
+    row("Temporal server CPU s/step (1 job)", lambda r: f"{r['srv_step']:.4f}")
+    row("SeaweedFS CPU s/step (1 job)", lambda r: f"{r['s3_step']:.4f}")
+    for s in [5, 50, 200] + ([1000] if a.steps >= 1000 else []):
         row(f"history events/call @ step {s}", lambda r, s=s: str(r["history"]["per_step"][s][1]))
         row(f"history bytes/call @ step {s}", lambda r, s=s: f"{r['history']['per_step'][s][0]:,}")
     row(f"history events, {a.steps}-step job", lambda r: f"{r['history']['events']:,}")
     row(f"history bytes, {a.steps}-step job", lambda r: f"{r['history']['bytes']:,}")
+    row("  runs (continue-as-new); largest run bytes", lambda r: (
+        f"{r['history']['runs']}; {r['history']['largest_run']:,}"))
     row("largest payload bytes", lambda r: f"{r['history']['largest_payload']:,}")
     row("largest event bytes", lambda r: f"{r['history']['largest_event']:,}")
     for conc in a.concurrency:

@@ -19,8 +19,26 @@ FILES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_there_are_histories_of_each_kind():
-    names = {f.stem.split("-run")[0] for f in FILES}
-    assert {"plain", "rewind", "approval", "continue-as-new", "failure"} <= names
+    """Each scenario from before the local-activity patches and after them."""
+    for tag in ("", ".local-ops"):
+        names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
+                 and (tag or "." not in f.stem)}
+        names = {n.removesuffix(tag) for n in names}
+        assert {"plain", "rewind", "approval", "continue-as-new", "failure"} <= names, tag
+
+
+@pytest.mark.parametrize("patch", ["local-tool-calls", "inline-tool-results",
+                                   "local-workspace-ops"])
+def test_the_newer_histories_take_the_patched_paths(patch: str):
+    def patches(name: str) -> set[str]:
+        path = Path(__file__).parent / "histories" / name
+        history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
+        return {json.loads(p.data).get("id") for e in history.events
+                if e.marker_recorded_event_attributes.marker_name == "core_patch"
+                for ps in e.marker_recorded_event_attributes.details.values()
+                for p in ps.payloads}
+    assert patch in patches("plain.local-ops.json")
+    assert patch not in patches("plain.json")
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

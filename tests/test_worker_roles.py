@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import uuid
 from datetime import timedelta
 
@@ -48,7 +49,20 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
               for e in history.events if e.HasField("activity_task_scheduled_event_attributes")}
     assert ("call_model", queues["model"]) in placed
     assert ("run_tool", queues["tools"]) in placed
-    assert ("archive_phase", tq) in placed
+    assert not any(name == "archive_phase" for name, _ in placed)
+    assert "archive_phase" in local_activities(history)  # run by the workflows worker
+
+
+def local_activities(history) -> set[str]:
+    """Activity types of the local-activity markers in a history."""
+    found = set()
+    for e in history.events:
+        if e.HasField("marker_recorded_event_attributes"):
+            for ps in e.marker_recorded_event_attributes.details.values():
+                for p in ps.payloads:
+                    with contextlib.suppress(ValueError, AttributeError):
+                        found.add(json.loads(p.data).get("activity_type"))
+    return found - {None}
 
 
 async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(
@@ -85,3 +99,5 @@ async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(
                if e.HasField("marker_recorded_event_attributes")]
     assert "run_tool" not in scheduled and "call_model" in scheduled
     assert markers.count("core_local_activity") >= 5  # the job's workspace tool calls
+    assert {"run_tool", "read_memory", "archive_phase", "snapshot_phase",
+            "load_todos"} <= local_activities(history)

@@ -1,7 +1,10 @@
 """The workspace effects a strategy may ask for, as activities (mixed into AgentJob).
 
 Each method is one workspace activity with the workspace retry policy: S3 trouble
-is retried up to `retries.workspace_attempts` times with backoff.
+is retried up to `retries.workspace_attempts` times with backoff. They are local
+activities (run in the workflow task by the workflow's own worker, which has the
+workspace activities): a few S3 requests each, so a phase transition costs no
+activity dispatch and no extra workflow task per operation.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from workflows.carry import SNAPSHOT_PHASE
     from workflows.config_schema import ResolvedConfig
     from workflows.types import (
         ARCHIVE_PHASE,
@@ -25,6 +29,10 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
         WriteOutputRequest,
     )
+
+
+LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
+LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE}
 
 
 class WorkspaceEffects:
@@ -54,11 +62,14 @@ class WorkspaceEffects:
 
     async def _ws_activity(self, name: str, req, result_type, summary: str):
         retries = self.cfg.config.retries if self.cfg else None
-        return await workflow.execute_activity(
-            name, req, result_type=result_type, summary=summary,
+        options = dict(
+            result_type=result_type, summary=summary,
             start_to_close_timeout=timedelta(
                 seconds=retries.workspace_timeout_seconds if retries else 60),
             retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                                      maximum_interval=timedelta(seconds=20),
                                      maximum_attempts=retries.workspace_attempts
                                      if retries else 5))
+        if name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS):
+            return await workflow.execute_local_activity(name, req, **options)
+        return await workflow.execute_activity(name, req, **options)

@@ -1,18 +1,20 @@
 """Record the histories of representative jobs into tests/histories/*.json.
 
-    python -m tests.histories.record
+    python -m tests.histories.record [TAG]
 
 Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure.
 CI replays every committed file against the current workflow code
-(tests/test_committed_histories.py). Re-record only for a change that is guarded by
-`workflow.patched` or when starting a new major version - never to make a failing
-replay pass.
+(tests/test_committed_histories.py). Record with a TAG (files `<scenario>.<TAG>.json`)
+after a change guarded by `workflow.patched`, keeping the older files: they prove that
+jobs started before the change still replay, the new ones that jobs on the new path do.
+Never re-record to make a failing replay pass.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 from temporalio.client import WorkflowFailureError
@@ -23,6 +25,7 @@ from tests.scripts import bootstrap, call, finish, full_job, step, tactical, tra
 from workflows.types import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
+TAG = sys.argv[1] if len(sys.argv) > 1 else ""
 GATED = {"extends": "creator", "approval_required": ["delete_file"],
          "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",
                                  "delete_file"]}}
@@ -82,7 +85,7 @@ async def record() -> None:
 
 
 def write(name: str, history) -> None:
-    path = HERE / f"{name}.json"
+    path = HERE / (f"{name}.{TAG}.json" if TAG else f"{name}.json")
     path.write_text(json.dumps(json.loads(history.to_json()), indent=1))
     print(f"wrote {path.name}: {len(history.events)} events")
 
