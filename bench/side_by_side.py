@@ -246,7 +246,9 @@ class Run:
     def worker(self, c: Contender, tq: str, name: str, max_activities: int) -> WorkerProcess:
         env = {**os.environ, "TEMPORAL_ADDRESS": self.address, "PYTHONUNBUFFERED": "1",
                "OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": "scripted",
-               **c.worker_env(tq, max_activities, self.args.heartbeat)}
+               **c.worker_env(tq, max_activities, self.args.heartbeat),
+               "SWITCHBACK_UVLOOP": "0" if self.args.uvloop == "none" else "1",
+               "BENCH_UVLOOP": "1" if self.args.uvloop == "all" else "0"}
         return WorkerProcess(c, tq, self.tmp / f"{c.key}-{name}.log", env)
 
     async def job(self, c: Contender, client: Any, tq: str, n: int, latency: int,
@@ -425,7 +427,8 @@ def table(results: dict[str, dict], chosen: dict[str, Contender], a: argparse.Na
             f"{a.concurrency_latency_ms} ms latency, one worker process; ideal = C / latency "
             f"model calls/s",
             f"recovery: {a.recovery_steps}-step job, SIGKILL mid model call, heartbeat "
-            f"{a.heartbeat or 'product default'}"]
+            f"{a.heartbeat or 'product default'}",
+            f"event loops: {a.uvloop} (--uvloop)"]
     notes = []
     for k, r in results.items():
         for what in ("skipped", "error", "recovery_error"):
@@ -475,6 +478,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--heartbeat", type=float, default=None,
                    help="model activity heartbeat timeout (s) for every Temporal contender; "
                         "default: each product's own default")
+    p.add_argument("--uvloop", choices=["product", "all", "none"], default="product",
+                   help="event loops: product = each its default (switchback uvloop, the "
+                   "peers asyncio); all = uvloop for every worker; none = asyncio for all")
     p.add_argument("--max-seconds", type=float, default=900, help="per concurrency level")
     p.add_argument("--peers", type=lambda s: s.split(","),
                    default=["floor", "switchback", "openai_agents", "pydantic_ai"])

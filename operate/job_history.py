@@ -29,6 +29,7 @@ from temporalio.service import RPCError, RPCStatusCode
 STEP_LABEL = re.compile(r"phase (\d+) (\w+) step (\d+)")
 SUMMARY_LABEL = re.compile(r"summarize phase (\d+)")
 PHASE_KEY = re.compile(r"phase_(\d+)")
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
 MAX_FAILURES = 20
 
 CLOSE_EVENTS = {
@@ -154,6 +155,7 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
     events = h.events
     run = RunFacts(run_id="", status="running", events=len(events), started=None, closed=None)
     scheduled: dict[int, tuple[str, str, Any]] = {}  # event id -> (type, summary, input)
+    current = ""  # "phase_0003": the phase of the latest model call (for local tool calls)
     for ev in events:
         t = ev.event_type
         if t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
@@ -174,8 +176,10 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
             inp = await _decode(client, a.input) if name in ("run_tool", "snapshot_phase") \
                 else None
             if name == "snapshot_phase":
-                _phase_start(job, inp)
+                phase_start(job, inp)
                 inp = None
+            if name == "call_model" and (m := STEP_LABEL.search(summary)):
+                current = f"phase_{int(m.group(1)):04d}"
             scheduled[ev.event_id] = (name, summary, inp)
             job.activities.setdefault(name, ActivityFacts()).scheduled += 1
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
@@ -202,6 +206,9 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
             facts.failed += failed
             facts.timed_out += not failed
             _add_failure(job, name, summary, _failure_text(a.failure))
+        elif (t == EventType.EVENT_TYPE_MARKER_RECORDED
+              and ev.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER):
+            await _local_activity(client, job, ev, current)
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
             a = ev.activity_task_canceled_event_attributes
             name = scheduled.get(a.scheduled_event_id, ("?", "", None))[0]
@@ -209,7 +216,30 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
     job.runs.append(run)
 
 
-def _phase_start(job: JobHistory, req: Any) -> None:
+async def _local_activity(client: Client, job: JobHistory, ev, phase_key: str) -> None:
+    """A local activity's marker: its type and attempt, its result or failure (its input
+    is not in history: a local tool call counts for the phase of the latest model call)."""
+    m = ev.marker_recorded_event_attributes
+    data = await _decode(client, m.details["data"]) if "data" in m.details else None
+    if not isinstance(data, dict):
+        return
+    name, summary = str(data.get("activity_type") or "?"), await _summary(client, ev)
+    facts = job.activities.setdefault(name, ActivityFacts())
+    facts.scheduled += 1
+    attempt = int(data.get("attempt") or 1)
+    if attempt > 1:
+        facts.retries += attempt - 1
+    if m.HasField("failure"):
+        facts.failed += 1
+        _add_failure(job, name, summary, _failure_text(m.failure))
+        return
+    facts.completed += 1
+    if name == "run_tool" and "result" in m.details:
+        await _completed(job, name, summary, {"conversation": phase_key},
+                         await _decode(client, m.details["result"]))
+
+
+def phase_start(job: JobHistory, req: Any) -> None:
     """Title, kind and variant of a phase, from the snapshot taken at its start."""
     state = (req or {}).get("state") if isinstance(req, dict) else None
     phase = ((state or {}).get("strategy") or {}).get("phase") or {}

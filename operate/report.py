@@ -27,7 +27,7 @@ import yaml
 from temporalio.client import Client
 
 from activities.s3_store import S3Store
-from operate.job_history import JobHistory, read_job
+from operate.job_history import JobHistory, phase_start, read_job
 
 DEFAULT_BUCKET = "switchback"
 
@@ -52,6 +52,7 @@ class Workspace:
     completion: dict | None = None
     error: dict | None = None
     trips: list[dict] = field(default_factory=list)
+    snapshots: dict[int, dict] = field(default_factory=dict)  # phase -> state at its start
 
 
 async def read_workspace(s3: S3Store, bucket: str, job_id: str) -> Workspace:
@@ -66,6 +67,11 @@ async def read_workspace(s3: S3Store, bucket: str, job_id: str) -> Workspace:
         raw = await s3.get(bucket, f"{job_id}/{path}")
         if raw:
             setattr(ws, attr, json.loads(raw))
+    for obj in await s3.list(bucket, f"{job_id}/.switchback/snapshots/"):
+        raw = await s3.get(bucket, obj.key)
+        snap = json.loads(raw) if raw else {}
+        if isinstance(snap, dict) and isinstance(snap.get("phase"), int):
+            ws.snapshots[snap["phase"]] = snap
     trips = sorted(await s3.list(bucket, f"{job_id}/output/breakers/"), key=lambda o: o.key)
     for obj in trips:
         raw = await s3.get(bucket, obj.key)
@@ -240,6 +246,8 @@ async def build_report(client: Client, s3: S3Store, bucket: str | None, job_id: 
     """
     job = await read_job(client, job_id)
     ws = await read_workspace(s3, bucket or job.bucket or DEFAULT_BUCKET, job_id)
+    for snap in ws.snapshots.values():  # phase titles (local snapshot activities: not in history)
+        phase_start(job, snap)
     rows = phase_rows(job, ws, final_status(job, ws))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

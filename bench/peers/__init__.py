@@ -135,6 +135,16 @@ class Contender:
         raise NotImplementedError
 
 
+def run_loop(coro) -> None:
+    """A peer worker's event loop: asyncio (its SDK's default), uvloop with BENCH_UVLOOP=1."""
+    if os.environ.get("BENCH_UVLOOP") == "1":
+        import uvloop
+        uvloop.run(coro)
+    else:
+        import asyncio
+        asyncio.run(coro)
+
+
 def heartbeat_from_env() -> float | None:
     value = os.environ.get("BENCH_HEARTBEAT_SECONDS")
     return float(value) if value else None

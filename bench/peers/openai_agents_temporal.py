@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():  # not workflow code: keep it out
         Contender,
         heartbeat_from_env,
         prompt,
+        run_loop,
         serve_worker,
     )
     from bench.peers import (
@@ -109,8 +110,6 @@ class OpenAIAgentsTemporal(Contender):
         return nth if name == "invoke_model_activity" else None
 
     def serve(self, task_queue: str) -> None:
-        import asyncio
-
         set_tracing_disabled(True)
-        asyncio.run(serve_worker(self.key, task_queue, [_plugin(worker=True)],
-                                 [OpenAIAgentsBench], [write_file]))
+        run_loop(serve_worker(self.key, task_queue, [_plugin(worker=True)],
+                              [OpenAIAgentsBench], [write_file]))

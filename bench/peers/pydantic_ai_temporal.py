@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():  # not workflow code: keep it out
         Contender,
         heartbeat_from_env,
         prompt,
+        run_loop,
         serve_worker,
     )
     from bench.peers import (
@@ -99,7 +100,5 @@ class PydanticAITemporal(Contender):
         return nth if name.endswith(("__model_request", "__model_request_stream")) else None
 
     def serve(self, task_queue: str) -> None:
-        import asyncio
-
-        asyncio.run(serve_worker(self.key, task_queue, [PydanticAIPlugin()],
-                                 [PydanticAIBench], []))
+        run_loop(serve_worker(self.key, task_queue, [PydanticAIPlugin()],
+                              [PydanticAIBench], []))
