@@ -36,8 +36,11 @@ status: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
+# the side-by-side table of bench/README.md (installs the peers: the `bench` extra)
+BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1
 bench: $(STAMP)
-	$(BIN)/python -m bench.history_growth
+	$(BIN)/pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m bench.side_by_side $(BENCH_ARGS)
 
 clean: stop
 	rm -rf .stack $(VENV)

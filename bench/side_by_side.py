@@ -262,8 +262,7 @@ class Run:
     async def measure(self, c: Contender) -> dict:
         a, out = self.args, {}
         tq = f"bench-{c.key}-{uuid.uuid4().hex[:6]}"
-        top = max([100, *a.concurrency])
-        w = self.worker(c, tq, "main", top) if c.temporal else None
+        w = self.worker(c, tq, "main", a.max_activities) if c.temporal else None
         cpu = w.cpu if w else time.process_time
         try:
             if w:
@@ -319,7 +318,7 @@ class Run:
             async with gate:
                 await c.run_job(client, tq, job_id, a.concurrency_steps, a.heartbeat)
 
-        cpu0, t0 = cpu(), time.perf_counter()
+        cpu0, srv0, t0 = cpu(), server_cpu(), time.perf_counter()
         results = await asyncio.wait_for(asyncio.gather(*(one(j) for j in jobs),
                                                         return_exceptions=True), a.max_seconds)
         wall = time.perf_counter() - t0
@@ -329,6 +328,7 @@ class Run:
         ideal = conc / (a.concurrency_latency_ms / 1000)  # model calls per second
         return {"jobs_s": (len(jobs) - len(failed)) / wall, "calls_s": calls / wall,
                 "fraction": calls / wall / ideal, "cpu_step": (cpu() - cpu0) / max(calls, 1),
+                "srv_step": (server_cpu() - srv0) / max(calls, 1),
                 "failed": len(failed), "first_error": describe(failed[0]) if failed else ""}
 
     async def recovery(self, c: Contender) -> dict:
@@ -404,10 +404,13 @@ def fmt_rows(results: dict[str, dict], titles: dict[str, str], a: argparse.Names
     row("largest payload bytes", lambda r: f"{r['history']['largest_payload']:,}")
     row("largest event bytes", lambda r: f"{r['history']['largest_event']:,}")
     for conc in a.concurrency:
-        row(f"jobs/s @ {conc} concurrent (of ideal)", lambda r, c=conc: (
-            f"{r['conc'][c]['jobs_s']:.2f} ({r['conc'][c]['fraction']:.0%})"
+        row(f"jobs/s, calls/s @ {conc} concurrent (of ideal)", lambda r, c=conc: (
+            f"{r['conc'][c]['jobs_s']:.2f}, {r['conc'][c]['calls_s']:.0f} "
+            f"({r['conc'][c]['fraction']:.0%})"
             + (f" {r['conc'][c]['failed']} failed" if r['conc'][c]['failed'] else "")))
         row(f"worker CPU s/step @ {conc}", lambda r, c=conc: f"{r['conc'][c]['cpu_step']:.4f}")
+        row(f"Temporal+SeaweedFS CPU s/step @ {conc}",
+            lambda r, c=conc: f"{r['conc'][c]['srv_step']:.4f}")
     if a.recovery_steps:
         row("recovery s: new worker -> next step", lambda r: f"{r['recovery']['next_step_s']:.1f}")
         row("  of which worker start -> polling", lambda r: f"{r['recovery']['ready_s']:.1f}")
@@ -428,7 +431,8 @@ def table(results: dict[str, dict], chosen: dict[str, Contender], a: argparse.Na
             f"model calls/s",
             f"recovery: {a.recovery_steps}-step job, SIGKILL mid model call, heartbeat "
             f"{a.heartbeat or 'product default'}",
-            f"event loops: {a.uvloop} (--uvloop)"]
+            f"event loops: {a.uvloop} (--uvloop); activity slots per worker: "
+            f"{a.max_activities}"]
     notes = []
     for k, r in results.items():
         for what in ("skipped", "error", "recovery_error"):
@@ -478,6 +482,10 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--heartbeat", type=float, default=None,
                    help="model activity heartbeat timeout (s) for every Temporal contender; "
                         "default: each product's own default")
+    p.add_argument("--max-activities", type=int, default=100,
+                   help="max_concurrent_activities of every Temporal worker (100: the SDK's "
+                   "default; more slots than one process keeps up with only move the queue "
+                   "from the server into the worker)")
     p.add_argument("--uvloop", choices=["product", "all", "none"], default="product",
                    help="event loops: product = each its default (switchback uvloop, the "
                    "peers asyncio); all = uvloop for every worker; none = asyncio for all")
