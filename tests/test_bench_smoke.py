@@ -33,7 +33,11 @@ def test_side_by_side_prints_its_table_at_tiny_n() -> None:
 
     for label in ("overhead/step median ms", "worker CPU s/step @ 1"):
         assert len(cells(label)) == 2 and "-" not in cells(label), cells(label)
-    assert "-" not in cells("jobs/s @ 2 concurrent (of ideal)")
+    assert "-" not in cells("jobs/s, calls/s @ 2 concurrent (of ideal)")
+    assert "-" not in cells("Temporal+SeaweedFS CPU s/step @ 2")
+    # where switchback's step goes (history event times) and its runs
+    assert cells("  step median ms: model activity started->completed")[-1] != "-"
+    assert cells("  runs (continue-as-new); largest run bytes")[-2] == "1;"
     # the floor has no history and no recovery; switchback has both
     assert cells("history events/call @ step 5")[0] == "-"
     assert cells("history events/call @ step 5")[1].isdigit()
