@@ -60,8 +60,7 @@ class ConversationStore:
 
     async def put_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> None:
         """`system.md` or `summary.md` of a conversation."""
-        await self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
-                          "text/markdown; charset=utf-8")
+        await self._write_text(ws, conv, name, text)
         self._entry(ws, conv).texts[name] = text
 
     async def text(self, ws: WorkspaceRef, conv: str, name: str) -> str:
@@ -77,19 +76,23 @@ class ConversationStore:
         """Cache the message now; the returned awaitable stores it (the caller awaits it
         before it reports the message as stored)."""
         self._entry(ws, conv).messages[index] = message
-        return self.s3.put(ws.bucket, self.key(ws, conv, f"{index:06d}.json"),
-                           json.dumps(message, ensure_ascii=False).encode(), "application/json")
+        return self._write(ws, conv, index, message)
 
     def stage_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[None]:
         self._entry(ws, conv).texts[name] = text
-        return self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
-                           "text/markdown; charset=utf-8")
+        return self._write_text(ws, conv, name, text)
 
     async def put(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> None:
-        body = json.dumps(message, ensure_ascii=False).encode()
-        await self.s3.put(ws.bucket, self.key(ws, conv, f"{index:06d}.json"), body,
-                          "application/json")
+        await self._write(ws, conv, index, message)
         self._entry(ws, conv).messages[index] = message
+
+    def _write(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[None]:
+        return self.s3.put(ws.bucket, self.key(ws, conv, f"{index:06d}.json"),
+                           json.dumps(message, ensure_ascii=False).encode(), "application/json")
+
+    def _write_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[None]:
+        return self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
+                           "text/markdown; charset=utf-8")
 
     async def find(self, ws: WorkspaceRef, conv: str, index: int) -> dict | None:
         """A stored message, or None (another job's recording, say); not cached."""

@@ -24,11 +24,11 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 log = logging.getLogger(__name__)
 
 
-async def unstick_if_retried() -> bool:
-    """True if this was a retry and the job's stickiness was reset."""
+async def unstick_if_retried() -> None:
+    """On a retried attempt, reset the job's stickiness (first attempts: nothing)."""
     info = activity.info()
     if info.attempt <= 1 or info.is_local or not info.workflow_id:
-        return False
+        return
     try:
         client = activity.client()
         await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
@@ -36,8 +36,6 @@ async def unstick_if_retried() -> bool:
                 workflow_id=info.workflow_id, run_id=info.workflow_run_id)))
     except Exception as e:  # an optimisation: the sticky timeout still applies without it
         log.warning("could not reset the sticky queue of %s: %s", info.workflow_id, e)
-        return False
-    return True
 
 
 class UnstickRetries(Interceptor):

@@ -7,6 +7,7 @@ from temporalio.worker import Replayer
 
 from tests.conftest import running_worker
 from tests.scripts import full_job
+from tests.test_job_end_to_end import assert_conversations_whole
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
 
@@ -43,3 +44,4 @@ async def test_job_continues_as_new_every_two_phases(client, task_queue, start_j
         EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED)
     for n in (2, 4, 6):
         assert await s3.get("switchback", f"{handle.id}/archive/phase_{n}.yaml") is not None
+    await assert_conversations_whole(s3, handle.id, phases=7)

@@ -48,18 +48,24 @@ async def test_full_job_three_tactical_phases(client, task_queue, start_job, mod
     # workspace.md is injected in the system prompt of the phase after it was written
     assert "explored" in firsts[1]["messages"][0]["content"]
 
-    # each phase's conversation is stored whole, with no gap: short tool results ride with
-    # the next model call, and those of the turn that ended a phase with the next phase's
-    # first call (tool messages answer every tool call of the assistant before them); the
-    # job's last turn (job_complete) has no next call: its record is output/completion.json
+    await assert_conversations_whole(s3, job, phases=7)
+
+
+async def assert_conversations_whole(s3, job: str, phases: int) -> None:
+    """Each phase's conversation is stored whole, with no gap: short tool results ride with
+    the next model call, and those of the turn that ended a phase with the next phase's
+    first call, across continue-as-new too (tool messages answer every tool call of the
+    assistant before them); the job's last turn (job_complete) has no next call: its record
+    is output/completion.json."""
     prefix = f"{job}/.switchback/conversations/"
     stored: dict[str, set[int]] = {}
     for o in await s3.list("switchback", prefix):
         conv, name = o.key[len(prefix):].split("/")
         if name.endswith(".json"):
             stored.setdefault(conv, set()).add(int(name[:-5]))
-    assert len(stored) == 7
+    assert len(stored) == phases
     for conv, indices in stored.items():
         assert indices == set(range(len(indices))), conv
         last = json.loads(await s3.get("switchback", f"{prefix}{conv}/{max(indices):06d}.json"))
-        assert last["role"] == ("assistant" if conv == "phase_0007" else "tool"), (conv, last)
+        final = conv == f"phase_{phases:04d}"
+        assert last["role"] == ("assistant" if final else "tool"), (conv, last)

@@ -22,28 +22,11 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
     monkeypatch.setenv("SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "7")
     assert tuning_from_env() == {"max_concurrent_activities": 7,
                                  "sticky_queue_schedule_to_start_timeout": timedelta(seconds=5)}
-    store = S3Store()
-    workers, closers = [], []
-    for role in ("workflows", "model", "tools"):  # three "processes", one role each
-        ws, cs = build_workers(client, tq, store, role)
-        workers += ws
-        closers += cs
-    assert sorted(w.task_queue for w in workers) == sorted([tq, *queues.values()])
-    job_id = f"job-{uuid.uuid4().hex[:8]}"
-    model_server.set_script(job_id, full_job(1))
-    async with contextlib.AsyncExitStack() as stack:
-        for w in workers:
-            await stack.enter_async_context(w)
-        handle = await client.start_workflow(
-            "AgentJob", JobInput(config={"extends": "creator", "task_queues": queues,
-                                         "tools": {"local": []}},  # every tool on its queue
-                                 instructions="x", documents=[]),
-            id=job_id, task_queue=tq, result_type=JobResult)
-        assert (await handle.result()).status == "completed"
-    for c in closers:
-        await c.close()
-    store.close()
-    history = await handle.fetch_history()
+    # three "processes", one role each; every tool on its queue
+    history, polled = await run_on_roles(
+        client, model_server, tq, ("workflows", "model", "tools"),
+        {"extends": "creator", "task_queues": queues, "tools": {"local": []}})
+    assert sorted(polled) == sorted([tq, *queues.values()])
     placed = {(e.activity_task_scheduled_event_attributes.activity_type.name,
                e.activity_task_scheduled_event_attributes.task_queue.name)
               for e in history.events if e.HasField("activity_task_scheduled_event_attributes")}
@@ -51,6 +34,30 @@ async def test_model_and_tool_activities_on_their_own_queues(client, model_serve
     assert ("run_tool", queues["tools"]) in placed
     assert not any(name == "archive_phase" for name, _ in placed)
     assert "archive_phase" in local_activities(history)  # run by the workflows worker
+
+
+async def run_on_roles(client, model_server, tq: str, roles: tuple[str, ...], config: dict):
+    """Run a one-tactical-phase job on workers of these roles (one "process" each): its
+    history and the task queues the workers polled."""
+    store = S3Store()
+    workers, closers = [], []
+    for role in roles:
+        ws, cs = build_workers(client, tq, store, role)
+        workers += ws
+        closers += cs
+    job_id = f"job-{uuid.uuid4().hex[:8]}"
+    model_server.set_script(job_id, full_job(1))
+    async with contextlib.AsyncExitStack() as stack:
+        for w in workers:
+            await stack.enter_async_context(w)
+        handle = await client.start_workflow(
+            "AgentJob", JobInput(config=config, instructions="x", documents=[]),
+            id=job_id, task_queue=tq, result_type=JobResult)
+        assert (await handle.result()).status == "completed"
+    for c in closers:
+        await c.close()
+    store.close()
+    return await handle.fetch_history(), [w.task_queue for w in workers]
 
 
 def local_activities(history) -> set[str]:
@@ -71,27 +78,9 @@ async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(
     local-activity markers; the rest stay activities. A workflows-only worker runs them."""
     tq = f"tq-{uuid.uuid4().hex[:8]}"
     monkeypatch.setenv("SWITCHBACK_MODEL_TASK_QUEUE", f"{tq}-model")
-    store = S3Store()
-    workers, closers = [], []
-    for role in ("workflows", "model"):
-        ws, cs = build_workers(client, tq, store, role)
-        workers += ws
-        closers += cs
-    job_id = f"job-{uuid.uuid4().hex[:8]}"
-    model_server.set_script(job_id, full_job(1))
-    async with contextlib.AsyncExitStack() as stack:
-        for w in workers:
-            await stack.enter_async_context(w)
-        handle = await client.start_workflow(
-            "AgentJob", JobInput(config={"extends": "defaults",
-                                         "task_queues": {"model": f"{tq}-model"}},
-                                 instructions="x", documents=[]),
-            id=job_id, task_queue=tq, result_type=JobResult)
-        assert (await handle.result()).status == "completed"
-    for c in closers:
-        await c.close()
-    store.close()
-    history = await handle.fetch_history()
+    history, _ = await run_on_roles(
+        client, model_server, tq, ("workflows", "model"),
+        {"extends": "defaults", "task_queues": {"model": f"{tq}-model"}})
     scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name
                  for e in history.events
                  if e.HasField("activity_task_scheduled_event_attributes")]

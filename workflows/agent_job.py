@@ -206,6 +206,7 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
         self.ws = WorkspaceRef(bucket=c.workspace.bucket, job_id=workflow.info().workflow_id)
         self.paused, self.rewinds = self.paused or carry.paused, carry.rewinds + self.rewinds
         self.recent, self.last_error = carry.recent, carry.last_error
+        self.inline, self.conversation = carry.closing, carry.closing_conversation
         self.strategy = PhaseAlternation(self.cfg, self)
         self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase,
                                  carry.breakers)
@@ -226,7 +227,8 @@ class AgentJob(WorkspaceEffects, ModelSteps, Visibility):
         carry = Carried(cfg=self.cfg, objective=self.objective,
                         strategy=self.strategy.snapshot(), breakers=self.breakers.state,
                         paused=self.paused, rewinds=self.rewinds, recent=self.recent,
-                        runs=self.runs + 1, last_error=self.last_error)
+                        runs=self.runs + 1, last_error=self.last_error,
+                        closing=self.inline, closing_conversation=self.conversation)
         workflow.logger.info("continuing as new at phase %s (run %s)",
                              self.strategy.phase.number if self.strategy.phase else "?",
                              self.runs + 1, extra=log_extra(self.strategy.phase))

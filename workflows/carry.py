@@ -14,7 +14,7 @@ from workflows.breakers import BreakerState
 from workflows.config_schema import ResolvedConfig
 from workflows.live_state import StepLine
 from workflows.phase_alternation import Snapshot
-from workflows.types import JobInput, WorkspaceRef
+from workflows.types import InlineMessage, JobInput, WorkspaceRef
 
 SNAPSHOT_PHASE = "snapshot_phase"
 
@@ -29,6 +29,9 @@ class Carried(BaseModel):
     recent: list[StepLine] = []
     runs: int = 1  # runs of this job so far, this one included
     last_error: str | None = None
+    # the last turn's results of the phase before (stored with the next model call)
+    closing: list[InlineMessage] = []
+    closing_conversation: str = ""
 
 
 class PhaseStart(BaseModel):
