@@ -43,22 +43,20 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 import telemetry
-from activities.s3_store import S3Store
+from activities.storage.s3 import S3Store
 from worker import connect
-from workflows.live_state import (
+from workflows.contract import (
+    PIPELINE_TYPE,
     SA_PHASE,
     SA_PHASE_NUMBER,
     SA_STATUS,
     SA_TOKENS,
-    JobState,
-)
-from workflows.types import (
-    PIPELINE_TYPE,
     TASK_QUEUE,
     WORKFLOW_TYPE,
     ApproveRequest,
     JobInput,
     JobResult,
+    JobState,
     PipelineInput,
     PipelineResult,
 )

@@ -44,20 +44,21 @@ from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
 import telemetry
-from activities.conversation_store import ConversationStore
+from activities.config_files import load_config_activity
 from activities.graph_store import close_graph_store
-from activities.llm import ModelActivities
-from activities.payload_storage import data_converter, payload_settings
-from activities.pipeline import PipelineActivities
+from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
-from activities.s3_store import S3Store
-from activities.snapshots import SnapshotActivities
-from activities.tools import ToolActivities
-from activities.workspace import WorkspaceActivities
+from activities.storage.conversations import ConversationStore
+from activities.storage.payloads import data_converter, payload_settings
+from activities.storage.pipeline_outputs import PipelineActivities
+from activities.storage.s3 import S3Store
+from activities.storage.snapshots import SnapshotActivities
+from activities.storage.workspace import WorkspaceActivities
+from activities.tools.run import ToolActivities
 from codec import codec_from_env, with_codec
 from workflows.agent_job import AgentJob
+from workflows.contract import TASK_QUEUE
 from workflows.document_pipeline import DocumentPipeline
-from workflows.types import TASK_QUEUE
 
 
 async def connect(s3: S3Store | None = None, runtime: Runtime | None = None) -> Client:
@@ -155,7 +156,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if role in ("all", "workflows"):
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
-            *WorkspaceActivities(s3).all(), SnapshotActivities(s3).snapshot_phase,
+            load_config_activity, *WorkspaceActivities(s3).all(),
+            SnapshotActivities(s3).snapshot_phase,
             pipeline.read_requirements, pipeline.read_decision,
             *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local
     for kind, acts in (("model", model_acts), ("tools", tool_acts)):

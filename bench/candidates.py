@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from activities.candidates import find_candidates
+from activities.tools.candidates import find_candidates
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "requirement_sentences.yaml"
 

@@ -30,7 +30,7 @@ import uuid
 from bench.harness import bench_stack, machine_line
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, transition
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 PHASES = 15  # tactical phases
 TODOS = 5

@@ -14,8 +14,8 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.payload_storage import data_converter, payload_settings
-from activities.s3_store import S3Store
+from activities.storage.payloads import data_converter, payload_settings
+from activities.storage.s3 import S3Store
 from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3

@@ -18,7 +18,7 @@ import uuid
 from bench.harness import bench_stack, machine_line
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 STEPS = 60
 CONTENT = ("lorem ipsum dolor sit amet " * 80)[:2000]

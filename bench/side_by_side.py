@@ -451,7 +451,7 @@ async def run(a: argparse.Namespace) -> str:
     chosen = {k: c for k, c in contenders().items() if k in a.peers}
     results: dict[str, dict] = {}
     async with bench_stack() as b:
-        from activities.s3_store import S3Store
+        from activities.storage.s3 import S3Store
 
         store = S3Store(b.s3.endpoint_url)
         await store.ensure_bucket(BUCKET)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from activities import tool_catalog  # noqa: F401 - registers the domain tools
-from activities.config_loader import load_config
-from activities.tokens import count_text
-from activities.tool_registry import openai_tool
+from activities.tools import catalog  # noqa: F401 - registers the domain tools
+from activities.config_files import load_config
+from activities.model.tokens import count_text
+from activities.tools.registry import openai_tool
 
 
 def schema_tokens(names: list[str]) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 from temporalio.client import Client
 
-from activities.s3_store import S3Store
+from activities.storage.s3 import S3Store
 from operate.job_history import JobHistory, phase_start, read_job
 
 DEFAULT_BUCKET = "switchback"

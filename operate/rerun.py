@@ -12,16 +12,17 @@ from __future__ import annotations
 
 from temporalio.client import Client, WorkflowHandle
 
-from activities.s3_store import S3Store
-from activities.snapshots import load_snapshot, restore_workspace
-from workflows.carry import Carried, JobRun
-from workflows.types import WORKFLOW_TYPE, JobResult, WorkspaceRef
+from activities.storage.s3 import S3Store
+from activities.storage.snapshots import load_snapshot, restore_workspace
+from workflows.carry import Carried, JobRun, PhaseStart
+from workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef
 
 
 async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: str,
                 from_phase: int, task_queue: str, stop_at_divergence: bool) -> WorkflowHandle:
-    files, state, cfg = await load_snapshot(s3, WorkspaceRef(bucket=bucket, job_id=job_id),
+    files, raw_state, cfg = await load_snapshot(s3, WorkspaceRef(bucket=bucket, job_id=job_id),
                                             from_phase)
+    state = PhaseStart.model_validate(raw_state)
     await restore_workspace(s3, WorkspaceRef(bucket=bucket, job_id=job_id), files, new_id)
     llm = cfg.config.llm.model_copy(update={
         "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})

@@ -16,14 +16,14 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.payload_storage import data_converter, payload_settings
-from activities.s3_store import S3Store
+from activities.storage.payloads import data_converter, payload_settings
+from activities.storage.s3 import S3Store
 from devstack.processes import venv_bin
 from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3
 from devstack.temporal_server import temporal_extra_args
 from worker import build_worker
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 ACCESS_KEY, SECRET_KEY = "switchback-test", "switchback-test-secret"
 

@@ -11,7 +11,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.waits import temporal_cli, wait_state
-from workflows.types import ApproveRequest
+from workflows.contract import ApproveRequest
 
 GATED = {"extends": "creator", "approval_required": ["delete_file"],
          "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",

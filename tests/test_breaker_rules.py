@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from workflows.breakers import Breakers, StepFacts
-from workflows.config_schema import BreakerSettings, BudgetSettings
+from workflows.contract.config import BreakerSettings, BudgetSettings
 
 
 def facts(n: int, *, digests=("d1",), names=("read_file",), text="", progress=0, tokens=0,

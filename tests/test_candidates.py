@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.candidates import find_candidates, language, obligation_terms, split_sentences
 from activities.documents import chunk_text, extract_text
+from activities.tools.candidates import find_candidates, language, obligation_terms, split_sentences
 from bench.candidates import load, report
 
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

@@ -21,8 +21,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.converter import DefaultFailureConverterWithEncodedAttributes
 
-from activities.payload_storage import data_converter, payload_settings
-from activities.s3_store import S3Store
+from activities.storage.payloads import data_converter, payload_settings
+from activities.storage.s3 import S3Store
 from codec import (
     ENV_KEYS,
     AesGcmCodec,
@@ -37,7 +37,7 @@ from codec.aes_gcm import ENCODING, KEY_ID
 from devstack.processes import venv_bin
 from tests.scripts import call, full_job, step
 from worker import build_worker
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from activities.config_loader import DEFAULT_DIR, ConfigError, load_config
+from activities.config_files import DEFAULT_DIR, ConfigError, load_config
 
 
 @pytest.fixture
@@ -34,7 +34,8 @@ def test_real_creator_config() -> None:
         "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
-    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization"}
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization",
+                              "react", "react_kickoff"}
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
     assert r.strategic_todos.rewind

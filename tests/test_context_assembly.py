@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 
-from workflows.config_schema import ContextPolicy
-from workflows.context import (
+from activities.model.prompt import (
     assemble,
     clear_tool_results,
     safe_cut,
     summary_cut,
     transcript,
 )
+from workflows.contract.config import ContextPolicy
 
 
 def assistant(i: int, name: str = "read_file", **args) -> dict:
@@ -84,7 +84,7 @@ def test_transcript_names_calls_and_results():
 
 
 def test_fallback_summary_lists_the_calls():
-    from workflows.context import fallback_summary
+    from activities.model.prompt import fallback_summary
 
     text = fallback_summary(conversation(2))
     assert "- read_file(doc_0.md)" in text and "- read_file(doc_1.md)" in text

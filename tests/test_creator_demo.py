@@ -7,7 +7,7 @@ import json
 from devstack import demo_script
 from devstack.scripted_model import load_script
 from tests.conftest import running_worker
-from workflows.types import JobResult
+from workflows.contract import JobResult
 
 
 def test_committed_demo_script_is_current():

@@ -15,12 +15,12 @@ import jsonschema
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import creator_tools as ct
-from activities.document_tools import chunk_document
-from activities.tool_registry import DocumentArgs
+from activities.storage.files import ToolError, WorkspaceFiles
+from activities.tools import creator as ct
+from activities.tools.documents import chunk_document
+from activities.tools.registry import DocumentArgs
 from activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
-from activities.workspace_files import ToolError, WorkspaceFiles
-from workflows.types import ToolLimits, WorkspaceRef
+from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

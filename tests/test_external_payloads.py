@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from temporalio.worker import Replayer
 
-from activities.payload_storage import payload_settings
+from activities.storage.payloads import payload_settings
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from workflows.agent_job import AgentJob

@@ -8,7 +8,7 @@ import yaml
 
 from tests.conftest import running_worker
 from tests.scripts import full_job
-from workflows.types import JobResult
+from workflows.contract import JobResult
 
 
 async def test_full_job_three_tactical_phases(client, task_queue, start_job, model_server, s3):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.paths import MAX_PATH_CHARS, PathError, check_path
+from activities.storage.paths import MAX_PATH_CHARS, PathError, check_path
 
 INVALID, OUTSIDE, RESERVED = "invalid_path", "path_outside_workspace", "reserved_path"
 

@@ -10,7 +10,7 @@ import pytest
 from activities.graph_store import close_graph_store, graph_store
 from devstack import demo_script
 from tests.conftest import running_worker
-from workflows.types import PipelineInput, PipelineResult
+from workflows.contract import PipelineInput, PipelineResult
 
 
 @pytest.fixture

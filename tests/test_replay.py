@@ -17,7 +17,7 @@ from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.waits import temporal_cli
 from workflows.agent_job import AgentJob
-from workflows.types import JobResult
+from workflows.contract import JobResult
 
 
 async def test_cli_started_job_replays(client, task_queue, model_server, s3):

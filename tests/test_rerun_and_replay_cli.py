@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities import tools, workspace_tools
+from activities.tools import run as tools
+from activities.tools import workspace as workspace_tools
 from operate.rerun import rerun
 from tests.conftest import running_worker
 from tests.scripts import full_job

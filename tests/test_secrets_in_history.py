@@ -11,10 +11,10 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from activities.s3_store import S3Store
+from activities.storage.s3 import S3Store
 from tests.scripts import call, full_job, step
 from worker import build_worker
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 BUCKET = "switchback"
 

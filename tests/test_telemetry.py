@@ -33,7 +33,7 @@ from telemetry.tracing import (
 from tests.conftest import running_worker
 from tests.scripts import call, full_job, step
 from workflows import metrics as wf_metrics
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 OTEL_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED",
              "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "SWITCHBACK_PROMETHEUS_BIND",

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.todos import RULE, Todo, current_index, todo_block
+from workflows.contract import Todo
+from workflows.todos import RULE, current_index, todo_block
 
 
 def todos(*statuses: str) -> list[Todo]:

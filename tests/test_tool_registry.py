@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.tool_registry import (
+from activities.tools.registry import (
     TOOLS,
     ListFilesArgs,
     ReadFileArgs,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from activities.tool_search import bm25
+from activities.tools.search import bm25
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 

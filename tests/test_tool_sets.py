@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from workflows.config_schema import PhaseSettings, ToolSets
+from workflows.contract.config import PhaseSettings, ToolSets
 
 WORKSPACE = ["read_file", "write_file", "list_files", "search_files"]
 

@@ -13,7 +13,8 @@ import pytest
 import pytest_asyncio
 
 from activities.graph_store import close_graph_store, graph_store, seed_graph
-from activities.validator_tools import (
+from activities.storage.files import ToolError, WorkspaceFiles
+from activities.tools.validator import (
     HANDLERS,
     SPECS,
     CypherQueryArgs,
@@ -26,8 +27,7 @@ from activities.validator_tools import (
     SimilarArgs,
     rank_similar,
 )
-from activities.workspace_files import ToolError, WorkspaceFiles
-from workflows.types import ToolLimits, WorkspaceRef
+from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 APPROVED = LIMITS.model_copy(update={"approved": True})

@@ -7,10 +7,10 @@ import json
 import uuid
 from datetime import timedelta
 
-from activities.s3_store import S3Store
+from activities.storage.s3 import S3Store
 from tests.scripts import full_job
 from worker import build_workers, tuning_from_env
-from workflows.types import JobInput, JobResult
+from workflows.contract import JobInput, JobResult
 
 
 async def test_model_and_tool_activities_on_their_own_queues(client, model_server, s3,

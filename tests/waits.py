@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Callable
 
 from devstack.processes import venv_bin
-from workflows.live_state import JobState
+from workflows.contract import JobState
 
 
 async def wait_for_requests(model_server, job_id: str, n: int, timeout: float = 60) -> None:

@@ -8,7 +8,8 @@
 - no progress: no todo completed in N steps -> a checkpoint message suggesting
   `todo_rewind` (repeats every N steps without progress).
 - step caps: per phase -> forced rewind (a rewind phase over its cap: stop);
-  per job -> wrap up like an exhausted budget.
+  per job -> wrap up like an exhausted budget; the wrap-up phase itself may take
+  `budget.wrap_up_steps` steps, then the job stops.
 
 Pure: `Breakers.observe` takes the step's facts and returns the trips; the
 orchestrator carries out their actions. Its state is a pydantic model, so it
@@ -22,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from workflows.config_schema import BreakerSettings, BudgetSettings, LlmSettings
+from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettings
 
 Action = Literal["note", "rewind", "stop", "wrap_up"]
 
@@ -74,7 +75,7 @@ class Breakers:
 
     def observe(self, f: StepFacts) -> list[Trip]:
         trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
-                             self._progress(f)) if t is not None]
+                             self._progress(f), self._wrap_up(f)) if t is not None]
         for t in trips:
             t.phase, t.step = f.phase, f.job_steps
             self.state.trips = (self.state.trips + [t])[-20:]
@@ -126,6 +127,12 @@ class Breakers:
             return Trip(breaker="phase_steps", action="stop" if stop else "rewind", message=(
                 f"Phase {f.phase} used {f.phase_steps} model steps "
                 f"(limits.max_steps_per_phase={self.max_phase_steps}) without finishing."))
+        return None
+
+    def _wrap_up(self, f: StepFacts) -> Trip | None:
+        if f.phase_variant == "wrap_up" and f.phase_steps > self.budget.wrap_up_steps:
+            return Trip(breaker="budget", action="stop", message=(
+                f"the wrap-up phase used its {self.budget.wrap_up_steps} steps"))
         return None
 
     def _repetition(self, f: StepFacts) -> Trip | None:

@@ -8,21 +8,18 @@ the new phase is empty anyway; everything else lives in the workspace.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from workflows.breakers import BreakerState
-from workflows.config_schema import ResolvedConfig
-from workflows.live_state import StepLine
-from workflows.phase_alternation import Snapshot
-from workflows.types import InlineMessage, JobInput, WorkspaceRef
-
-SNAPSHOT_PHASE = "snapshot_phase"
+from workflows.contract import InlineMessage, JobInput, ResolvedConfig, StepLine
 
 
 class Carried(BaseModel):
     cfg: ResolvedConfig
     objective: str
-    strategy: Snapshot
+    strategy: dict[str, Any]  # the strategy's snapshot(); the strategy is cfg's `strategy`
     breakers: BreakerState
     paused: bool = False
     rewinds: list[str] = []
@@ -38,17 +35,8 @@ class PhaseStart(BaseModel):
     """A job's state at the start of a phase: enough to start a new job from there."""
 
     objective: str
-    strategy: Snapshot
+    strategy: dict[str, Any]
     breakers: BreakerState
-
-
-class SnapshotRequest(BaseModel):
-    """Input of `snapshot_phase`: record the workspace and the state at a phase start."""
-
-    workspace: WorkspaceRef
-    phase: int
-    state: PhaseStart
-    config: ResolvedConfig | None = None  # given once per run: kept as .switchback/config.json
 
 
 class JobRun(JobInput):

@@ -24,8 +24,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.model_steps import _cause
-    from workflows.types import (
+    from workflows.contract import (
         JOB_FAILED_ERROR,
         PIPELINE_TYPE,
         READ_DECISION,
@@ -43,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
         WriteOutputRequest,
     )
+    from workflows.failures import cause_of as _cause
 
 RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                     maximum_interval=timedelta(seconds=20), maximum_attempts=8)

@@ -75,9 +75,9 @@ _store: Any = None
 async def write_file(job_id: str, file_path: str, text: str) -> str:
     """The tool every contender runs: switchback's workspace write (S3, one object)."""
     global _store
-    from activities.s3_store import S3Store
-    from activities.workspace_files import WorkspaceFiles
-    from workflows.types import WorkspaceRef
+    from activities.storage.files import WorkspaceFiles
+    from activities.storage.s3 import S3Store
+    from workflows.contract import WorkspaceRef
 
     if _store is None:
         _store = S3Store()

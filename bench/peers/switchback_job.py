@@ -75,7 +75,7 @@ class SwitchbackJob(Contender):
 
     async def run_job(self, client: Any, task_queue: str, job_id: str, n: int,
                       heartbeat: float | None = None) -> None:
-        from workflows.types import JobInput, JobResult
+        from workflows.contract import JobInput, JobResult
 
         config: dict = {"extends": "defaults", "job_type": "bench",
                         "limits": {"max_steps_per_phase": n + 50}}

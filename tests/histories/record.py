@@ -22,7 +22,7 @@ from temporalio.client import WorkflowFailureError
 from bench.harness import bench_stack
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
-from workflows.types import ApproveRequest, JobInput, JobResult
+from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""

@@ -1,0 +1,295 @@
+"""`call_model`: one Chat Completions call against any OpenAI-compatible endpoint.
+
+Input is a conversation reference (see workflows/contract/requests.py:ModelRequest). The
+activity stores the workflow's inline messages, assembles the prompt with
+`workflows.context.assemble` (system prompt + todo block, running summary, recent
+messages with old tool results cleared; tool schemas in `tools`), estimates its
+tokens (tiktoken, corrected by the ratio the endpoint's `usage` showed last time)
+and, above the policy's threshold, answers `needs_compaction` without calling the
+model. Otherwise it calls the endpoint, stores the assistant message and returns a
+compact reply: tool-call summaries, usage, a capped text.
+
+Reruns (`llm.replay_from`): while the assembled prompt is identical to the one the
+recorded job sent at the same conversation position (sha256 kept in each stored
+assistant message's `_meta`), the recorded answer is returned instead of calling
+the endpoint; from the first difference on, the live endpoint answers
+(`replay_on_divergence: live`) or the job stops (`stop`). The divergence is noted
+in `.switchback/rerun.json`.
+
+`summarize_conversation` folds older messages into the running summary with
+configs/prompts/summarization.md; the summary is stored with the conversation and a
+readable copy goes to the workspace (`summaries/`).
+
+Temporal owns retries: the openai client's own retries are off and HTTP errors
+are translated here, once: 429 -> retryable with Retry-After as the next delay;
+408/409/5xx, timeouts and connection errors -> retryable; other 4xx ->
+non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+from datetime import timedelta
+
+import openai
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
+from activities.model.prompt import (
+    assemble,
+    clear_tool_results,
+    fallback_summary,
+    summary_cut,
+    transcript,
+)
+from activities.model.tokens import count_messages, count_text
+from activities.storage.conversations import ConversationStore
+from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
+from workflows.contract import (
+    CALL_MODEL,
+    CONTROL_TOOLS,
+    SUMMARIZE,
+    ModelReply,
+    ModelRequest,
+    SummarizeRequest,
+    SummarizeResult,
+    ToolCallInfo,
+    Usage,
+    WorkspaceRef,
+    layout,
+)
+from workflows.contract.config import LlmSettings
+
+MAX_REPLY_TEXT = 2000
+PREVIEW_CHARS = 1000
+
+
+def _client_key(llm: LlmSettings) -> tuple[str | None, str, float]:
+    base = llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    return base, os.environ.get(llm.api_key_env, ""), llm.timeout_seconds
+
+
+class ModelActivities:
+    def __init__(self, store: ConversationStore) -> None:
+        self.store = store
+        self._clients: dict[tuple[str | None, str, float], openai.AsyncOpenAI] = {}
+
+    def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
+        key = _client_key(llm)
+        if key not in self._clients:
+            base, api_key, timeout = key
+            self._clients[key] = openai.AsyncOpenAI(
+                base_url=base, api_key=api_key or "not-set", max_retries=0, timeout=timeout)
+        return self._clients[key]
+
+    async def close(self) -> None:
+        for c in self._clients.values():
+            await c.close()
+
+    @activity.defn(name=CALL_MODEL)
+    async def call_model(self, req: ModelRequest) -> ModelReply:
+        # the messages the workflow made are stored while the model answers (the prompt is
+        # assembled from the cache); the call completes only once they are in the store
+        ws, conv = req.workspace, req.conversation
+        writes = [self.store.stage(ws, conv, m.index, _inline_message(m)) for m in req.inline]
+        writes += [self.store.stage(ws, req.closing_conversation, m.index, _inline_message(m))
+                   for m in req.closing]
+        if req.system_prompt is not None:
+            writes.append(self.store.stage_text(ws, conv, "system.md", req.system_prompt))
+        storing = [asyncio.ensure_future(w) for w in writes]
+        try:
+            reply = await self._answer(req)
+        except BaseException:
+            for task in storing:
+                task.cancel()
+            await asyncio.gather(*storing, return_exceptions=True)
+            raise
+        await asyncio.gather(*storing)
+        return reply
+
+    async def _answer(self, req: ModelRequest) -> ModelReply:
+        ws, conv = req.workspace, req.conversation
+        system = await self.store.text(ws, conv, "system.md")
+        history = await self.store.messages(ws, conv, req.length)
+        summary = (await self.store.text(ws, conv, "summary.md")) if req.summary_upto else None
+        messages = assemble(system, req.todo_block, summary, history, req.summary_upto,
+                            req.context)
+        tools = [openai_tool(n) for n in req.tools if n in TOOLS]
+        estimate = count_messages(messages, tools, req.llm.model)
+        if (req.may_compact and req.context.enabled
+                and estimate * req.token_ratio > req.context.threshold()
+                and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
+                > req.summary_upto):
+            return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
+                              needs_compaction=True)
+        # messages and tools go in the body as they are: the openai client's per-request
+        # transform of typed params walks every message (the largest CPU cost per step in
+        # a long phase), and these are plain JSON dicts already
+        body: dict = {"messages": messages, **({"tools": tools} if tools else {})}
+        kwargs: dict = {"model": req.llm.model, "messages": [], "extra_body": body}
+        if req.llm.temperature is not None:
+            kwargs["temperature"] = req.llm.temperature
+        if req.llm.max_tokens is not None:
+            kwargs["max_tokens"] = req.llm.max_tokens
+        fingerprint = hashlib.sha256(json.dumps([messages, tools], sort_keys=True)
+                                     .encode()).hexdigest()
+        stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
+        if stored is None:
+            stored = await self._live(req, kwargs)
+        stored["_meta"] = {**stored.get("_meta", {}), "prompt_sha": fingerprint}
+        await self.store.put(ws, conv, req.length, stored)
+        u = stored["_meta"].get("usage")
+        usage = Usage(**u) if u else Usage(
+            prompt_tokens=count_messages(messages, tools, req.llm.model),
+            completion_tokens=count_messages([stored], None, req.llm.model))
+        calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
+                            tc["function"]["name"] in req.preview_tools)
+                 for tc in stored.get("tool_calls") or []]
+        return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
+                          finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
+                          message_index=req.length, estimated_prompt_tokens=estimate)
+
+    async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
+        """Call the endpoint; the assistant message as stored (usage in `_meta`)."""
+        headers = {"X-Switchback-Job": req.workspace.job_id, "X-Switchback-Call": req.call_key}
+        response = await _with_heartbeat(
+            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
+        if not response.choices:
+            raise ApplicationError("model endpoint returned no choices", type="ModelBadResponse")
+        choice = response.choices[0]
+        msg = choice.message
+        stored: dict = {"role": "assistant", "content": msg.content or ""}
+        if msg.tool_calls:
+            stored["tool_calls"] = []
+            for tc in msg.tool_calls:
+                fn = getattr(tc, "function", None)
+                stored["tool_calls"].append({"id": tc.id, "type": "function", "function": {
+                    "name": fn.name if fn else "?", "arguments": (fn.arguments if fn else "")
+                    or ""}})
+        meta: dict = {"finish_reason": choice.finish_reason}
+        if response.usage is not None:
+            meta["usage"] = {"prompt_tokens": response.usage.prompt_tokens or 0,
+                             "completion_tokens": response.usage.completion_tokens or 0}
+        stored["_meta"] = meta
+        return stored
+
+    async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
+        """The recorded job's answer at this position if it saw the very same prompt."""
+        ws, conv = req.workspace, req.conversation
+        source = WorkspaceRef(bucket=ws.bucket, job_id=req.llm.replay_from or "")
+        old = await self.store.find(source, conv, req.length)
+        if old is not None and old.get("_meta", {}).get("prompt_sha") == fingerprint:
+            return old
+        why = "no recorded answer" if old is None else "the prompt differs from the recording"
+        note = {"diverged_at": {"conversation": conv, "message": req.length}, "reason": why,
+                "recorded_job": source.job_id, "mode": req.llm.replay_on_divergence}
+        key = layout.key(ws.job_id, layout.RERUN_NOTE)
+        if await self.store.s3.get(ws.bucket, key) is None:
+            await self.store.s3.put(ws.bucket, key, json.dumps(note).encode(),
+                                    "application/json")
+        if req.llm.replay_on_divergence == "stop":
+            raise ApplicationError(f"rerun diverged from job '{source.job_id}' at {conv} "
+                                   f"message {req.length}: {why}", type="RerunDiverged",
+                                   non_retryable=True)
+        return None
+
+    @activity.defn(name=SUMMARIZE)
+    async def summarize_conversation(self, req: SummarizeRequest) -> SummarizeResult:
+        ws, conv = req.workspace, req.conversation
+        history = await self.store.messages(ws, conv, req.length)
+        cut = summary_cut(history, req.done, req.keep_recent)
+        if cut <= req.done:
+            return SummarizeResult(upto=req.done)
+        previous = (await self.store.text(ws, conv, "summary.md")) if req.done else ""
+        body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
+                + "## Conversation to fold into the summary\n\n"
+                + transcript(clear_tool_results(history[req.done:cut],
+                                                req.context.keep_tool_results,
+                                                req.context.clear_min_chars)))
+        messages = [{"role": "system", "content": req.prompt}, {"role": "user", "content": body}]
+        kwargs: dict = {"model": req.llm.model, "messages": [],
+                        "extra_body": {"messages": messages}}
+        if req.llm.max_tokens is not None:
+            kwargs["max_tokens"] = req.llm.max_tokens
+        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        response = await _with_heartbeat(
+            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
+        text = (response.choices[0].message.content or "").strip() if response.choices else ""
+        if not text:  # keep going without a model summary rather than fail the job
+            text = fallback_summary(history[req.done:cut])
+        await self.store.put_text(ws, conv, "summary.md", text)
+        record = (f"# Summary of {conv}, messages 0-{cut - 1}\n\n{text}\n")
+        await self.store.s3.put(ws.bucket, f"{ws.job_id}/{req.record_path}", record.encode(),
+                                "text/markdown; charset=utf-8")
+        usage = Usage(prompt_tokens=(response.usage.prompt_tokens if response.usage
+                                     else count_messages(messages, None, req.llm.model)),
+                      completion_tokens=(response.usage.completion_tokens if response.usage
+                                         else count_text(text, req.llm.model)))
+        return SummarizeResult(upto=cut, chars=len(text), usage=usage)
+
+
+def _call_info(call_id: str, name: str, raw: str, preview: bool) -> ToolCallInfo:
+    args, error = parse_arguments(name, raw)
+    spec = TOOLS.get(name)
+    asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))
+    digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
+    return ToolCallInfo(
+        id=call_id, name=name, error=None if name not in TOOLS else error, digest=digest,
+        args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
+        summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview or asks else "",
+        needs_approval=asks)
+
+
+def _inline_message(m) -> dict:
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
+    return {"role": "user", "content": m.content}
+
+
+async def _with_heartbeat(coro):
+    """Await `coro`, heartbeating meanwhile; errors become Temporal retry decisions."""
+    task = asyncio.ensure_future(coro)
+    interval = 2.0
+    info = activity.info()
+    if info.heartbeat_timeout:
+        interval = max(0.5, min(10.0, info.heartbeat_timeout.total_seconds() / 3))
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=interval)
+            if done:
+                return task.result()
+            activity.heartbeat()
+    except openai.APIStatusError as e:
+        raise _translate(e) from e
+    except (openai.APITimeoutError, openai.APIConnectionError) as e:
+        raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
+                               type="ModelUnavailable") from e
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _translate(e: openai.APIStatusError) -> ApplicationError:
+    status = e.status_code
+    text = f"model endpoint answered HTTP {status}: {' '.join(str(e.message).split())[:300]}"
+    if status == 429:
+        delay = _retry_after(e.response.headers.get("retry-after"))
+        return ApplicationError(text, type="ModelRateLimited",
+                                next_retry_delay=timedelta(seconds=delay) if delay else None)
+    if status in (408, 409) or status >= 500:
+        return ApplicationError(text, type="ModelUnavailable")
+    return ApplicationError(text, type="ModelRequestRejected", non_retryable=True)
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None

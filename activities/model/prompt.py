@@ -1,0 +1,126 @@
+"""Context assembly: what one model call carries, as a pure function of state and policy.
+
+    1 system prompt  }  one system message - protected, never cut
+    2 todo block     }
+    3 tool schemas      the request's `tools` - protected, never cut
+    4 running summary   a user message, when earlier turns were folded into one
+    5 recent messages   the conversation since the summary, old tool results cleared
+
+Compaction, cheapest first: old tool results are replaced by a placeholder that
+says where the content lives (`clear_tool_results`); oversized results were already
+cut by the tool activity with a pointer to the full text; when the prompt still
+passes the policy's threshold, the orchestrator has older turns summarized
+(`summary_cut` picks where) and calls again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from workflows.contract.config import ContextPolicy
+
+_POINTER = re.compile(r"(tool_outputs/\S+?\.txt)")
+
+
+def assemble(system: str, todo_block: str, summary: str | None, messages: list[dict],
+             start: int, policy: ContextPolicy) -> list[dict]:
+    """The messages of one model call (layers 1, 2, 4, 5)."""
+    out: list[dict] = [{"role": "system", "content": f"{system}\n\n{todo_block}".strip()}]
+    messages = [_public(m) for m in messages]
+    if not policy.enabled:
+        return out + messages
+    if summary and start > 0:
+        out.append({"role": "user", "content": "Summary of the earlier part of this phase "
+                    f"(the messages it replaces are gone):\n\n{summary}"})
+    recent = messages[start:]
+    return out + clear_tool_results(recent, policy.keep_tool_results, policy.clear_min_chars)
+
+
+def _public(m: dict) -> dict:
+    """Drop switchback's own bookkeeping keys (`_meta`) before a message is sent."""
+    return {k: v for k, v in m.items() if not k.startswith("_")} if "_meta" in m else m
+
+
+def clear_tool_results(messages: list[dict], keep: int, min_chars: int) -> list[dict]:
+    """All but the last `keep` tool results longer than `min_chars` become placeholders."""
+    tool_at = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
+    old = set(tool_at[:-keep] if keep else tool_at)
+    if not old:
+        return messages
+    calls = _calls_by_id(messages)
+    out = []
+    for i, m in enumerate(messages):
+        content = m.get("content") or ""
+        if i in old and len(content) > min_chars:
+            m = {**m, "content": placeholder(calls.get(m.get("tool_call_id", "")), content)}
+        out.append(m)
+    return out
+
+
+def placeholder(call: tuple[str, dict] | None, content: str) -> str:
+    name, args = call or ("a tool", {})
+    arg = args.get("path") or args.get("query") or ""
+    label = f"{name}({arg!r})" if arg else name
+    pointer = _POINTER.search(content)
+    if pointer:
+        where = f"The full text is in {pointer.group(1)}."
+    elif name == "read_file" and arg:
+        where = f"It is the content of {arg}: read_file it again if you need it."
+    else:
+        where = "Call the tool again if you need it."
+    return f"[Result of {label} cleared to keep the context small ({len(content)} chars). {where}]"
+
+
+def safe_cut(messages: list[dict], target: int) -> int:
+    """The first index >= target that does not start with a tool result (no orphans)."""
+    i = max(0, target)
+    while i < len(messages) and messages[i].get("role") == "tool":
+        i += 1
+    return i
+
+
+def summary_cut(messages: list[dict], done: int, keep_recent: int) -> int:
+    """Where a new summary should end: keep the last `keep_recent` messages raw."""
+    cut = safe_cut(messages, len(messages) - keep_recent)
+    return cut if cut > done else done
+
+
+def transcript(messages: list[dict], per_message: int = 3000) -> str:
+    """Messages as plain text for the summarization call."""
+    calls = _calls_by_id(messages)
+    lines = []
+    for m in messages:
+        role, content = m.get("role"), (m.get("content") or "")[:per_message]
+        if role == "tool":
+            name = (calls.get(m.get("tool_call_id", "")) or ("tool", {}))[0]
+            lines.append(f"[{name} result]\n{content}")
+        elif role == "assistant":
+            made = ", ".join(f"{tc['function']['name']}({tc['function']['arguments'][:300]})"
+                             for tc in m.get("tool_calls") or [])
+            lines.append(f"[assistant]\n{content}" + (f"\n(calls: {made})" if made else ""))
+        else:
+            lines.append(f"[{role}]\n{content}")
+    return "\n\n".join(lines)
+
+
+def fallback_summary(messages: list[dict]) -> str:
+    """When the model returns no summary: at least the calls that were made, in order."""
+    calls = _calls_by_id(messages)
+    made = [f"- {name}({args.get('path') or args.get('query') or ''})"
+            for name, args in calls.values()]
+    return ("(The model returned no summary; these are the tool calls of the folded "
+            "messages, in order.)\n" + "\n".join(made[-100:]))
+
+
+def _calls_by_id(messages: list[dict]) -> dict[str, tuple[str, dict]]:
+    out: dict[str, tuple[str, dict]] = {}
+    for m in messages:
+        for tc in m.get("tool_calls") or []:
+            fn = tc.get("function", {})
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                args = {}
+            out[tc.get("id", "")] = (fn.get("name", "?"), args if isinstance(args, dict) else {})
+    return out

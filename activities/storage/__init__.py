@@ -1,0 +1,7 @@
+"""S3-compatible storage: the only code that touches S3 (s3.py).
+
+Workspaces (files.py, with the path gate of paths.py), conversations by reference
+(conversations.py), the workspace activities (workspace.py), phase snapshots
+(snapshots.py), large Temporal payloads (payloads.py) and the pipeline's reads
+(pipeline_outputs.py). Paths and keys come from workflows/contract/layout.py.
+"""

@@ -1,0 +1,97 @@
+"""A job's workspace: the prefix `<job id>/` in the bucket, seen through checked paths.
+
+Every path a tool hands in goes through `check_path`, so nothing outside the
+job's prefix (another job, the bucket root) and nothing under `.switchback/`
+is reachable. `ToolError` carries a code the model can read; storage failures
+raise `StorageUnavailable` and are retried by Temporal.
+"""
+
+from __future__ import annotations
+
+from activities.storage.paths import INTERNAL, PathError, check_path
+from activities.storage.s3 import ObjectInfo, S3Store
+from workflows.contract import WorkspaceRef
+
+
+class ToolError(Exception):
+    """A mistake the model can fix: goes back to it as a tool error, never retried."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class WorkspaceFiles:
+    def __init__(self, s3: S3Store, ws: WorkspaceRef) -> None:
+        self.s3 = s3
+        self.ws = ws
+        self.root = f"{ws.job_id}/"
+
+    def key(self, path: str, *, allow_root: bool = False) -> str:
+        try:
+            return self.root + check_path(path, allow_root=allow_root)
+        except PathError as e:
+            raise ToolError(e.code, str(e)) from e
+
+    async def read_bytes(self, path: str) -> bytes:
+        data = await self.s3.get(self.ws.bucket, self.key(path))
+        if data is None:
+            raise ToolError("file_not_found", f"'{path}' does not exist; list_files shows "
+                            "what is there")
+        return data
+
+    async def read_text(self, path: str) -> str:
+        data = await self.read_bytes(path)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ToolError("binary_file", f"'{path}' is a binary file ({len(data)} bytes), not "
+                            "text; use a document tool for it") from e
+
+    async def read_optional(self, path: str) -> str | None:
+        data = await self.s3.get(self.ws.bucket, self.key(path))
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    async def write_bytes(self, path: str, data: bytes, max_bytes: int,
+                          content_type: str = "text/plain; charset=utf-8") -> str:
+        key = self.key(path)
+        if len(data) > max_bytes:
+            raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
+                            f"of {max_bytes} bytes; split the content into several files")
+        await self.s3.put(self.ws.bucket, key, data, content_type)
+        return key[len(self.root):]
+
+    async def write_text(self, path: str, text: str, max_bytes: int) -> str:
+        return await self.write_bytes(path, text.encode("utf-8"), max_bytes,
+                                      _content_type(path))
+
+    async def delete(self, path: str) -> str:
+        key = self.key(path)
+        if await self.s3.get(self.ws.bucket, key) is None:
+            raise ToolError("file_not_found", f"'{path}' does not exist")
+        await self.s3.delete(self.ws.bucket, key)
+        return key[len(self.root):]
+
+    async def list(self, folder: str = "", limit: int = 10_000) -> list[ObjectInfo]:
+        """Files under `folder`, paths relative to the workspace root, internals hidden."""
+        rel = self.key(folder, allow_root=True)[len(self.root):]
+        prefix = self.root + (rel.rstrip("/") + "/" if rel else "")
+        out = []
+        for o in await self.s3.list(self.ws.bucket, prefix, limit=limit + 1000):
+            path = o.key[len(self.root):]
+            if path.startswith(INTERNAL + "/"):
+                continue
+            out.append(ObjectInfo(path, o.size))
+            if len(out) >= limit:
+                break
+        return out
+
+
+def _content_type(path: str) -> str:
+    if path.endswith(".md"):
+        return "text/markdown; charset=utf-8"
+    if path.endswith(".json"):
+        return "application/json"
+    if path.endswith((".yaml", ".yml")):
+        return "application/yaml"
+    return "text/plain; charset=utf-8"

@@ -1,0 +1,132 @@
+"""Workspace activities the workflow calls between model steps.
+
+create_workspace (instructions.md, documents/, workspace.md stub),
+read_memory (workspace.md, capped), load_todos (the gate on todos.yaml),
+archive_phase (archive/phase_<n>.yaml) and write_output (output/*.json).
+Every write is a whole-object PUT under a fixed key, so a retry rewrites the
+same object: no duplicates, nothing half-written.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import posixpath
+from pathlib import Path
+
+import yaml
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.s3 import S3Store
+from activities.storage.todos_file import parse_todos_yaml
+from workflows.contract import (
+    ARCHIVE_PHASE,
+    CREATE_WORKSPACE,
+    LOAD_TODOS,
+    READ_MEMORY,
+    WRITE_OUTPUT,
+    ArchiveRequest,
+    CreateWorkspaceRequest,
+    CreateWorkspaceResult,
+    DocumentSpec,
+    LoadTodosRequest,
+    LoadTodosResult,
+    ReadMemoryRequest,
+    WriteOutputRequest,
+    layout,
+)
+
+MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
+               "what future phases need to know.)\n")
+UNLIMITED = 1 << 40
+
+
+class WorkspaceActivities:
+    def __init__(self, s3: S3Store) -> None:
+        self.s3 = s3
+
+    @activity.defn(name=CREATE_WORKSPACE)
+    async def create_workspace(self, req: CreateWorkspaceRequest) -> CreateWorkspaceResult:
+        await self.s3.ensure_bucket(req.workspace.bucket)
+        files = WorkspaceFiles(self.s3, req.workspace)
+        written = [await files.write_text(layout.INSTRUCTIONS, req.instructions, UNLIMITED)]
+        for spec in req.documents:
+            name, data = await self._document(spec)
+            try:
+                written.append(await files.write_bytes(layout.document_path(name), data,
+                                                       req.max_file_bytes, _mime(name)))
+            except ToolError as e:
+                raise ApplicationError(f"document '{name}': {e}", type="BadDocument",
+                                       non_retryable=True) from e
+        if await files.read_optional(layout.MEMORY) is None:
+            written.append(await files.write_text(layout.MEMORY, MEMORY_STUB, UNLIMITED))
+        return CreateWorkspaceResult(files=written)
+
+    async def _document(self, spec: DocumentSpec) -> tuple[str, bytes]:
+        def bad(why: str) -> ApplicationError:
+            return ApplicationError(f"document {spec.model_dump(exclude_none=True)}: {why}",
+                                    type="BadDocument", non_retryable=True)
+        if spec.text is not None or spec.base64 is not None:
+            if not spec.name:
+                raise bad("an inline document needs a 'name'")
+            data = (spec.text.encode() if spec.text is not None
+                    else base64.b64decode(spec.base64 or ""))
+            return _clean_name(spec.name, bad), data
+        if not spec.path:
+            raise bad("give 'path', 'text' or 'base64'")
+        name = _clean_name(spec.name or posixpath.basename(spec.path.rstrip("/")), bad)
+        if spec.path.startswith("s3://"):
+            bucket, _, key = spec.path[5:].partition("/")
+            data = await self.s3.get(bucket, key)
+            if data is None:
+                raise bad("no such S3 object")
+            return name, data
+        path = Path(spec.path)
+        if not path.is_file():
+            raise bad(f"no such file on the worker ({path.resolve()})")
+        return name, path.read_bytes()
+
+    @activity.defn(name=READ_MEMORY)
+    async def read_memory(self, req: ReadMemoryRequest) -> str:
+        text = await WorkspaceFiles(self.s3, req.workspace).read_optional(layout.MEMORY)
+        text = text if text is not None else MEMORY_STUB
+        if len(text) > req.max_chars:
+            text = (text[:req.max_chars] + f"\n\n[workspace.md is {len(text)} characters; only "
+                    f"the first {req.max_chars} are shown here. Keep it concise.]")
+        return text
+
+    @activity.defn(name=LOAD_TODOS)
+    async def load_todos(self, req: LoadTodosRequest) -> LoadTodosResult:
+        text = await WorkspaceFiles(self.s3, req.workspace).read_optional(layout.TODOS)
+        return parse_todos_yaml(text, req.min_todos, req.max_todos)
+
+    @activity.defn(name=ARCHIVE_PHASE)
+    async def archive_phase(self, req: ArchiveRequest) -> str:
+        body = yaml.safe_dump(req.record, sort_keys=False, allow_unicode=True, width=100)
+        return await WorkspaceFiles(self.s3, req.workspace).write_text(
+            layout.archive_path(req.phase), body, UNLIMITED)
+
+    @activity.defn(name=WRITE_OUTPUT)
+    async def write_output(self, req: WriteOutputRequest) -> str:
+        body = json.dumps(req.data, ensure_ascii=False, indent=2)
+        return await WorkspaceFiles(self.s3, req.workspace).write_text(req.path, body, UNLIMITED)
+
+    def all(self) -> list:
+        return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,
+                self.write_output]
+
+
+def _clean_name(name: str, bad) -> str:
+    base = posixpath.basename(name.replace("\\", "/"))
+    if not base or base.startswith(".") or base != name.strip():
+        raise bad(f"'{name}' is not a plain file name")
+    return base
+
+
+def _mime(name: str) -> str:
+    return {"pdf": "application/pdf", "md": "text/markdown", "txt": "text/plain",
+            "html": "text/html", "htm": "text/html",
+            "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            }.get(name.rsplit(".", 1)[-1].lower(), "application/octet-stream")

@@ -1,0 +1,172 @@
+"""Every model tool: its name, description and argument schema (layer 3 of the context).
+
+Arguments are pydantic models, so the JSON schema the model sees and the
+validation of what it sends come from one place. `parse_arguments` turns the
+model's raw argument string into a model instance or a message the model can
+act on; it never raises.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field, ValidationError
+
+
+class PathArgs(BaseModel):
+    path: str = Field(description="File path relative to the workspace root, e.g. 'notes/a.md'")
+
+
+class ReadFileArgs(PathArgs):
+    offset: int = Field(0, ge=0, description="Character offset to start reading from")
+
+
+class WriteFileArgs(PathArgs):
+    content: str = Field(description="The complete new content of the file")
+
+
+class ListFilesArgs(BaseModel):
+    path: str = Field("", description="Folder relative to the workspace root; '' for all")
+
+
+class SearchFilesArgs(BaseModel):
+    query: str = Field(min_length=1, description="Text to look for (case-insensitive)")
+    path: str = Field("", description="Folder to search in; '' for the whole workspace")
+
+
+class TodoCompleteArgs(BaseModel):
+    notes: str = Field("", description="What was done; kept in the phase archive")
+
+
+class TodoItemArgs(BaseModel):
+    id: int
+    content: str
+
+
+class TodoWriteArgs(BaseModel):
+    phase: str = Field(description="Title of the next phase")
+    description: str = Field("", description="What the phase achieves")
+    todos: list[TodoItemArgs] = Field(description="The phase's todos, in order")
+
+
+class JobCompleteArgs(BaseModel):
+    summary: str = Field(description="What the job achieved")
+    deliverables: list[str] = Field(default_factory=list,
+                                    description="Workspace paths of the results")
+    confidence: float = Field(ge=0, le=1, description="0..1: how sure you are it is right")
+    notes: str = Field("", description="Caveats, open questions, things to review")
+
+
+class TodoRewindArgs(BaseModel):
+    issue: str = Field(min_length=1, description="Why the current todos cannot work")
+
+
+class ToolSearchArgs(BaseModel):
+    query: str = Field(min_length=1, description="What you want to do, in a few words")
+
+
+class DocumentArgs(BaseModel):
+    path: str = Field(description="Path of a document in the workspace, e.g. 'documents/a.pdf'")
+
+
+@dataclass
+class ToolResult:
+    """What a tool handler returns: the text the model sees, the paths it changed, and
+    (tool_search) the tools it loaded."""
+
+    text: str
+    changed: list[str] = field(default_factory=list)
+    tools_added: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    args: type[BaseModel]
+    # True for a call that must wait for the `approve` update whatever the config says
+    # (e.g. a Cypher query that writes); the tool then runs with `ToolLimits.approved`.
+    needs_approval: Callable[[BaseModel], bool] | None = None
+
+
+_SPECS = [
+    ToolSpec("read_file", "Read a text file of the workspace. Long files come in parts: the "
+             "answer says which offset to read next.", ReadFileArgs),
+    ToolSpec("write_file", "Create or replace a workspace file with the given content. Answers "
+             "with a short confirmation.", WriteFileArgs),
+    ToolSpec("list_files", "List workspace files (path and size) under a folder.", ListFilesArgs),
+    ToolSpec("search_files", "Find lines containing the query in workspace text files.",
+             SearchFilesArgs),
+    ToolSpec("delete_file", "Delete a workspace file.", PathArgs),
+    ToolSpec("todo_complete", "Mark the current todo as done and get the next one. Call it "
+             "after finishing each todo.", TodoCompleteArgs),
+    ToolSpec("todo_write", "Write the next phase's todos to todos.yaml (validated: ids are "
+             "integers, content is text, the count within the configured bounds).",
+             TodoWriteArgs),
+    ToolSpec("job_complete", "Finish the whole job. Only when the plan is fully executed and "
+             "the deliverables exist.", JobCompleteArgs),
+    ToolSpec("todo_rewind", "Panic button: the current todos cannot work as planned. Archives "
+             "them with your issue and returns to planning.", TodoRewindArgs),
+    ToolSpec("tool_search", "Find more tools by what you want to do. The best matches are "
+             "loaded and can be called from your next turn on.", ToolSearchArgs),
+    ToolSpec("extract_document_text", "Extract the text of a document (PDF, Markdown, text, "
+             "HTML) to extracted/<name>.txt. Answers with page and section counts, not the "
+             "text.", DocumentArgs),
+    ToolSpec("chunk_document", "Split a document into structure-aware chunks: "
+             "chunks/chunk_NNN.md plus chunks/manifest.json (ids, source, page, heading path, "
+             "offsets).", DocumentArgs),
+]
+TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
+
+
+@functools.cache
+def openai_tool(name: str) -> dict:
+    """The tool's Chat Completions schema; built once per name (pydantic's JSON schema
+    generation is costly), shared - do not modify the answer."""
+    spec = TOOLS[name]
+    schema = _strip_titles(spec.args.model_json_schema())
+    return {"type": "function",
+            "function": {"name": name, "description": spec.description, "parameters": schema}}
+
+
+def parse_arguments(name: str, raw: str | None) -> tuple[BaseModel | None, str | None]:
+    """(arguments, None) or (None, an error message for the model)."""
+    spec = TOOLS.get(name)
+    if spec is None:
+        return None, f"unknown tool '{name}'"
+    try:
+        data = json.loads(raw or "{}")
+    except json.JSONDecodeError as e:
+        return None, (f"the arguments of '{name}' are not valid JSON ({e.msg} at char {e.pos}); "
+                      "send a JSON object")
+    if not isinstance(data, dict):
+        return None, f"the arguments of '{name}' must be a JSON object"
+    try:
+        return spec.args.model_validate(data), None
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: "
+                             f"{err['msg']}" for err in e.errors()[:5])
+        return None, f"bad arguments for '{name}': {problems}"
+
+
+def argument_summary(args: BaseModel | None) -> str:
+    """A short label for the UI: the path or query the call is about."""
+    if args is None:
+        return ""
+    for name in ("path", "query", "phase", "issue"):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and value:
+            return value[:120]
+    return ""
+
+
+def _strip_titles(schema: dict) -> dict:
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items()
+                if not (k == "title" and isinstance(v, str))}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema

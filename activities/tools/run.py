@@ -1,0 +1,88 @@
+"""`run_tool`: one model tool call, carried out against the job's workspace.
+
+The call's arguments are read from the stored assistant message (they never
+enter workflow history); the result is stored as the conversation's tool
+message; the workflow gets a short `ToolOutcome`. A result of at most
+`inline_max_chars` (a confirmation, an error) is returned whole instead and goes
+to the store with the next model call, off the step's critical path. A result longer than
+`max_result_chars` is cut, with a pointer to the full text (the file itself for
+read_file, else `tool_outputs/<conversation>/<n>.txt`, written here). Mistakes the
+model made come back as tool errors with a code; storage failures raise and are
+retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.storage.conversations import ConversationStore
+from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.s3 import S3Store
+from activities.tools import catalog as tool_catalog
+from activities.tools.registry import ToolResult, parse_arguments
+from workflows.contract import RUN_TOOL, ToolOutcome, ToolRequest, layout
+
+Handler = Callable[..., Awaitable[ToolResult]]
+HANDLERS: dict[str, Handler] = tool_catalog.HANDLERS
+
+
+class ToolActivities:
+    def __init__(self, s3: S3Store, store: ConversationStore) -> None:
+        self.s3 = s3
+        self.store = store
+
+    @activity.defn(name=RUN_TOOL)
+    async def run_tool(self, req: ToolRequest) -> ToolOutcome:
+        ws, conv = req.workspace, req.conversation
+        assistant = await self.store.get(ws, conv, req.assistant_index)
+        call = next((c for c in assistant.get("tool_calls") or [] if c["id"] == req.call_id),
+                    None)
+        if call is None:
+            raise ApplicationError(f"tool call {req.call_id} not found in message "
+                                   f"{req.assistant_index} of {conv}", non_retryable=True)
+        raw = call["function"]["arguments"]
+        outcome = await self._run(req, raw)
+        text = await self._cut(req, raw, outcome.summary)
+        if len(text) <= req.inline_max_chars:  # stored with the next model call
+            outcome.summary, outcome.stored = text, False
+            return outcome
+        await self.store.put(ws, conv, req.result_index,
+                             {"role": "tool", "tool_call_id": req.call_id, "content": text})
+        outcome.summary = text[:200]
+        return outcome
+
+    async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
+        limit = req.limits.max_result_chars
+        if len(text) <= limit:
+            return text
+        if req.name == "read_file":
+            args, _ = parse_arguments(req.name, raw)
+            path, offset = getattr(args, "path", "?"), getattr(args, "offset", 0) + limit
+            where = f"Read on with read_file(path='{path}', offset={offset})."
+        else:
+            path = layout.tool_output_path(req.conversation, req.result_index)
+            await WorkspaceFiles(self.s3, req.workspace).write_text(path, text, 1 << 40)
+            where = f"The full result is in {path}; read_file it with offset={limit} for more."
+        return f"{text[:limit]}\n\n[... cut at {limit} of {len(text)} characters. {where}]"
+
+    async def _run(self, req: ToolRequest, raw: str) -> ToolOutcome:
+        handler = HANDLERS.get(req.name)
+        if handler is None:
+            return _error("unknown_tool", f"tool '{req.name}' has no implementation here")
+        args, problem = parse_arguments(req.name, raw)
+        if args is None:
+            return _error("invalid_arguments", problem or "bad arguments")
+        try:
+            result = await handler(WorkspaceFiles(self.s3, req.workspace), args, req.limits)
+        except ToolError as e:
+            return _error(e.code, str(e))
+        return ToolOutcome(ok=True, summary=result.text, changed=result.changed,
+                           tools_added=result.tools_added)
+
+
+def _error(code: str, message: str) -> ToolOutcome:
+    return ToolOutcome(ok=False, code=code, summary=f"Error [{code}]: {message}")
+

@@ -1,0 +1,106 @@
+"""The contract between the workflows and everything outside them.
+
+What crosses the workflow/activity boundary and the client/workflow boundary lives
+here and nowhere else; both sides import it, and `activities/` imports nothing else
+from `workflows/` (tests/test_layering.py checks it):
+
+    names.py     task queue, workflow and activity names, the failure type, search attributes
+    job.py       JobInput, JobResult, ApproveRequest, JobState (the `state` query)
+    requests.py  each activity's input and result
+    config.py    the job config schema (configs/defaults.yaml and its children)
+    layout.py    the workspace and `.switchback/` layout: every path switchback uses
+    pipeline.py  DocumentPipeline's input, result and activity types
+
+Everything is plain data (pydantic models, constants, pure path functions): no I/O,
+no clients, nothing that breaks workflow determinism.
+"""
+
+from workflows.contract.config import (
+    ContextPolicy,
+    JobConfig,
+    LlmSettings,
+    ResolvedConfig,
+    StrategicTodos,
+)
+from workflows.contract.job import (
+    ApproveRequest,
+    DocumentSpec,
+    JobInput,
+    JobResult,
+    JobState,
+    JobStatus,
+    PendingApproval,
+    PhaseView,
+    StepLine,
+    Todo,
+    TokenCount,
+)
+from workflows.contract.names import (
+    ARCHIVE_PHASE,
+    CALL_MODEL,
+    CONTROL_TOOLS,
+    CREATE_WORKSPACE,
+    JOB_FAILED_ERROR,
+    LOAD_CONFIG,
+    LOAD_TODOS,
+    PIPELINE_TYPE,
+    READ_DECISION,
+    READ_MEMORY,
+    READ_REQUIREMENTS,
+    RUN_TOOL,
+    SA_PHASE,
+    SA_PHASE_NUMBER,
+    SA_STATUS,
+    SA_TOKENS,
+    SNAPSHOT_PHASE,
+    SUMMARIZE,
+    TASK_QUEUE,
+    WORKFLOW_TYPE,
+    WRITE_OUTPUT,
+)
+from workflows.contract.pipeline import (
+    PipelineInput,
+    PipelineResult,
+    ReadRequirementsRequest,
+    RequirementRef,
+    ValidationOutcome,
+)
+from workflows.contract.requests import (
+    ArchiveRequest,
+    CreateWorkspaceRequest,
+    CreateWorkspaceResult,
+    InlineMessage,
+    LoadConfigRequest,
+    LoadTodosRequest,
+    LoadTodosResult,
+    ModelReply,
+    ModelRequest,
+    ReadMemoryRequest,
+    SnapshotRequest,
+    SummarizeRequest,
+    SummarizeResult,
+    TodoSpec,
+    ToolCallInfo,
+    ToolLimits,
+    ToolOutcome,
+    ToolRequest,
+    Usage,
+    WorkspaceRef,
+    WriteOutputRequest,
+)
+
+__all__ = [
+    "ARCHIVE_PHASE", "CALL_MODEL", "CONTROL_TOOLS", "CREATE_WORKSPACE", "JOB_FAILED_ERROR",
+    "LOAD_CONFIG", "LOAD_TODOS", "PIPELINE_TYPE", "READ_DECISION", "READ_MEMORY",
+    "READ_REQUIREMENTS", "RUN_TOOL", "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_TOKENS",
+    "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE", "WORKFLOW_TYPE", "WRITE_OUTPUT",
+    "ApproveRequest", "ArchiveRequest", "ContextPolicy", "CreateWorkspaceRequest",
+    "CreateWorkspaceResult", "DocumentSpec", "InlineMessage", "JobConfig", "JobInput",
+    "JobResult", "JobState", "JobStatus", "LlmSettings", "LoadConfigRequest",
+    "LoadTodosRequest", "LoadTodosResult", "ModelReply", "ModelRequest", "PendingApproval",
+    "PhaseView", "PipelineInput", "PipelineResult", "ReadMemoryRequest",
+    "ReadRequirementsRequest", "RequirementRef", "ResolvedConfig", "SnapshotRequest",
+    "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSpec",
+    "TokenCount", "ToolCallInfo", "ToolLimits", "ToolOutcome", "ToolRequest", "Usage",
+    "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest",
+]

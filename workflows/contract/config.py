@@ -1,0 +1,193 @@
+"""The job config schema: `configs/defaults.yaml` + `configs/<job>/config.yaml`.
+
+Validated with pydantic (`extra="forbid"`, so a misspelt key is an error that names
+it). Loaded once per job by the `load_config` activity and carried in workflow
+state: editing a config file never changes a running job.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LlmSettings(_Strict):
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None  # None: OPENAI_BASE_URL decides
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float | None = 0.2
+    max_tokens: int | None = 4096
+    timeout_seconds: float = Field(300, gt=0)
+    heartbeat_timeout_seconds: float = Field(3, gt=0)
+    max_attempts: int = Field(10, ge=1)
+    max_retry_interval_seconds: float = Field(60, gt=0)
+    replay_from: str | None = None  # rerun: answer from this job's recorded responses ...
+    replay_on_divergence: Literal["live", "stop"] = "live"  # ... until the prompts differ
+    price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
+    price_out_per_mtok: float = Field(0.60, ge=0)
+
+
+class ToolSets(_Strict):
+    workspace: list[str] = ["read_file", "write_file", "list_files", "search_files"]
+    strategic: list[str] = ["todo_complete", "todo_write", "job_complete"]
+    tactical: list[str] = ["todo_complete", "todo_rewind"]
+    domain: list[str] = []
+    deferred: list[str] = []  # domain tools not sent until tool_search finds them
+    search_results: int = Field(3, ge=1)  # K: tools tool_search adds per query
+    # run as local activities in the workflow's worker (short workspace operations whose
+    # retry and timeout rules fit); the others are activities on task_queues.tools
+    local: list[str] = ["read_file", "write_file", "list_files", "search_files",
+                        "delete_file", "todo_write", "tool_search"]
+
+    def for_phase(self, kind: str) -> list[str]:
+        """Strategic: workspace + strategic. Tactical: workspace + tactical + domain
+        (less the deferred ones, plus tool_search when there are deferred tools)."""
+        if kind == "strategic":
+            return list(dict.fromkeys(self.workspace + self.strategic))
+        loaded = [t for t in self.domain if t not in self.deferred]
+        search = ["tool_search"] if self.deferred else []
+        return list(dict.fromkeys(self.workspace + self.tactical + search + loaded))
+
+    def known(self) -> set[str]:
+        return {*self.workspace, *self.strategic, *self.tactical, *self.domain, "tool_search"}
+
+
+class PhaseSettings(_Strict):
+    min_todos: int = Field(5, ge=1)
+    max_todos: int = Field(20, ge=1)
+    archive_on_transition: bool = True
+
+    @model_validator(mode="after")
+    def _bounds(self) -> PhaseSettings:
+        if self.min_todos > self.max_todos:
+            raise ValueError(f"min_todos ({self.min_todos}) > max_todos ({self.max_todos})")
+        return self
+
+
+class Limits(_Strict):
+    max_nudges: int = Field(3, ge=0)  # model turns without a tool call, in a row
+    max_steps_per_phase: int = Field(150, ge=1)
+    max_phases: int = Field(200, ge=1)
+    max_tool_calls_per_step: int = Field(16, ge=1)
+    read_max_chars: int = Field(20_000, ge=100)  # read_file answers longer than this are cut
+    max_file_bytes: int = Field(5_000_000, ge=1)  # largest write / document accepted
+    workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
+
+
+class ContextPolicy(_Strict):
+    """How each model call's context is assembled (layers 4-5; layers 1-3 are never cut)."""
+
+    enabled: bool = True  # false: the whole conversation, nothing cleared or summarized
+    keep_tool_results: int = Field(5, ge=0)  # the last N tool results stay intact
+    clear_min_chars: int = Field(300, ge=0)  # shorter results are never cleared
+    max_tool_result_chars: int = Field(6000, ge=200)  # longer ones are cut, full text kept
+    summarize_at_tokens: int = Field(80_000, ge=1000)
+    context_window: int = Field(128_000, ge=1000)  # the model's window
+    window_fraction: float = Field(0.6, gt=0, le=1)  # threshold <= this share of the window
+    keep_recent_messages: int = Field(6, ge=2)  # raw messages kept after a summary
+
+    def threshold(self) -> int:
+        return min(self.summarize_at_tokens, int(self.context_window * self.window_fraction))
+
+
+class TaskQueues(_Strict):
+    """Separate queues for model and tool activities (None: the job's own queue)."""
+
+    model: str | None = None
+    tools: str | None = None
+
+
+class ContinueAsNewSettings(_Strict):
+    every_phases: int = Field(0, ge=0)  # 0: only when Temporal suggests it
+
+
+class BudgetSettings(_Strict):
+    max_tokens: int | None = Field(None, ge=1)  # prompt + completion tokens, whole job
+    max_cost_usd: float | None = Field(None, gt=0)
+    warn_at: list[float] = [0.8, 0.95]
+    wrap_up_steps: int = Field(12, ge=1)  # model steps the final wrap-up phase may take
+
+
+class BreakerSettings(_Strict):
+    repetition_window: int = Field(5, ge=2)
+    similarity_threshold: float = Field(0.9, gt=0, le=1)
+    exempt_tools: list[str] = []  # polling tools whose repetition is legitimate
+    no_progress_steps: int = Field(15, ge=0)  # 0: off
+    max_steps_per_job: int = Field(2000, ge=0)  # 0: off
+
+
+class ApprovalSettings(_Strict):
+    timeout_seconds: float = Field(3600, gt=0)
+    on_timeout: Literal["deny", "approve"] = "deny"
+
+
+class Retries(_Strict):
+    tool_attempts: int = Field(3, ge=1)
+    tool_initial_interval_seconds: float = Field(2, gt=0)
+    tool_backoff: float = Field(3, ge=1)
+    tool_timeout_seconds: float = Field(120, gt=0)
+    workspace_attempts: int = Field(8, ge=1)
+    workspace_timeout_seconds: float = Field(30, gt=0)  # a dead worker's call is retried after
+
+
+class Prompts(_Strict):
+    """Paths relative to the configs directory."""
+
+    strategic: str = "prompts/strategic.md"
+    tactical: str = "prompts/tactical.md"
+    kickoff: str = "prompts/kickoff.md"
+    nudge: str = "prompts/nudge.md"
+    summarization: str = "prompts/summarization.md"
+    react: str = "prompts/react.md"  # the react strategy's system prompt
+    react_kickoff: str = "prompts/react_kickoff.md"
+    strategic_todos: str = "prompts/strategic_todos.yaml"
+
+
+class WorkspaceSettings(_Strict):
+    bucket: str = "switchback"
+
+
+class JobConfig(_Strict):
+    extends: str | None = None
+    job_type: str = "generic"
+    display_name: str = ""
+    strategy: str = "phase_alternation"  # a name of workflows/strategies' registry
+    llm: LlmSettings = LlmSettings()
+    tools: ToolSets = ToolSets()
+    phase_settings: PhaseSettings = PhaseSettings()
+    limits: Limits = Limits()
+    retries: Retries = Retries()
+    prompts: Prompts = Prompts()
+    workspace: WorkspaceSettings = WorkspaceSettings()
+    documents: list[str] = []  # default documents, relative to the job's config folder
+    approval_required: list[str] = []  # tools that wait for the `approve` update
+    approvals: ApprovalSettings = ApprovalSettings()
+    budget: BudgetSettings = BudgetSettings()
+    breakers: BreakerSettings = BreakerSettings()
+    search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
+    context: ContextPolicy = ContextPolicy()
+    continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
+    task_queues: TaskQueues = TaskQueues()
+
+
+class StrategicTodos(_Strict):
+    bootstrap: list[str]
+    transition: list[str]
+    rewind: list[str]
+    wrap_up: list[str]
+
+
+class ResolvedConfig(BaseModel):
+    """What `load_config` returns: the merged config plus the texts it points at."""
+
+    name: str
+    config: JobConfig
+    prompts: dict[str, str]  # strategic, tactical, kickoff, nudge, summarization
+    strategic_todos: StrategicTodos
+    instructions: str | None = None  # the job folder's instructions.md, if any
+    documents: list[str] = []  # absolute paths of the config's default documents

@@ -1,0 +1,123 @@
+"""What a user and a client exchange with a job: its input, its result, the `approve`
+update's input and the `state` query's answer.
+
+All plain JSON (pydantic models), so the Temporal CLI can start, steer and query a
+job. Fields are added with defaults, so histories recorded before still decode.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+
+class DocumentSpec(BaseModel):
+    """A file to place under `documents/`: a path on the worker, an s3:// URI, or inline."""
+
+    name: str | None = None  # file name under documents/ (default: the source's base name)
+    path: str | None = None  # local path or s3://bucket/key
+    text: str | None = None
+    base64: str | None = None
+
+
+class JobInput(BaseModel):
+    """Workflow input. Plain JSON, so `temporal workflow start --input` works."""
+
+    config: str | dict[str, Any] = "creator"
+    instructions: str | None = None
+    documents: list[str | DocumentSpec] | None = None  # None: the config's own documents
+
+
+class ApproveRequest(BaseModel):
+    """Input of the `approve` update."""
+
+    call_id: str
+    approved: bool
+    note: str = ""
+
+
+JobStatus = Literal["completed", "cancelled", "budget_exhausted", "stuck", "failed"]
+
+
+class JobResult(BaseModel):
+    status: JobStatus
+    summary: str = ""
+    deliverables: list[str] = []
+    confidence: float | None = None
+    notes: str = ""
+    phases: int = 0
+    steps: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+# -- the `state` query ------------------------------------------------------------------
+
+
+class Todo(BaseModel):
+    id: int
+    content: str
+    status: Literal["pending", "completed", "cancelled"] = "pending"
+    notes: str = ""
+
+
+class PendingApproval(BaseModel):
+    call_id: str
+    tool: str
+    arguments: str  # as the model sent them, capped
+    phase: int
+    requested_at: datetime
+    deadline: datetime
+
+
+class TokenCount(BaseModel):
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class PhaseView(BaseModel):
+    number: int = 0
+    kind: str = ""
+    variant: str = ""
+    name: str = ""
+    steps: int = 0
+    tokens: TokenCount = TokenCount()
+
+
+class StepLine(BaseModel):
+    """One model step as a follower shows it, with the todo progress after its tools ran."""
+
+    step: int
+    phase: int
+    kind: str
+    progress: str
+    bar: str
+    tokens: int
+    calls: str
+
+
+class JobState(BaseModel):
+    job_id: str
+    status: str  # starting | running | paused | waiting_approval | completed | ...
+    run: int = 1  # which run of the job's continue-as-new chain this is
+    strategy: str = "phase_alternation"
+    objective: str = ""
+    phase: PhaseView = PhaseView()
+    todos: list[Todo] = []
+    progress: str = "0/0"
+    steps_total: int = 0
+    tool_calls_total: int = 0
+    tokens: TokenCount = TokenCount()
+    cost_usd: float = 0.0
+    budget_used: float = 0.0  # fraction of the budget, 0 when there is none
+    efficiency: float | None = None  # todos completed per 1k tokens, last finished phase
+    phases: list[dict[str, Any]] = []  # the last finished phases
+    breakers: dict[str, Any] = {}
+    pending_approvals: list[PendingApproval] = []
+    paused: bool = False
+    last_error: str | None = None
+    last_step: str = ""  # the last model step, in one line
+    recent: list[StepLine] = []  # the last 30 steps, oldest first (for `starter.py --follow`)

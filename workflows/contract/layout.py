@@ -1,0 +1,98 @@
+"""The workspace layout: every path and S3 key switchback itself reads or writes.
+
+A job's workspace is the prefix `<job id>/` in its bucket. What the model sees:
+
+    instructions.md  workspace.md  main_plan.md  todos.yaml     memory and plan
+    documents/                                                  the job's documents
+    archive/phase_<n>.yaml                                      finished phases' todos
+    output/completion.json  output/error.json                   how the job ended
+    output/breakers/trip_<n>.json                               circuit-breaker trips
+    summaries/phase_<n>_<k>.md                                  readable compaction records
+    tool_outputs/<conversation>/<n>.txt                         full text of cut results
+
+What only switchback touches (never reachable through a model tool):
+
+    .switchback/conversations/<conversation>/{system.md,summary.md,<n:06d>.json}
+    .switchback/snapshots/phase_<n>.json    .switchback/blobs/<etag>
+    .switchback/config.json                 .switchback/rerun.json
+
+Paths are relative to the workspace; `key(job, path)` makes the S3 key.
+"""
+
+from __future__ import annotations
+
+INTERNAL = ".switchback"
+
+INSTRUCTIONS = "instructions.md"
+MEMORY = "workspace.md"
+PLAN = "main_plan.md"
+TODOS = "todos.yaml"
+DOCUMENTS = "documents"
+ARCHIVE = "archive"
+OUTPUT = "output"
+COMPLETION = "output/completion.json"
+ERROR = "output/error.json"
+
+
+def key(job_id: str, path: str) -> str:
+    """The S3 key of a workspace path."""
+    return f"{job_id}/{path}"
+
+
+def prefix(job_id: str) -> str:
+    return f"{job_id}/"
+
+
+def archive_path(phase: int) -> str:
+    return f"{ARCHIVE}/phase_{phase}.yaml"
+
+
+def trip_path(number: int) -> str:
+    return f"{OUTPUT}/breakers/trip_{number:04d}.json"
+
+
+def summary_path(phase: int, k: int) -> str:
+    return f"summaries/phase_{phase}_{k:03d}.md"
+
+
+def tool_output_path(conversation: str, index: int) -> str:
+    return f"tool_outputs/{conversation}/{index:06d}.txt"
+
+
+def document_path(name: str) -> str:
+    return f"{DOCUMENTS}/{name}"
+
+
+# -- .switchback/: switchback's own files ---------------------------------------------
+
+def conversation_path(conversation: str, name: str) -> str:
+    """`name`: system.md, summary.md or a message file (`message_name`)."""
+    return f"{INTERNAL}/conversations/{conversation}/{name}"
+
+
+def message_name(index: int) -> str:
+    return f"{index:06d}.json"
+
+
+def snapshots_dir() -> str:
+    return f"{INTERNAL}/snapshots/"
+
+
+def snapshot_path(phase: int) -> str:
+    return f"{INTERNAL}/snapshots/phase_{phase}.json"
+
+
+def blobs_dir() -> str:
+    return f"{INTERNAL}/blobs/"
+
+
+def blob_path(etag: str) -> str:
+    return f"{INTERNAL}/blobs/{etag}"
+
+
+CONFIG_RECORD = f"{INTERNAL}/config.json"
+RERUN_NOTE = f"{INTERNAL}/rerun.json"
+
+
+def is_internal(path: str) -> bool:
+    return path == INTERNAL or path.startswith(INTERNAL + "/")

@@ -1,0 +1,199 @@
+"""The input and result of every activity: what crosses the workflow/activity boundary.
+
+Pydantic models carried by the pydantic data converter; no live objects, no
+credentials. Fields are added with defaults so that old histories still decode.
+
+History stays small by design: model requests carry a conversation *reference*
+(job, conversation key, length) and the few messages the workflow itself made;
+model replies carry tool-call *summaries*; tool outcomes carry a short summary.
+Full messages live in the workspace store (activities/storage/conversations.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from workflows.contract.config import ContextPolicy, LlmSettings, ResolvedConfig
+from workflows.contract.job import DocumentSpec
+
+
+class WorkspaceRef(BaseModel):
+    bucket: str
+    job_id: str
+
+
+# -- config and workspace --------------------------------------------------------------
+
+
+class LoadConfigRequest(BaseModel):
+    config: str | dict[str, Any]
+
+
+class CreateWorkspaceRequest(BaseModel):
+    workspace: WorkspaceRef
+    instructions: str
+    documents: list[DocumentSpec]
+    max_file_bytes: int
+
+
+class CreateWorkspaceResult(BaseModel):
+    files: list[str]
+
+
+class ReadMemoryRequest(BaseModel):
+    workspace: WorkspaceRef
+    max_chars: int
+
+
+class LoadTodosRequest(BaseModel):
+    workspace: WorkspaceRef
+    min_todos: int
+    max_todos: int
+
+
+class TodoSpec(BaseModel):
+    id: int
+    content: str
+
+
+class LoadTodosResult(BaseModel):
+    ok: bool
+    reason: str = ""
+    title: str = ""
+    todos: list[TodoSpec] = []
+
+
+class ArchiveRequest(BaseModel):
+    workspace: WorkspaceRef
+    phase: int
+    record: dict[str, Any]
+
+
+class WriteOutputRequest(BaseModel):
+    workspace: WorkspaceRef
+    path: str  # relative to the workspace, e.g. output/completion.json
+    data: dict[str, Any]
+
+
+class SnapshotRequest(BaseModel):
+    """Input of `snapshot_phase`: record the workspace and the job's state at a phase start."""
+
+    workspace: WorkspaceRef
+    phase: int
+    state: dict[str, Any]  # the workflow's PhaseStart (workflows/carry.py), as JSON
+    config: ResolvedConfig | None = None  # given once per run: kept as .switchback/config.json
+
+
+# -- model calls -----------------------------------------------------------------------
+
+
+class InlineMessage(BaseModel):
+    """A message the workflow made (kickoff, nudge, control-tool result)."""
+
+    index: int
+    role: Literal["user", "tool"]
+    content: str
+    tool_call_id: str | None = None
+
+
+class ModelRequest(BaseModel):
+    workspace: WorkspaceRef
+    llm: LlmSettings
+    conversation: str  # conversation key, e.g. "phase_0003"; new key = empty conversation
+    length: int  # messages in the conversation before this call, incl. `inline`
+    inline: list[InlineMessage] = []  # to store before the call
+    system_prompt: str | None = None  # given on the first call of a conversation only
+    todo_block: str = ""  # layer 2, shown on every call
+    tools: list[str] = []  # tool names offered (layer 3)
+    call_key: str = ""  # stable per call across retries (the scripted server uses it)
+    preview_tools: list[str] = []  # tools whose raw arguments the reply should preview
+    context: ContextPolicy = ContextPolicy()
+    summary_upto: int = 0  # messages before this index are folded into the stored summary
+    token_ratio: float = 1.0  # reported / estimated prompt tokens of the last call
+    may_compact: bool = True  # False: call the model even above the threshold
+    # the previous conversation's last messages (results of the turn that ended its phase)
+    closing: list[InlineMessage] = []
+    closing_conversation: str = ""
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class ToolCallInfo(BaseModel):
+    id: str
+    name: str
+    error: str | None = None  # malformed JSON / arguments that fail the tool's schema
+    args: dict[str, Any] | None = None  # control tools only (small, validated)
+    summary: str = ""  # e.g. "chunks/chunk_001.md" - for activity summaries and the UI
+    digest: str = ""  # hash of name + arguments
+    preview: str = ""  # raw arguments, capped (only for `preview_tools`: approvals)
+    needs_approval: bool = False  # the tool itself asks for approval of this call
+
+
+class ModelReply(BaseModel):
+    content: str = ""  # assistant text, capped
+    tool_calls: list[ToolCallInfo] = []
+    finish_reason: str | None = None
+    usage: Usage = Usage()
+    message_index: int  # where the assistant message was stored; -1: no call was made
+    estimated_prompt_tokens: int = 0  # tiktoken estimate of what was (or would be) sent
+    needs_compaction: bool = False  # the prompt passed the threshold: summarize first
+
+
+class SummarizeRequest(BaseModel):
+    workspace: WorkspaceRef
+    llm: LlmSettings
+    conversation: str
+    length: int
+    done: int  # messages already folded into the current summary
+    keep_recent: int
+    prompt: str  # the summarization prompt (configs/prompts/summarization.md)
+    context: ContextPolicy = ContextPolicy()  # the folded part is shown as the model saw it
+    record_path: str  # workspace path for the human-readable record of this summary
+    call_key: str = ""
+
+
+class SummarizeResult(BaseModel):
+    upto: int  # messages before this index are now in the summary
+    chars: int = 0
+    usage: Usage = Usage()
+
+
+# -- tool calls -------------------------------------------------------------------------
+
+
+class ToolLimits(BaseModel):
+    read_max_chars: int
+    max_file_bytes: int
+    min_todos: int
+    max_todos: int
+    max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
+    deferred: list[str] = []  # tools tool_search may load
+    search_results: int = 3
+    approved: bool = False  # a person approved this very call (see ToolSpec.needs_approval)
+
+
+class ToolRequest(BaseModel):
+    workspace: WorkspaceRef
+    conversation: str
+    assistant_index: int  # the assistant message holding the call's arguments
+    call_id: str
+    name: str
+    result_index: int  # where to store the tool message
+    limits: ToolLimits
+    # a result this short is not stored here but returned whole (`stored` False): the
+    # workflow hands it to the next model call, which stores it while the model answers
+    inline_max_chars: int = 0
+
+
+class ToolOutcome(BaseModel):
+    ok: bool
+    code: str = "ok"  # machine-readable error code the model also sees
+    summary: str = ""  # short, for the workflow and the UI; the full text is in the store
+    changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
+    tools_added: list[str] = Field(default_factory=list)  # tool_search: tools now loaded
+    stored: bool = True  # False: `summary` is the whole result, not yet in the store

@@ -1,0 +1,57 @@
+"""What people ask of a running job: pause, resume, rewind, approve.
+
+The workflow's signal and update handlers record requests here; the orchestrator
+acts on them at step boundaries (pause, rewinds) or while a tool call waits for its
+approval (`wait_for_approval`). Plain state, so it survives continue-as-new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import ApproveRequest, PendingApproval, ToolCallInfo
+    from workflows.contract.config import ApprovalSettings
+    from workflows.metrics import approvals_waiting
+
+
+class Steering:
+    def __init__(self) -> None:
+        self.paused = False
+        self.rewinds: list[str] = []  # issues not yet acted on (joined at the next boundary)
+        self.approvals: dict[str, PendingApproval] = {}  # call id -> the call waiting
+        self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
+
+    def take_rewinds(self) -> str:
+        """The rewind issues asked for since the last boundary, joined ('' for none)."""
+        issue, self.rewinds = "; ".join(self.rewinds), []
+        return issue
+
+    async def wait_for_approval(self, call: ToolCallInfo, settings: ApprovalSettings,
+                                phase: int, on_status: Callable[[str], None]) -> str:
+        """Wait for the `approve` update on `call`: 'approved…' or why it was denied."""
+        now = workflow.now()
+        self.approvals[call.id] = PendingApproval(
+            call_id=call.id, tool=call.name, arguments=call.preview or call.summary,
+            phase=phase, requested_at=now,
+            deadline=now + timedelta(seconds=settings.timeout_seconds))
+        approvals_waiting(len(self.approvals))
+        on_status("waiting_approval")
+        try:
+            await workflow.wait_condition(lambda: call.id in self.decisions,
+                                          timeout=timedelta(seconds=settings.timeout_seconds))
+            d = self.decisions.pop(call.id)
+            verdict = ("approved" if d.approved else "denied by the operator") + (
+                f": {d.note}" if d.note else "")
+        except TimeoutError:
+            verdict = ("approved" if settings.on_timeout == "approve" else "denied") + (
+                f" because nobody answered within {settings.timeout_seconds:g}s "
+                f"(approvals.on_timeout={settings.on_timeout})")
+        finally:
+            self.approvals.pop(call.id, None)
+            approvals_waiting(len(self.approvals))
+        on_status("running")
+        return verdict

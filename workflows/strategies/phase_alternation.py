@@ -1,0 +1,341 @@
+"""Phase alternation: the default strategy (seed: phase-alternation.md).
+
+    bootstrap strategic -> tactical -> transition strategic -> tactical -> ... -> job_complete
+
+- Every phase starts with an empty conversation (a new conversation key);
+  `workspace.md` is read at phase start and put in the system prompt.
+- Tool sets by phase come from config; a call outside the set is refused with a
+  tool error and never executed.
+- Strategic -> tactical: completing the last strategic todo runs the gate on
+  `todos.yaml`; a rejection keeps that todo open and tells the model why.
+- Tactical -> strategic: the phase's todos (status, notes) go to
+  `archive/phase_<n>.yaml`; `todo_rewind(issue)` archives them as rewound and
+  starts a rewind strategic phase with the issue in its prompt.
+- `job_complete` (strategic only) writes `output/completion.json` and ends the job.
+- A model turn without a tool call is nudged, at most `limits.max_nudges` times.
+- Interrupts from outside the model's turn (the `rewind` signal, breakers, the
+  budget, cancellation) go through `interrupt`: the current todos are archived with
+  what was done, then a rewind or wrap-up phase starts, or the job ends.
+
+Reads and writes of the workspace are `Workspace(ops, then)` decisions: the
+orchestrator runs them and calls `then` with the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workflows.contract import (
+    CONTROL_TOOLS,
+    LoadTodosResult,
+    ModelReply,
+    ResolvedConfig,
+    Todo,
+    ToolCallInfo,
+    ToolOutcome,
+    layout,
+)
+from workflows.prompts import render
+from workflows.strategies.base import (
+    Archive,
+    CallModel,
+    CheckTodos,
+    Complete,
+    Decision,
+    ExecuteTools,
+    Interrupt,
+    PhaseInfo,
+    PhaseRecord,
+    ReadMemory,
+    ReportError,
+    Strategy,
+    StrategyView,
+    ToolDecision,
+    Totals,
+    Workspace,
+    WriteOutput,
+    job_result,
+    plan_calls,
+)
+from workflows.todos import current_index, todo_block
+
+Kind = Literal["strategic", "tactical"]
+Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
+
+TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
+          "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work"}
+
+
+class Phase(BaseModel):
+    number: int
+    kind: Kind
+    variant: Variant
+    title: str
+    todos: list[Todo]
+    issue: str = ""  # rewind phases: what went wrong
+    loaded: list[str] = []  # deferred tools tool_search loaded in this phase
+    steps: int = 0
+    nudges: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Snapshot(BaseModel):
+    """The strategy's state at a phase start: what continue-as-new carries."""
+
+    phase: Phase
+    totals: Totals
+    history: list[PhaseRecord]
+    todos_completed: int
+    final_status: Literal["completed", "budget_exhausted"]
+
+
+class Pending(BaseModel):
+    """A transition decided during a batch of tool calls, carried out after it."""
+
+    to: Literal["tactical", "strategic", "rewind"]
+    title: str = ""
+    todos: list[Todo] = []
+    issue: str = ""
+
+
+class PhaseAlternation(Strategy):
+    name = "phase_alternation"
+
+    def __init__(self, config: ResolvedConfig) -> None:
+        super().__init__(config)
+        self.phase: Phase | None = None
+        self.totals = Totals()
+        self.pending: Pending | None = None
+        self.completion: dict[str, Any] | None = None
+        self.final_status: Literal["completed", "budget_exhausted"] = "completed"
+        self.todos_completed = 0
+        self.history: list[PhaseRecord] = []
+        self._system = ""
+
+    # -- Strategy --------------------------------------------------------------------
+
+    def begin(self) -> Decision:
+        return self._enter(self._strategic_phase(1, "bootstrap"))
+
+    def snapshot(self) -> dict[str, Any]:
+        return Snapshot(phase=self._ph(), totals=self.totals, history=self.history,
+                        todos_completed=self.todos_completed,
+                        final_status=self.final_status).model_dump(mode="json")
+
+    def resume(self, snapshot: dict[str, Any]) -> Decision:
+        snap = Snapshot.model_validate(snapshot)
+        self.totals, self.history = snap.totals, snap.history
+        self.todos_completed, self.final_status = snap.todos_completed, snap.final_status
+        return self._enter(snap.phase, count=False)
+
+    def view(self) -> StrategyView:
+        ph = self.phase
+        info = None if ph is None else PhaseInfo(
+            number=ph.number, kind=ph.kind, variant=ph.variant, title=ph.title, steps=ph.steps,
+            tokens_in=ph.tokens_in, tokens_out=ph.tokens_out, todos=ph.todos)
+        return StrategyView(strategy=self.name, phase=info, totals=self.totals,
+                            history=self.history, progress=self.todos_completed)
+
+    def after_model(self, reply: ModelReply) -> Decision:
+        ph = self._ph()
+        ph.steps += 1
+        self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        self.totals.steps += 1
+        limits = self.cfg.config.limits
+        if not reply.tool_calls:
+            ph.nudges += 1
+            if ph.nudges > limits.max_nudges:
+                return ReportError(f"the model answered {ph.nudges} times in a row without "
+                                   f"calling a tool in phase {ph.number} "
+                                   f"(limits.max_nudges={limits.max_nudges})", code="no_tool_call")
+            return self._next_call([self.cfg.prompts["nudge"]])
+        ph.nudges = 0
+        return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind))
+
+    def owns_tool(self, name: str) -> bool:
+        return name in CONTROL_TOOLS
+
+    def batch_closed(self) -> bool:
+        return self.pending is not None or self.completion is not None
+
+    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+        args = call.args or {}
+        if call.name == "todo_complete":
+            return self._todo_complete(str(args.get("notes") or ""))
+        if call.name == "todo_rewind":
+            issue = str(args.get("issue") or "").strip()
+            self.pending = Pending(to="rewind", issue=issue)
+            return ToolOutcome(ok=True, summary="Rewind accepted: the todos are archived with "
+                               "your note and a strategic phase will reconsider the plan.")
+        self.completion = dict(args)  # job_complete
+        return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+        ph = self._ph()
+        ph.tool_calls += len(outcomes)
+        for o in outcomes:
+            ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
+        self.totals.tool_calls += len(outcomes)
+        if self.completion is not None:
+            return self._complete()
+        if self.pending is None:
+            return self._next_call([])
+        pending, self.pending = self.pending, None
+        if pending.to == "tactical":
+            self._record(ph, "completed")
+            return self._next_phase(Phase(
+                number=ph.number + 1, kind="tactical", variant="work",
+                title=pending.title or f"Phase {ph.number + 1}", todos=pending.todos))
+        variant: Variant = "rewind" if pending.to == "rewind" else "transition"
+        return self._archive(ph, "rewound" if pending.to == "rewind" else "completed",
+                             pending.issue, lambda: self._next_phase(
+                                 self._strategic_phase(ph.number + 1, variant, pending.issue)))
+
+    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+        """Leave the current phase now: rewind, wrap up, or end the job with `status`."""
+        ph = self._ph()
+        self.pending = None
+        if what == "rewind":
+            return self._archive(ph, "rewound", reason, lambda: self._next_phase(
+                self._strategic_phase(ph.number + 1, "rewind", reason)))
+        if what == "wrap_up":
+            self.final_status = "budget_exhausted"
+            return self._archive(ph, "interrupted", reason, lambda: self._next_phase(
+                self._strategic_phase(ph.number + 1, "wrap_up", reason)))
+        if what == "cancel":
+            for t in ph.todos:
+                if t.status == "pending":
+                    t.status = "cancelled"
+            status = "cancelled"
+        return self._archive(ph, status, reason, lambda: self._complete(status, reason))
+
+    def add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        ph = self._ph()
+        ph.tokens_in += tokens_in
+        ph.tokens_out += tokens_out
+        self.totals.tokens_in += tokens_in
+        self.totals.tokens_out += tokens_out
+
+    # -- phases ----------------------------------------------------------------------
+
+    def _next_phase(self, nxt: Phase) -> Decision:
+        if nxt.number > self.cfg.config.limits.max_phases:
+            limit = self.cfg.config.limits.max_phases
+            return ReportError(f"the job reached limits.max_phases={limit} without job_complete",
+                               code="phase_limit")
+        return self._enter(nxt)
+
+    def _strategic_phase(self, number: int, variant: Variant, issue: str = "") -> Phase:
+        todos = getattr(self.cfg.strategic_todos, "transition" if variant == "work" else variant)
+        return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
+                     issue=issue, todos=[Todo(id=i, content=t) for i, t in enumerate(todos, 1)])
+
+    def _enter(self, phase: Phase, count: bool = True) -> Decision:
+        """Start `phase`: read workspace.md for its system prompt, then its first call."""
+        self.phase = phase
+        self.totals.phases += count
+        return Workspace([ReadMemory()], lambda results: self._first_call(phase, results[0]))
+
+    def _first_call(self, phase: Phase, memory: str) -> CallModel:
+        ps = self.cfg.config.phase_settings
+        self._system = render(self.cfg.prompts[phase.kind], {
+            "phase_number": str(phase.number), "phase_kind": phase.kind,
+            "phase_title": phase.title, "workspace_md": memory,
+            "min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
+            "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
+        })
+        kickoff = render(self.cfg.prompts["kickoff"], {
+            "phase_number": str(phase.number), "phase_kind": phase.kind,
+            "phase_title": phase.title,
+            "issue_note": (f"\n\nThis phase was started because of an issue:\n\n> {phase.issue}\n"
+                           if phase.issue else ""),
+        })
+        return self._next_call([kickoff])
+
+    def _next_call(self, user_messages: list[str]) -> CallModel:
+        ph = self._ph()
+        return CallModel(conversation=f"phase_{ph.number:04d}", system_prompt=self._system,
+                         todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos),
+                         tools=self.tools(), user_messages=user_messages,
+                         label=f"phase {ph.number} {ph.kind} step {ph.steps + 1}")
+
+    def tools(self) -> list[str]:
+        ph = self._ph()
+        return self.cfg.config.tools.for_phase(ph.kind) + (
+            ph.loaded if ph.kind == "tactical" else [])
+
+    def _todo_complete(self, notes: str) -> ToolDecision:
+        ph = self._ph()
+        cur = current_index(ph.todos)
+        if cur is None:
+            return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
+        todo = ph.todos[cur]
+        todo.status, todo.notes = "completed", notes[:2000]
+        self.todos_completed += 1
+        nxt = current_index(ph.todos)
+        if nxt is not None:
+            left = sum(t.status == "pending" for t in ph.todos)
+            return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. {left} remaining. "
+                               f"Next: {ph.todos[nxt].id}. {ph.todos[nxt].content}")
+        if ph.variant == "wrap_up":  # no gate, no new phase: the job ends here
+            self.completion = {"summary": notes or "wrap-up finished without job_complete"}
+            return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. The job ends now.")
+        if ph.kind == "tactical":
+            self.pending = Pending(to="strategic")
+            return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. All todos of this phase "
+                               "are complete; the next phase starts now.")
+        ps = self.cfg.config.phase_settings
+        return Workspace([CheckTodos(ps.min_todos, ps.max_todos)],
+                         lambda results: self._gate(todo, results[0]))
+
+    def _gate(self, todo: Todo, gate: LoadTodosResult) -> ToolOutcome:
+        """The last strategic todo is done: go tactical if todos.yaml passes the gate."""
+        if not gate.ok:
+            todo.status, todo.notes = "pending", ""
+            self.todos_completed -= 1
+            return ToolOutcome(ok=False, code="transition_rejected", summary=(
+                f"Phase transition rejected: {gate.reason} The todo stays open: fix todos.yaml "
+                "(use todo_write), then call todo_complete again."))
+        self.pending = Pending(to="tactical", title=gate.title,
+                               todos=[Todo(id=t.id, content=t.content) for t in gate.todos])
+        return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. todos.yaml accepted "
+                           f"({len(gate.todos)} todos); the tactical phase starts now.")
+
+    def _record(self, ph: Phase, status: str) -> None:
+        self.history = (self.history + [PhaseRecord(
+            number=ph.number, kind=ph.kind, variant=ph.variant, status=status, steps=ph.steps,
+            todos_completed=sum(t.status == "completed" for t in ph.todos),
+            tokens_in=ph.tokens_in, tokens_out=ph.tokens_out)])[-20:]
+
+    def _archive(self, ph: Phase, status: str, issue: str,
+                 then: Callable[[], Decision]) -> Decision:
+        """Record the phase, write archive/phase_<n>.yaml (when configured), then `then`."""
+        self._record(ph, status)
+        if not self.cfg.config.phase_settings.archive_on_transition:
+            return then()
+        record = {"phase": ph.number, "title": ph.title, "status": status,
+                  "todos": [t.model_dump() for t in ph.todos],
+                  "completed": sum(t.status == "completed" for t in ph.todos),
+                  "steps": ph.steps, "tool_calls": ph.tool_calls,
+                  "tokens_in": ph.tokens_in, "tokens_out": ph.tokens_out}
+        if issue:
+            record["issue"] = issue
+        return Workspace([Archive(ph.number, record)], lambda _: then())
+
+    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+        """Write output/completion.json and end: job_complete, or an interrupt's status."""
+        if status is None:
+            self._record(self._ph(), "completed")
+        result = job_result(status or self.final_status, self.completion or {}, reason,
+                            self.totals)
+        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
+                         lambda _: Complete(result))
+
+    def _ph(self) -> Phase:
+        assert self.phase is not None, "strategy used before begin()"
+        return self.phase

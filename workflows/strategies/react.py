@@ -1,0 +1,194 @@
+"""ReAct: one conversation with the config's tools, no todo ritual; the baseline.
+
+    attempt 1: system prompt (react.md) + kickoff -> model <-> tools ... -> job_complete
+
+- The model gets the workspace tools, the config's domain tools (deferred ones behind
+  tool_search) and `job_complete`, which ends the job (`output/completion.json`).
+- A turn without a tool call is nudged; after `limits.max_nudges` nudges the answer is
+  taken as the job's summary and the job completes.
+- A rewind (signal or breaker) starts a new attempt: a fresh conversation whose prompt
+  carries the issue; the files of the earlier attempts stay. A wrap-up (budget) is a last
+  attempt told to record the state and call job_complete.
+- Progress, for the breakers, is the number of workspace writes that succeeded.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
+from workflows.prompts import render
+from workflows.strategies.base import (
+    CallModel,
+    Complete,
+    Decision,
+    ExecuteTools,
+    Interrupt,
+    PhaseInfo,
+    PhaseRecord,
+    ReadMemory,
+    ReportError,
+    Strategy,
+    StrategyView,
+    ToolDecision,
+    Totals,
+    Workspace,
+    WriteOutput,
+    job_result,
+    plan_calls,
+)
+
+Variant = Literal["work", "rewind", "wrap_up"]
+
+
+class Attempt(BaseModel):
+    number: int
+    variant: Variant = "work"
+    issue: str = ""
+    loaded: list[str] = []  # deferred tools tool_search loaded
+    steps: int = 0
+    nudges: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Snapshot(BaseModel):
+    attempt: Attempt
+    totals: Totals
+    history: list[PhaseRecord]
+    writes: int
+    final_status: Literal["completed", "budget_exhausted"]
+
+
+class React(Strategy):
+    name = "react"
+
+    def __init__(self, config: ResolvedConfig) -> None:
+        super().__init__(config)
+        self.attempt = Attempt(number=1)
+        self.totals = Totals()
+        self.history: list[PhaseRecord] = []
+        self.completion: dict[str, Any] | None = None
+        self.final_status: Literal["completed", "budget_exhausted"] = "completed"
+        self.writes = 0
+        self._system = ""
+
+    def begin(self) -> Decision:
+        return self._enter(Attempt(number=1))
+
+    def snapshot(self) -> dict[str, Any]:
+        return Snapshot(attempt=self.attempt, totals=self.totals, history=self.history,
+                        writes=self.writes, final_status=self.final_status).model_dump(mode="json")
+
+    def resume(self, snapshot: dict[str, Any]) -> Decision:
+        snap = Snapshot.model_validate(snapshot)
+        self.totals, self.history, self.writes = snap.totals, snap.history, snap.writes
+        self.final_status = snap.final_status
+        return self._enter(snap.attempt, count=False)
+
+    def view(self) -> StrategyView:
+        a = self.attempt
+        info = PhaseInfo(number=a.number, kind="react", variant=a.variant,
+                         title=f"Attempt {a.number}" + (f" ({a.variant})" if a.issue else ""),
+                         steps=a.steps, tokens_in=a.tokens_in, tokens_out=a.tokens_out)
+        return StrategyView(strategy=self.name, phase=info, totals=self.totals,
+                            history=self.history, progress=self.writes)
+
+    def after_model(self, reply: ModelReply) -> Decision:
+        a = self.attempt
+        a.steps += 1
+        self.totals.steps += 1
+        self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        if reply.tool_calls:
+            a.nudges = 0
+            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react"))
+        a.nudges += 1
+        if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
+            self.completion = {"summary": reply.content or "the model stopped calling tools"}
+            return self._complete()
+        return self._call([self.cfg.prompts["nudge"]])
+
+    def owns_tool(self, name: str) -> bool:
+        return name == "job_complete"
+
+    def batch_closed(self) -> bool:
+        return self.completion is not None
+
+    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+        self.completion = dict(call.args or {})
+        return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+        self.totals.tool_calls += len(outcomes)
+        for o in outcomes:
+            self.attempt.loaded += [t for t in o.tools_added if t not in self.attempt.loaded]
+            self.writes += bool(o.ok and o.changed)
+        if self.completion is not None:
+            return self._complete()
+        return self._call([])
+
+    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+        self._record("rewound" if what == "rewind" else "interrupted")
+        n = self.attempt.number + 1
+        if what in ("rewind", "wrap_up"):
+            if what == "wrap_up":
+                self.final_status = "budget_exhausted"
+            if n > self.cfg.config.limits.max_phases:
+                return ReportError(f"the job reached limits.max_phases="
+                                   f"{self.cfg.config.limits.max_phases} attempts",
+                                   code="phase_limit")
+            return self._enter(Attempt(number=n, variant=what, issue=reason))
+        return self._complete("cancelled" if what == "cancel" else status, reason)
+
+    def add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        self.attempt.tokens_in += tokens_in
+        self.attempt.tokens_out += tokens_out
+        self.totals.tokens_in += tokens_in
+        self.totals.tokens_out += tokens_out
+
+    # -- attempts ----------------------------------------------------------------------
+
+    def tools(self) -> list[str]:
+        t = self.cfg.config.tools
+        domain = [n for n in t.domain if n not in t.deferred]
+        search = ["tool_search"] if t.deferred else []
+        return list(dict.fromkeys(t.workspace + search + domain + self.attempt.loaded
+                                  + ["job_complete"]))
+
+    def _enter(self, attempt: Attempt, count: bool = True) -> Decision:
+        self.attempt = attempt
+        self.totals.phases += count
+        return Workspace([ReadMemory()], lambda results: self._first_call(results[0]))
+
+    def _first_call(self, memory: str) -> CallModel:
+        a = self.attempt
+        self._system = render(self.cfg.prompts["react"], {
+            "tools": ", ".join(self.tools()), "workspace_md": memory,
+            "issue": a.issue or "(none)"})
+        kickoff = render(self.cfg.prompts["react_kickoff"], {
+            "phase_number": str(a.number),
+            "issue_note": f"\n\nThis attempt was started because of an issue:\n\n> {a.issue}\n"
+            if a.issue else ""})
+        return self._call([kickoff])
+
+    def _call(self, user_messages: list[str]) -> CallModel:
+        a = self.attempt
+        return CallModel(conversation=f"react_{a.number:04d}", system_prompt=self._system,
+                         todo_block="", tools=self.tools(), user_messages=user_messages,
+                         label=f"attempt {a.number} step {a.steps + 1}")
+
+    def _record(self, status: str) -> None:
+        a = self.attempt
+        self.history = (self.history + [PhaseRecord(
+            number=a.number, kind="react", variant=a.variant, status=status, steps=a.steps,
+            todos_completed=0, tokens_in=a.tokens_in, tokens_out=a.tokens_out)])[-20:]
+
+    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+        if status is None:
+            self._record("completed")
+        result = job_result(status or self.final_status, self.completion or {}, reason,
+                            self.totals)
+        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
+                         lambda _: Complete(result))

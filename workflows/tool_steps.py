@@ -1,0 +1,86 @@
+"""One tool call the model asked for, carried out as an activity.
+
+The call's arguments stay in the stored assistant message; the activity reads them
+there, runs the tool and stores the result (a short result comes back whole and is
+stored with the next model call instead). Workspace tools (`tools.local`) run as
+local activities in the workflow task; the others are activities on
+`task_queues.tools`. A tool that still fails after `retries.tool_attempts` stops
+the job (`StepFailed`); what the model got wrong comes back as a tool error.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import (
+        RUN_TOOL,
+        InlineMessage,
+        ResolvedConfig,
+        ToolCallInfo,
+        ToolLimits,
+        ToolOutcome,
+        ToolRequest,
+        WorkspaceRef,
+    )
+    from workflows.conversation import Conversation
+    from workflows.failures import StepFailed, cause_of
+
+LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
+INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
+INLINE_MAX_CHARS = 500
+
+
+def label(call: ToolCallInfo) -> str:
+    """What the web UI shows for the call: the tool and its main argument."""
+    return f"{call.name} {call.summary}".strip()[:200]
+
+
+async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
+                   cfg: ResolvedConfig, ws: WorkspaceRef) -> ToolOutcome:
+    c = cfg.config
+    req = ToolRequest(workspace=ws, conversation=conv.key, assistant_index=conv.last_assistant,
+                      call_id=call.id, name=call.name, result_index=conv.length,
+                      limits=ToolLimits(read_max_chars=c.limits.read_max_chars,
+                                        max_file_bytes=c.limits.max_file_bytes,
+                                        min_todos=c.phase_settings.min_todos,
+                                        max_todos=c.phase_settings.max_todos,
+                                        max_result_chars=(c.context.max_tool_result_chars
+                                                          if c.context.enabled else 1 << 30),
+                                        deferred=c.tools.deferred,
+                                        search_results=c.tools.search_results,
+                                        approved=approved))
+    if workflow.patched(INLINE_TOOL_RESULTS):
+        req.inline_max_chars = INLINE_MAX_CHARS
+    conv.reserve()
+    timeout = timedelta(seconds=c.retries.tool_timeout_seconds)
+    retry = RetryPolicy(
+        initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
+        backoff_coefficient=c.retries.tool_backoff, maximum_attempts=c.retries.tool_attempts)
+    cancel = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+    try:
+        # cheap workspace tools run as local activities, in this workflow task: no
+        # activity task to dispatch, no second workflow task per step
+        if call.name in c.tools.local and workflow.patched(LOCAL_TOOL_CALLS):
+            outcome = await workflow.execute_local_activity(
+                RUN_TOOL, req, result_type=ToolOutcome, summary=label(call),
+                start_to_close_timeout=timeout, retry_policy=retry, cancellation_type=cancel)
+        else:
+            outcome = await workflow.execute_activity(
+                RUN_TOOL, req, result_type=ToolOutcome, task_queue=c.task_queues.tools,
+                summary=label(call), start_to_close_timeout=timeout,
+                cancellation_type=cancel, retry_policy=retry)
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        raise StepFailed(f"tool '{call.name}' ({call.summary}) failed after "
+                         f"{c.retries.tool_attempts} attempts: {cause_of(e)}",
+                         "tool_failed") from e
+    if not outcome.stored:  # a short result: stored by the next model call
+        conv.inline.append(InlineMessage(index=req.result_index, role="tool",
+                                         content=outcome.summary, tool_call_id=call.id))
+    return outcome

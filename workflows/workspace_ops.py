@@ -1,0 +1,88 @@
+"""The job's workspace operations, as activities with the workspace retry policy.
+
+Each is a few S3 requests; S3 trouble is retried up to `retries.workspace_attempts`
+times with backoff. The reads and writes of phase transitions (`read_memory`,
+`load_todos`, `archive_phase`, `write_output`, `snapshot_phase`) are local
+activities, run in the workflow task by the workflow's own worker: a phase
+transition costs no activity dispatch and no extra workflow task per operation.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import (
+        ARCHIVE_PHASE,
+        LOAD_TODOS,
+        READ_MEMORY,
+        SNAPSHOT_PHASE,
+        WRITE_OUTPUT,
+        ArchiveRequest,
+        LoadTodosRequest,
+        LoadTodosResult,
+        ReadMemoryRequest,
+        ResolvedConfig,
+        SnapshotRequest,
+        WorkspaceRef,
+        WriteOutputRequest,
+        layout,
+    )
+    from workflows.strategies.base import Archive, CheckTodos, ReadMemory, WorkspaceOp, WriteOutput
+
+LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
+LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE}
+
+
+class WorkspaceOps:
+    def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig) -> None:
+        self.ws = ws
+        self.cfg = cfg
+
+    async def run(self, op: WorkspaceOp) -> Any:
+        """Carry out one operation a strategy asked for; its result."""
+        if isinstance(op, ReadMemory):
+            return await self.activity(READ_MEMORY, ReadMemoryRequest(
+                workspace=self.ws, max_chars=self.cfg.config.limits.workspace_md_max_chars),
+                str, "read workspace.md")
+        if isinstance(op, CheckTodos):
+            return await self.activity(LOAD_TODOS, LoadTodosRequest(
+                workspace=self.ws, min_todos=op.min_todos, max_todos=op.max_todos),
+                LoadTodosResult, "check todos.yaml")
+        if isinstance(op, Archive):
+            return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
+                workspace=self.ws, phase=op.phase, record=op.record), str,
+                layout.archive_path(op.phase))
+        assert isinstance(op, WriteOutput)
+        return await self.write_output(op.path, op.data)
+
+    async def write_output(self, path: str, data: dict[str, Any]) -> str:
+        result: str = await self.activity(WRITE_OUTPUT, WriteOutputRequest(
+            workspace=self.ws, path=path, data=data), str, f"write {path}")
+        return result
+
+    async def snapshot(self, phase: int, state: dict[str, Any],
+                       config: ResolvedConfig | None) -> int:
+        """Record the workspace and `state` at the start of `phase` (for reruns)."""
+        files: int = await self.activity(SNAPSHOT_PHASE, SnapshotRequest(
+            workspace=self.ws, phase=phase, state=state, config=config), int,
+            f"snapshot phase {phase}")
+        return files
+
+    async def activity(self, name: str, req: Any, result_type: type, summary: str) -> Any:
+        retries = self.cfg.config.retries
+        timeout = timedelta(seconds=retries.workspace_timeout_seconds)
+        retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
+                            maximum_interval=timedelta(seconds=20),
+                            maximum_attempts=retries.workspace_attempts)
+        if name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS):
+            return await workflow.execute_local_activity(
+                name, req, result_type=result_type, summary=summary,
+                start_to_close_timeout=timeout, retry_policy=retry)
+        return await workflow.execute_activity(
+            name, req, result_type=result_type, summary=summary,
+            start_to_close_timeout=timeout, retry_policy=retry)
