@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
-.PHONY: demo pipeline test stop status lint bench clean
+.PHONY: demo pipeline test stop status lint typecheck bench clean
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ status: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# mypy (mypy.ini): strict on workflows/, default settings on everything else
+typecheck: $(STAMP)
+	$(BIN)/mypy workflows activities operate codec telemetry devstack bench deploy tests \
+		worker.py starter.py
 
 # the side-by-side table of bench/README.md (installs the peers: the `bench` extra)
 BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1

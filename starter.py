@@ -20,289 +20,23 @@
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
-completed, 1 when it ended otherwise (failed, cancelled, stuck, budget exhausted),
-2 on a usage error.
+completed, 1 when it ended otherwise (failed, cancelled, stuck, budget exhausted) or
+a request failed, 2 on a usage error. Errors are one line (SWITCHBACK_DEBUG=1 adds
+the traceback).
+
+Thin on purpose: it parses the command line and imports only the client side
+(operate/), and only for the command it runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
-import uuid
-from pathlib import Path
+from typing import Any
 
-from temporalio.client import (
-    Client,
-    WorkflowExecutionStatus,
-    WorkflowFailureError,
-    WorkflowUpdateFailedError,
-)
-from temporalio.service import RPCError
-
-import telemetry
-from activities.storage.s3 import S3Store
-from worker import connect
-from workflows.contract import (
-    PIPELINE_TYPE,
-    SA_PHASE,
-    SA_PHASE_NUMBER,
-    SA_STATUS,
-    SA_TOKENS,
-    TASK_QUEUE,
-    WORKFLOW_TYPE,
-    ApproveRequest,
-    JobInput,
-    JobResult,
-    JobState,
-    PipelineInput,
-    PipelineResult,
-)
-
-UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
-BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")
-
-
-def ui_link(client: Client, job_id: str) -> str:
-    return f"{UI}/namespaces/{client.namespace}/workflows/{job_id}"
-
-
-async def start(client: Client, a: argparse.Namespace) -> int:
-    config: str | dict = a.config
-    if a.config.strip().startswith("{"):
-        config = json.loads(a.config)
-    job = JobInput(config=config,
-                   instructions=Path(a.instructions).read_text() if a.instructions else None,
-                   documents=[str(Path(d).resolve()) for d in a.document] or None)
-    job_id = a.id or f"job-{uuid.uuid4().hex[:8]}"
-    await client.start_workflow(WORKFLOW_TYPE, job, id=job_id,
-                                task_queue=a.task_queue, result_type=JobResult)
-    print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
-    if a.follow:
-        return await follow(client, job_id)
-    if not a.wait:
-        return 0
-    status = await result(client, job_id)
-    if a.show_workspace:
-        await workspace(job_id)
-    return status
-
-
-async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:
-    """A line per model step with the phase's todo progress bar, until the job ends."""
-    handle = client.get_workflow_handle(job_id)
-    last_step, last_status = 0, ""
-    shown_approvals: set[str] = set()
-    while True:
-        desc = await handle.describe()
-        try:
-            st = await handle.query("state", result_type=JobState)
-        except RPCError:
-            st = None
-        if st is not None:
-            if st.recent and st.recent[0].step > last_step + 1:
-                print(f"  ... {st.recent[0].step - last_step - 1} earlier steps", flush=True)
-            for line in st.recent:
-                if line.step > last_step:
-                    last_step = line.step
-                    print(f"[phase {line.phase} {line.kind:<9}] step {line.step:>4} {line.bar} "
-                          f"{line.progress:>5}  tokens {line.tokens:>8}  {line.calls[:70]}",
-                          flush=True)
-            if st.status != last_status:
-                last_status = st.status
-                print(f"  status: {st.status}", flush=True)
-            for ap in st.pending_approvals:
-                if ap.call_id not in shown_approvals:
-                    shown_approvals.add(ap.call_id)
-                    print(f"  waiting for approval: {ap.tool} {ap.arguments[:120]}\n"
-                          f"    python starter.py approve {job_id} {ap.call_id} "
-                          "[--deny] [--note ...]", flush=True)
-        if desc.status != WorkflowExecutionStatus.RUNNING:
-            return await result(client, job_id)
-        await asyncio.sleep(interval)
-
-
-async def status(client: Client, job_id: str) -> int:
-    st = await client.get_workflow_handle(job_id).query("state", result_type=JobState)
-    print(st.model_dump_json(indent=2))
-    return 0
-
-
-async def list_jobs(client: Client, query: str) -> int:
-    print(f"{'job id':<28} {'status':<16} {'phase':<14} {'tokens':>9}  started")
-    async for wf in client.list_workflows(query):
-        sa = wf.typed_search_attributes
-        phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
-        state = sa.get(SA_STATUS) or (wf.status.name.lower() if wf.status else "-")
-        print(f"{wf.id:<28} {state:<16} {phase:<14} {sa.get(SA_TOKENS) or 0:>9}  "
-              f"{wf.start_time:%F %T}")
-    return 0
-
-
-async def signal(client: Client, job_id: str, name: str, *args: str) -> int:
-    await client.get_workflow_handle(job_id).signal(name, *args)
-    print(f"sent {name} to {job_id}")
-    return 0
-
-
-async def approve(client: Client, a: argparse.Namespace) -> int:
-    req = ApproveRequest(call_id=a.call_id, approved=not a.deny, note=a.note or "")
-    try:
-        answer = await client.get_workflow_handle(a.job_id).execute_update(
-            "approve", req, result_type=str)
-    except WorkflowUpdateFailedError as e:
-        print(f"rejected: {e.cause}", file=sys.stderr)
-        return 1
-    print(answer)
-    return 0
-
-
-async def pipeline(client: Client, a: argparse.Namespace) -> int:
-    pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
-    inp = PipelineInput(creator_config=_config_arg(a.creator_config),
-                        validator_config=_config_arg(a.validator_config),
-                        max_concurrent=a.max_concurrent,
-                        documents=[str(Path(d).resolve()) for d in a.document] or None)
-    handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
-                                         result_type=PipelineResult)
-    print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)
-    seen: tuple = ()
-    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-        st = await handle.query("state")
-        if (st["stage"], st["done"]) != seen:
-            seen = (st["stage"], st["done"])
-            print(f"  {st['stage']:<10} {st['done']}/{st['requirements']} requirements "
-                  f"validated, running: {', '.join(st['running']) or '-'}", flush=True)
-        await asyncio.sleep(1.0)
-    try:
-        res = await handle.result()
-    except WorkflowFailureError as e:
-        print(f"{pid}: FAILED - {e.cause}")
-        return 1
-    print(f"{pid}: {res.status.upper()}: {res.requirements} requirements from "
-          f"{res.creator_job}; decisions {res.decisions}; failed {res.failed or 'none'}")
-    print(f"  s3://{BUCKET}/{pid}/output/pipeline.json")
-    return 0 if res.status == "completed" else 1
-
-
-def _config_arg(value: str) -> str | dict:
-    return json.loads(value) if value.strip().startswith("{") else value
-
-
-async def replay_cmd(client: Client, a: argparse.Namespace) -> int:
-    from temporalio.client import WorkflowHistory
-
-    from operate.replay import chain, replay
-
-    if a.history:
-        text = Path(a.history).read_text()
-        histories = [WorkflowHistory.from_json(a.job_id or Path(a.history).stem, text)]
-    elif a.job_id:
-        histories = await chain(client, a.job_id)
-    else:
-        print("give a job id or --history FILE", file=sys.stderr)
-        return 2
-    reports = await replay(histories, client.data_converter)
-    for r in reports:
-        verdict = "OK" if r.ok else "FAILED"
-        print(f"{r.workflow_id} run {r.run_id or '?'}: {verdict} ({r.events} events)")
-        if r.detail:
-            print(f"  {r.detail}")
-    return 0 if all(r.ok for r in reports) else 1
-
-
-async def rerun_cmd(client: Client, a: argparse.Namespace) -> int:
-    from operate.rerun import rerun
-
-    new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
-    s3 = S3Store()
-    try:
-        await rerun(client, s3, BUCKET, a.job_id, new_id, a.from_phase, a.task_queue,
-                    a.stop_at_divergence)
-    except LookupError as e:
-        print(f"cannot rerun: {e}", file=sys.stderr)
-        return 2
-    finally:
-        s3.close()
-    print(f"started {new_id} from phase {a.from_phase} of {a.job_id}\n"
-          f"  web UI: {ui_link(client, new_id)}", flush=True)
-    return await follow(client, new_id) if a.follow else 0
-
-
-async def cancel(client: Client, job_id: str) -> int:
-    await client.get_workflow_handle(job_id).cancel()
-    print(f"cancel requested for {job_id}")
-    return 0
-
-
-async def result(client: Client, job_id: str) -> int:
-    handle = client.get_workflow_handle(job_id, result_type=JobResult)
-    try:
-        res: JobResult = await handle.result()
-    except WorkflowFailureError as e:
-        if desc_status := (await handle.describe()).status:
-            if desc_status == WorkflowExecutionStatus.CANCELED:
-                print(f"{job_id}: CANCELLED\n  web UI: {ui_link(client, job_id)}")
-                return 1
-        cause = e.cause
-        while getattr(cause, "cause", None) is not None:
-            cause = cause.cause
-        print(f"{job_id}: FAILED - {cause}")
-        print(f"  web UI: {ui_link(client, job_id)}")
-        return 1
-    print(f"{job_id}: {res.status.upper()} after {res.phases} phases, {res.steps} model steps, "
-          f"{res.tool_calls} tool calls, {res.tokens_in} tokens in / {res.tokens_out} out")
-    print(f"  summary: {res.summary}")
-    if res.deliverables:
-        print(f"  deliverables: {', '.join(res.deliverables)}")
-    if res.confidence is not None:
-        print(f"  confidence: {res.confidence}")
-    print(f"  web UI: {ui_link(client, job_id)}")
-    return 0 if res.status == "completed" else 1
-
-
-async def workspace(job_id: str) -> int:
-    s3 = S3Store()
-    try:
-        objs = await s3.list(BUCKET, f"{job_id}/")
-    finally:
-        s3.close()
-    print(f"workspace s3://{BUCKET}/{job_id}/")
-    for o in objs:
-        rel = o.key[len(job_id) + 1:]
-        if not rel.startswith(".switchback/"):
-            print(f"  {rel:<40} {o.size:>8} bytes")
-    return 0
-
-
-async def cat(job_id: str, path: str) -> int:
-    s3 = S3Store()
-    try:
-        data = await s3.get(BUCKET, f"{job_id}/{path}")
-    finally:
-        s3.close()
-    if data is None:
-        print(f"no such file: {path}", file=sys.stderr)
-        return 1
-    sys.stdout.write(data.decode("utf-8", errors="replace"))
-    return 0
-
-
-async def report_cmd(client: Client, a: argparse.Namespace) -> int:
-    from operate.report import build_report  # matplotlib loads for this command only
-
-    s3 = S3Store()
-    try:
-        png, md = await build_report(client, s3, None, a.job_id, a.out)
-    except LookupError as e:
-        print(e, file=sys.stderr)
-        return 1
-    finally:
-        s3.close()
-    print(f"report: {md}\nchart:  {png}")
-    return 0
+TASK_QUEUE = os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -313,7 +47,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--instructions", help="markdown file with the job's instructions")
     s.add_argument("--document", action="append", default=[], help="file for documents/")
     s.add_argument("--id", help="job id (default: job-<random>)")
-    s.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
+    s.add_argument("--task-queue", default=TASK_QUEUE)
     s.add_argument("--wait", action="store_true", help="wait for the outcome")
     s.add_argument("--follow", action="store_true", help="follow the job live until it ends")
     s.add_argument("--show-workspace", action="store_true",
@@ -337,7 +71,7 @@ def parser() -> argparse.ArgumentParser:
     pl.add_argument("--validator-config", default="validator")
     pl.add_argument("--max-concurrent", type=int, default=3)
     pl.add_argument("--document", action="append", default=[])
-    pl.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
+    pl.add_argument("--task-queue", default=TASK_QUEUE)
     rp = sub.add_parser("replay", help="replay a job's histories against the current code")
     rp.add_argument("job_id", nargs="?")
     rp.add_argument("--history", help="a file from `temporal workflow show --output json`")
@@ -345,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
     rr.add_argument("job_id")
     rr.add_argument("--from-phase", type=int, default=1)
     rr.add_argument("--id", help="new job id")
-    rr.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE))
+    rr.add_argument("--task-queue", default=TASK_QUEUE)
     rr.add_argument("--stop-at-divergence", action="store_true",
                     help="stop instead of calling the live endpoint once prompts differ")
     rr.add_argument("--follow", action="store_true")
@@ -353,7 +87,7 @@ def parser() -> argparse.ArgumentParser:
     rpt.add_argument("job_id")
     rpt.add_argument("--out", default="reports", help="directory for <job>.png and <job>.md")
     ls = sub.add_parser("list", help="list jobs")
-    ls.add_argument("--query", default=f'WorkflowType="{WORKFLOW_TYPE}"')
+    ls.add_argument("--query", default='WorkflowType="AgentJob"')
     w = sub.add_parser("workspace", help="list a job's workspace")
     w.add_argument("job_id")
     c = sub.add_parser("cat", help="print a workspace file")
@@ -362,39 +96,93 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-async def main(argv: list[str] | None = None) -> int:
-    a = parser().parse_args(argv)
-    if a.cmd == "workspace":
-        return await workspace(a.job_id)
-    if a.cmd == "cat":
-        return await cat(a.job_id, a.path)
+async def run(a: argparse.Namespace) -> int:
+    """Connect and carry out one command (imports happen here, for this command only)."""
+    if a.cmd in ("workspace", "cat"):
+        from operate import inspect
+
+        return await (inspect.workspace(a.job_id) if a.cmd == "workspace"
+                      else inspect.cat(a.job_id, a.path))
+    from activities.storage.s3 import S3Store
+    from operate import commands, inspect
+    from operate.client import connect
+
+    job = commands.job_input(a) if a.cmd == "start" else None  # checked before connecting
     client = await connect(S3Store())
-    if a.cmd == "start":
-        return await start(client, a)
+    if job is not None:
+        return await commands.start(client, a, job)
+    by_args: dict[str, Any] = {"approve": commands.approve,
+                               "pipeline": commands.pipeline, "replay": inspect.replay,
+                               "rerun": inspect.rerun, "report": inspect.report}
+    if a.cmd in by_args:
+        return int(await by_args[a.cmd](client, a))
     if a.cmd in ("pause", "resume"):
-        return await signal(client, a.job_id, a.cmd)
+        return await commands.signal(client, a.job_id, a.cmd)
     if a.cmd == "rewind":
-        return await signal(client, a.job_id, "rewind", a.issue)
-    if a.cmd == "approve":
-        return await approve(client, a)
+        return await commands.signal(client, a.job_id, "rewind", a.issue)
     if a.cmd == "list":
-        return await list_jobs(client, a.query)
-    if a.cmd == "pipeline":
-        return await pipeline(client, a)
-    if a.cmd == "replay":
-        return await replay_cmd(client, a)
-    if a.cmd == "rerun":
-        return await rerun_cmd(client, a)
-    if a.cmd == "report":
-        return await report_cmd(client, a)
-    handlers = {"follow": follow, "status": status, "cancel": cancel, "result": result}
-    return await handlers[a.cmd](client, a.job_id)
+        return await commands.list_jobs(client, a.query)
+    by_id = {"follow": commands.follow, "status": commands.status, "cancel": commands.cancel,
+             "result": commands.result}
+    return await by_id[a.cmd](client, a.job_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a command; every error is one line on stderr and an exit status."""
+    a = parser().parse_args(argv)
+    try:
+        return asyncio.run(run(a))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the boundary: no traceback for the user
+        if os.environ.get("SWITCHBACK_DEBUG"):
+            raise
+        message, code = explain(e, a)
+        print(f"starter.py {a.cmd}: {message}", file=sys.stderr)
+        return code
+
+
+def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
+    """One line for an error, and the exit status (2: usage, 1: failure)."""
+    from operate import CliError
+
+    if isinstance(e, CliError):
+        return str(e), e.code
+    from temporalio.exceptions import WorkflowAlreadyStartedError
+    from temporalio.service import RPCError, RPCStatusCode
+
+    job = getattr(a, "job_id", None) or getattr(a, "id", None)
+    if isinstance(e, WorkflowAlreadyStartedError):
+        return f"a job with id '{job}' already exists; choose another --id", 1
+    if isinstance(e, RPCError):
+        if e.status == RPCStatusCode.NOT_FOUND:
+            return f"no job '{job}' ({e.message})", 1
+        if e.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+            where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
+            return f"cannot reach Temporal at {where}: {e.message}", 1
+        return f"Temporal refused the request: {e.message}", 1
+    text = " ".join(str(e).split())[:400]
+    if type(e).__name__ in ("StorageUnavailable", "EndpointConnectionError"):
+        where = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
+        return f"cannot reach S3 ({where}): {text}", 1
+    if isinstance(e, RuntimeError) and "client connect" in text.lower():
+        where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
+        why = "connection refused" if "refused" in text.lower() else text[:200]
+        return (f"cannot reach Temporal at {where} ({why}): start the stack "
+                "(python -m devstack up) or set TEMPORAL_ADDRESS"), 1
+    return f"{type(e).__name__}: {text}", 1
 
 
 if __name__ == "__main__":
-    code = asyncio.run(main())
-    telemetry.shutdown()  # flush spans: os._exit below skips atexit
+    code = main()
+    try:
+        import telemetry
+
+        telemetry.shutdown()  # flush spans: os._exit below skips atexit
+    except Exception:  # noqa: BLE001 - exiting anyway
+        pass
     sys.stdout.flush()
+    sys.stderr.flush()
     # Skip interpreter finalisation: the Temporal client's core runtime threads can race
     # it ("PyGILState_Release ... finalizing") and turn a clean exit into an abort.
     os._exit(code)

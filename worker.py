@@ -39,8 +39,6 @@ from temporalio.api.operatorservice.v1 import (
     ListSearchAttributesRequest,
 )
 from temporalio.client import Client
-from temporalio.envconfig import ClientConfig
-from temporalio.runtime import Runtime
 from temporalio.worker import Worker
 
 import telemetry
@@ -49,27 +47,16 @@ from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
 from activities.storage.conversations import ConversationStore
-from activities.storage.payloads import data_converter, payload_settings
+from activities.storage.payloads import payload_settings
 from activities.storage.pipeline_outputs import PipelineActivities
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
 from activities.tools.run import ToolActivities
-from codec import codec_from_env, with_codec
+from operate.client import connect
 from workflows.agent_job import AgentJob
 from workflows.contract import TASK_QUEUE
 from workflows.document_pipeline import DocumentPipeline
-
-
-async def connect(s3: S3Store | None = None, runtime: Runtime | None = None) -> Client:
-    """A client from Temporal's standard env/profile configuration; with `s3`, payloads
-    above the threshold go to S3 (activities/payload_storage.py)."""
-    cfg = ClientConfig.load_client_connect_config()
-    cfg.setdefault("target_host", "127.0.0.1:7233")
-    converter = with_codec(data_converter(s3), codec_from_env())
-    return await Client.connect(**cfg, data_converter=converter, runtime=runtime,
-                                interceptors=telemetry.interceptors_from_env())
-
 
 SEARCH_ATTRIBUTES = {
     "SwitchbackPhase": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

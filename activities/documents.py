@@ -183,7 +183,8 @@ def _docx_text(filename: str, data: bytes) -> str:
                     for cs in (r.cells for r in block.rows)]
             out += ["\n".join("| " + " | ".join(r) + " |" for r in rows if any(r)), ""]
             continue
-        names, style = [], block.style
+        names: list[str] = []
+        style = block.style
         while style is not None and len(names) < 5:  # a style may be based on "Heading N"
             names.append((style.name or "").lower())
             style = style.base_style

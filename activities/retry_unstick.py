@@ -32,8 +32,8 @@ async def unstick_if_retried() -> None:
     try:
         client = activity.client()
         await client.workflow_service.reset_sticky_task_queue(ResetStickyTaskQueueRequest(
-            namespace=info.workflow_namespace, execution=WorkflowExecution(
-                workflow_id=info.workflow_id, run_id=info.workflow_run_id)))
+            namespace=info.workflow_namespace or "", execution=WorkflowExecution(
+                workflow_id=info.workflow_id, run_id=info.workflow_run_id or "")))
     except Exception as e:  # an optimisation: the sticky timeout still applies without it
         log.warning("could not reset the sticky queue of %s: %s", info.workflow_id, e)
 

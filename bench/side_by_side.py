@@ -48,6 +48,7 @@ class ModelProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bench.peers.scripted_server"], cwd=ROOT,
             stdout=subprocess.PIPE, stderr=log.open("w"), text=True, start_new_session=True)
+        assert self.proc.stdout is not None  # stdout=PIPE
         line = self.proc.stdout.readline()
         if "scripted model server on" not in line:
             raise RuntimeError(f"scripted model server did not start: {line!r}")
@@ -135,7 +136,8 @@ def server_cpu(which: tuple[str, ...] = ("temporal", "weed")) -> float:
                 procs[int(entry)] = _proc_stat(int(entry))
             except (OSError, ValueError):
                 pass
-    mine, frontier = set(), {os.getpid()}
+    mine: set[int] = set()
+    frontier = {os.getpid()}
     while frontier:  # descendants of this process
         frontier = {p for p, (_, ppid, _) in procs.items() if ppid in frontier} - mine
         mine |= frontier
@@ -226,9 +228,10 @@ def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
 def describe(e: BaseException) -> str:
     """The error and its causes (a WorkflowFailureError says little on its own), one line."""
     parts, seen = [], 0
-    while e is not None and seen < 4:
-        parts.append(f"{type(e).__name__}: {e}")
-        e, seen = getattr(e, "cause", None) or e.__cause__, seen + 1
+    cur: BaseException | None = e
+    while cur is not None and seen < 4:
+        parts.append(f"{type(cur).__name__}: {cur}")
+        cur, seen = getattr(cur, "cause", None) or cur.__cause__, seen + 1
     return " <- ".join(" ".join(p.split())[:300] for p in parts)
 
 
@@ -260,7 +263,8 @@ class Run:
         return job_id
 
     async def measure(self, c: Contender) -> dict:
-        a, out = self.args, {}
+        a = self.args
+        out: dict[str, Any] = {}
         tq = f"bench-{c.key}-{uuid.uuid4().hex[:6]}"
         w = self.worker(c, tq, "main", a.max_activities) if c.temporal else None
         cpu = w.cpu if w else time.process_time

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from activities.tools import catalog  # noqa: F401 - registers the domain tools
 from activities.config_files import load_config
 from activities.model.tokens import count_text
+from activities.tools import catalog  # noqa: F401 - registers the domain tools
 from activities.tools.registry import openai_tool
 
 

@@ -23,7 +23,7 @@ Contract:
   messages and stack traces are encrypted too (the UI shows them through the codec
   server); with `codec=None` the converter is returned unchanged.
 
-With external storage (activities/payload_storage.py): the SDK (temporalio 1.35,
+With external storage (activities/storage/payloads.py): the SDK (temporalio 1.35,
 `DataConverter._transform_outbound_payload(s)`) runs the codec first and external
 storage second, and reads back in the reverse order. So a payload above
 `SWITCHBACK_PAYLOAD_THRESHOLD` (measured after encryption, which adds ~60 bytes) is

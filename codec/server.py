@@ -71,6 +71,7 @@ class CodecServer(ThreadingHTTPServer):
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
+        assert isinstance(host, str)  # typed str | bytes; an AF_INET socket's name has a str
         return f"http://{host}:{port}"
 
     def start(self) -> CodecServer:

@@ -1,1 +1,12 @@
-"""Operator tooling: replay, rerun and report on jobs (used by starter.py)."""
+"""Operator tooling behind starter.py: the client connection (client.py), the job
+commands (commands.py), workspace and history commands (inspect.py), replay, rerun and
+the job report. Client side only: nothing here imports the worker.
+"""
+
+
+class CliError(Exception):
+    """A user error or a failure, said in one line: exit code 2 (usage) or 1 (failure)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code

@@ -144,7 +144,8 @@ async def _summary(client: Client, event) -> str:
 
 
 def _failure_text(failure) -> str:
-    parts, f = [], failure
+    parts: list[str] = []
+    f = failure
     while f is not None and f.message and len(parts) < 4:
         parts.append(f.message)
         f = f.cause if f.HasField("cause") else None
@@ -159,11 +160,11 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
     for ev in events:
         t = ev.event_type
         if t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
-            a = ev.workflow_execution_started_event_attributes
-            run.run_id = a.original_execution_run_id
+            began = ev.workflow_execution_started_event_attributes
+            run.run_id = began.original_execution_run_id
             run.started = ev.event_time.ToDatetime()
             if not job.config:  # a continued run carries the config in its input
-                inp = await _decode(client, a.input)
+                inp = await _decode(client, began.input)
                 carry = (inp.get("carry") or {}) if isinstance(inp, dict) else {}
                 job.config = (carry.get("cfg") or {}).get("config") or {}
         elif t in CLOSE_EVENTS:
@@ -171,9 +172,9 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
             if t == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
                 run.failure = _failure_text(ev.workflow_execution_failed_event_attributes.failure)
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            a = ev.activity_task_scheduled_event_attributes
-            name, summary = a.activity_type.name, await _summary(client, ev)
-            inp = await _decode(client, a.input) if name in ("run_tool", "snapshot_phase") \
+            sched = ev.activity_task_scheduled_event_attributes
+            name, summary = sched.activity_type.name, await _summary(client, ev)
+            inp = await _decode(client, sched.input) if name in ("run_tool", "snapshot_phase") \
                 else None
             if name == "snapshot_phase":
                 phase_start(job, inp)
@@ -183,35 +184,35 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
             scheduled[ev.event_id] = (name, summary, inp)
             job.activities.setdefault(name, ActivityFacts()).scheduled += 1
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-            a = ev.activity_task_started_event_attributes
-            name, summary, _ = scheduled.get(a.scheduled_event_id, ("?", "", None))
-            if a.attempt > 1:
-                job.activities.setdefault(name, ActivityFacts()).retries += a.attempt - 1
-                if a.HasField("last_failure"):
-                    _add_failure(job, name, summary, f"attempt {a.attempt - 1}: "
-                                 + _failure_text(a.last_failure))
+            start = ev.activity_task_started_event_attributes
+            name, summary, _ = scheduled.get(start.scheduled_event_id, ("?", "", None))
+            if start.attempt > 1:
+                job.activities.setdefault(name, ActivityFacts()).retries += start.attempt - 1
+                if start.HasField("last_failure"):
+                    _add_failure(job, name, summary, f"attempt {start.attempt - 1}: "
+                                 + _failure_text(start.last_failure))
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            a = ev.activity_task_completed_event_attributes
-            name, summary, inp = scheduled.get(a.scheduled_event_id, ("?", "", None))
+            done = ev.activity_task_completed_event_attributes
+            name, summary, inp = scheduled.get(done.scheduled_event_id, ("?", "", None))
             job.activities.setdefault(name, ActivityFacts()).completed += 1
             if name in ("call_model", "summarize_conversation", "run_tool", "load_config"):
-                await _completed(job, name, summary, inp, await _decode(client, a.result))
+                await _completed(job, name, summary, inp, await _decode(client, done.result))
         elif t in (EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
                    EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT):
             failed = t == EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED
-            a = (ev.activity_task_failed_event_attributes if failed
-                 else ev.activity_task_timed_out_event_attributes)
-            name, summary, _ = scheduled.get(a.scheduled_event_id, ("?", "", None))
+            bad = (ev.activity_task_failed_event_attributes if failed
+                   else ev.activity_task_timed_out_event_attributes)
+            name, summary, _ = scheduled.get(bad.scheduled_event_id, ("?", "", None))
             facts = job.activities.setdefault(name, ActivityFacts())
             facts.failed += failed
             facts.timed_out += not failed
-            _add_failure(job, name, summary, _failure_text(a.failure))
+            _add_failure(job, name, summary, _failure_text(bad.failure))
         elif (t == EventType.EVENT_TYPE_MARKER_RECORDED
               and ev.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER):
             await _local_activity(client, job, ev, current)
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
-            a = ev.activity_task_canceled_event_attributes
-            name = scheduled.get(a.scheduled_event_id, ("?", "", None))[0]
+            cancel = ev.activity_task_canceled_event_attributes
+            name = scheduled.get(cancel.scheduled_event_id, ("?", "", None))[0]
             job.activities.setdefault(name, ActivityFacts()).cancelled += 1
     job.runs.append(run)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -29,7 +29,7 @@ ACCESS_KEY, SECRET_KEY = "switchback-test", "switchback-test-secret"
 
 
 @pytest.fixture(scope="session")
-def s3_server(tmp_path_factory) -> SeaweedS3:
+def s3_server(tmp_path_factory) -> Iterator[SeaweedS3]:
     server = SeaweedS3(str(tmp_path_factory.mktemp("s3")), access_key=ACCESS_KEY,
                        secret_key=SECRET_KEY,
                        log_path=str(tmp_path_factory.getbasetemp() / "weed.log"))
@@ -42,7 +42,7 @@ def s3_server(tmp_path_factory) -> SeaweedS3:
 
 
 @pytest.fixture(scope="session")
-def model_server() -> ScriptedModelServer:
+def model_server() -> Iterator[ScriptedModelServer]:
     server = ScriptedModelServer().start()
     os.environ["OPENAI_BASE_URL"] = server.base_url
     os.environ["OPENAI_API_KEY"] = "scripted"

@@ -58,6 +58,7 @@ def payloads_in(msg: Message) -> Iterator[Payload]:
     for fd, value in msg.ListFields():
         if fd.type != fd.TYPE_MESSAGE:
             continue
+        assert fd.message_type is not None  # a message field has its message type
         if fd.message_type.GetOptions().map_entry:
             if fd.message_type.fields_by_name["value"].type != fd.TYPE_MESSAGE:
                 continue
@@ -192,6 +193,7 @@ async def start_codec_server(env: dict[str, str]) -> tuple[asyncio.subprocess.Pr
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "codec.server", "--port", "0", cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    assert proc.stdout is not None  # stdout=PIPE
     line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
     assert "listening on http://" in line, line
     return proc, line.split("listening on ", 1)[1].split()[0]

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from activities.graph_neo4j import Neo4jGraphStore
 from activities.graph_store import (
     MODEL,
     EmbeddedGraphStore,
     GraphQueryError,
     GraphUnavailable,
-    Neo4jGraphStore,
     close_graph_store,
     graph_store,
     open_graph_store,

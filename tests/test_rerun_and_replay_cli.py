@@ -14,6 +14,7 @@ from temporalio.client import WorkflowFailureError
 
 from activities.tools import run as tools
 from activities.tools import workspace as workspace_tools
+from activities.tools.registry import ToolResult
 from operate.rerun import rerun
 from tests.conftest import running_worker
 from tests.scripts import full_job
@@ -57,7 +58,7 @@ async def test_rerun_after_a_tool_fix_stops_where_it_diverges(client, task_queue
 
     async def fixed_list_files(files, args, limits):
         result = await workspace_tools.list_files(files, args, limits)
-        return workspace_tools.ToolResult("(listing v2)\n" + result.text, result.changed)
+        return ToolResult("(listing v2)\n" + result.text, result.changed)
 
     monkeypatch.setitem(tools.HANDLERS, "list_files", fixed_list_files)
     new_id = f"{old.id}-fixed"

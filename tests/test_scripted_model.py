@@ -16,11 +16,12 @@ import httpx
 import openai
 import pytest
 from openai import OpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from devstack.scripted_model import ScriptedModelServer, load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-MESSAGES = [{"role": "user", "content": "go"}]
+MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
 
 
 @pytest.fixture
@@ -212,6 +213,7 @@ def test_cli_serves_until_sigterm(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "devstack.scripted_model", "--port", "0", "--script", str(script)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None  # stdout=PIPE
     try:
         line = proc.stdout.readline().strip()
         assert line.startswith("scripted model server on http://127.0.0.1:")

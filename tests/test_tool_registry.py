@@ -65,7 +65,7 @@ def test_unknown_tool() -> None:
 @pytest.mark.parametrize("raw", ['{"path": "a", ', "{'path': 'a'}", "path=a", "{"])
 def test_malformed_json_names_the_tool(raw: str) -> None:
     args, error = parse_arguments("read_file", raw)
-    assert args is None
+    assert args is None and error is not None
     assert error.startswith("the arguments of 'read_file' are not valid JSON (")
     assert "at char" in error and error.endswith("send a JSON object")
 
@@ -87,7 +87,8 @@ def test_non_object_json(raw: str) -> None:
 ])
 def test_schema_errors_name_the_field(name: str, raw: str, field: str) -> None:
     args, error = parse_arguments(name, raw)
-    assert args is None and error.startswith(f"bad arguments for '{name}': ")
+    assert args is None and error is not None
+    assert error.startswith(f"bad arguments for '{name}': ")
     assert field in error
 
 

@@ -43,4 +43,4 @@ def test_phase_bounds() -> None:
     with pytest.raises(ValidationError, match="min_todos"):
         PhaseSettings(min_todos=0)
     with pytest.raises(ValidationError, match="Extra inputs"):
-        PhaseSettings(max_todo=3)
+        PhaseSettings.model_validate({"max_todo": 3})  # the constructor's validation

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -62,20 +63,19 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import (
         CallModel,
         Complete,
-        Decision,
         ExecuteTools,
         NextStep,
         PlannedCall,
         ReportError,
         Strategy,
         StrategyView,
-        ToolDecision,
         Totals,
         Workspace,
     )
-    from workflows.visibility import Progress, Publisher, job_state, objective_of, step_line
+    from workflows.visibility import Progress, Publisher, job_state, objective_of, record_step
     from workflows.workspace_ops import WorkspaceOps
 
+T = TypeVar("T")
 JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
@@ -115,16 +115,11 @@ class AgentJob:
 
     @workflow.update(name="approve")
     def approve(self, req: ApproveRequest) -> str:
-        self.steering.decisions[req.call_id] = req
-        tool = self.steering.approvals[req.call_id].tool
-        return f"{'approved' if req.approved else 'denied'} {tool} call {req.call_id}"
+        return self.steering.decide(req)
 
     @approve.validator
     def _validate_approve(self, req: ApproveRequest) -> None:
-        if req.call_id not in self.steering.approvals:
-            waiting = ", ".join(self.steering.approvals) or "none"
-            raise ApplicationError(f"no tool call '{req.call_id}' is waiting for approval "
-                                   f"(waiting: {waiting})")
+        self.steering.check_waiting(req.call_id)  # rejected: an ApplicationError naming them
 
     @workflow.query(name="state")
     def state(self) -> JobState:
@@ -230,8 +225,8 @@ class AgentJob:
                                job_id=workflow.info().workflow_id)
         self.ops = WorkspaceOps(self.ws, cfg)
 
-    async def _settle(self, decision: Decision) -> NextStep:
-        """Run the workspace operations the strategy asked for until it names a next step."""
+    async def _settle(self, decision: T | Workspace[T]) -> T:
+        """Run the workspace operations the strategy asked for until it decides."""
         while isinstance(decision, Workspace):
             ops = self._workspace_ops()
             decision = decision.then([await ops.run(op) for op in decision.ops])
@@ -361,18 +356,12 @@ class AgentJob:
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {verdict}")
         elif strategy.owns_tool(call.name):
-            outcome = await self._settle_tool(strategy.own_tool(call))
+            outcome = await self._settle(strategy.own_tool(call))
         else:
             return await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                              self.cfg, self.ws)
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
-
-    async def _settle_tool(self, decision: ToolDecision) -> ToolOutcome:
-        while isinstance(decision, Workspace):
-            ops = self._workspace_ops()
-            decision = decision.then([await ops.run(op) for op in decision.ops])
-        return decision
 
     async def _approval(self, planned: PlannedCall) -> str:
         assert self.cfg
@@ -400,12 +389,7 @@ class AgentJob:
             strategy="", phase=None, totals=Totals(), history=[], progress=0)
 
     def _record_step(self) -> None:
-        p, view = self.progress, self._view()
-        if p.recent and p.recent[-1].step == view.totals.steps:
-            return
-        line = step_line(view, p.last_step)
-        if line is not None:
-            p.recent = (p.recent + [line])[-30:]
+        record_step(self.progress, self._view())
 
     def _set_status(self, status: str) -> None:
         self.progress.status = status

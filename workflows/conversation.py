@@ -10,6 +10,7 @@ tool results), which the next model call stores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from workflows.contract import InlineMessage
 
@@ -30,10 +31,10 @@ class Conversation:
         self.key, self.length, self.inline, self.summary_upto = key, 0, [], 0
         return closing
 
-    def add(self, role: str, content: str, call_id: str | None = None) -> None:
+    def add(self, role: Literal["user", "tool"], content: str, call_id: str | None = None) -> None:
         """A message the workflow made, at the next index."""
-        self.inline.append(InlineMessage(index=self.length, role=role,  # type: ignore[arg-type]
-                                         content=content, tool_call_id=call_id))
+        self.inline.append(InlineMessage(index=self.length, role=role, content=content,
+                                         tool_call_id=call_id))
         self.length += 1
 
     def reserve(self) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -57,7 +58,7 @@ class DocumentPipeline:
         self.running: list[str] = []
 
     @workflow.query(name="state")
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         return {"stage": self.stage, "requirements": self.requirements,
                 "done": len(self.outcomes), "running": self.running,
                 "outcomes": [o.model_dump() for o in self.outcomes]}
@@ -141,7 +142,7 @@ class DocumentPipeline:
 def _bucket(inp: PipelineInput) -> str:
     """The creator's workspace bucket (an inline config may set it)."""
     if isinstance(inp.creator_config, dict):
-        return inp.creator_config.get("workspace", {}).get("bucket", "switchback")
+        return str(inp.creator_config.get("workspace", {}).get("bucket", "switchback"))
     return "switchback"
 
 

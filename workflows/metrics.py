@@ -63,7 +63,7 @@ def approvals_waiting(count: int) -> None:
 
 
 def phase_started(phase: Any) -> None:
-    """A phase (kind, variant: workflows/phase_alternation.Phase) starts in this run."""
+    """A phase (kind, variant: workflows/strategies/base.PhaseInfo) starts in this run."""
     if phase is None:
         return
     count_phase(phase.kind, phase.variant)
@@ -71,6 +71,6 @@ def phase_started(phase: Any) -> None:
         count_rewind()
 
 
-def log_extra(phase: Any) -> dict:
+def log_extra(phase: Any) -> dict[str, Any]:
     """`extra=` for workflow.logger: the phase number and its steps so far ({} if none)."""
     return {"phase": phase.number, "step": phase.steps} if phase is not None else {}

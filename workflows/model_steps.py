@@ -85,7 +85,7 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
         record_path=layout.summary_path(phase, conv.summaries),
         call_key=f"{conv.key}.summary{conv.summaries}")
     try:
-        res = await workflow.execute_activity(
+        res: SummarizeResult = await workflow.execute_activity(
             SUMMARIZE, req, result_type=SummarizeResult, summary=f"summarize phase {phase}",
             task_queue=c.task_queues.model,
             start_to_close_timeout=timedelta(seconds=c.llm.timeout_seconds + 30),
@@ -104,7 +104,7 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
 async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig) -> ModelReply:
     llm = cfg.config.llm
     try:
-        return await workflow.execute_activity(
+        reply: ModelReply = await workflow.execute_activity(
             CALL_MODEL, req, result_type=ModelReply, summary=label or "model call",
             task_queue=cfg.config.task_queues.model,
             start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
@@ -113,6 +113,7 @@ async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig) ->
                 initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                 maximum_interval=timedelta(seconds=llm.max_retry_interval_seconds),
                 maximum_attempts=llm.max_attempts))
+        return reply
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise

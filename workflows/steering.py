@@ -11,6 +11,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import ApproveRequest, PendingApproval, ToolCallInfo
@@ -24,6 +25,18 @@ class Steering:
         self.rewinds: list[str] = []  # issues not yet acted on (joined at the next boundary)
         self.approvals: dict[str, PendingApproval] = {}  # call id -> the call waiting
         self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
+
+    def check_waiting(self, call_id: str) -> None:
+        """The `approve` update's validator: the call must be waiting for a decision."""
+        if call_id not in self.approvals:
+            waiting = ", ".join(self.approvals) or "none"
+            raise ApplicationError(f"no tool call '{call_id}' is waiting for approval "
+                                   f"(waiting: {waiting})")
+
+    def decide(self, req: ApproveRequest) -> str:
+        self.decisions[req.call_id] = req
+        tool = self.approvals[req.call_id].tool
+        return f"{'approved' if req.approved else 'denied'} {tool} call {req.call_id}"
 
     def take_rewinds(self) -> str:
         """The rewind issues asked for since the last boundary, joined ('' for none)."""

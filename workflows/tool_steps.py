@@ -66,7 +66,7 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
         # cheap workspace tools run as local activities, in this workflow task: no
         # activity task to dispatch, no second workflow task per step
         if call.name in c.tools.local and workflow.patched(LOCAL_TOOL_CALLS):
-            outcome = await workflow.execute_local_activity(
+            outcome: ToolOutcome = await workflow.execute_local_activity(
                 RUN_TOOL, req, result_type=ToolOutcome, summary=label(call),
                 start_to_close_timeout=timeout, retry_policy=retry, cancellation_type=cancel)
         else:

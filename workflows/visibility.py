@@ -72,15 +72,16 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     return s
 
 
-def step_line(view: StrategyView, last_step: str) -> StepLine | None:
-    """The last model step as `starter.py follow` prints it, with the todo progress."""
+def record_step(p: Progress, view: StrategyView) -> None:
+    """Add the last model step to `p.recent` (what `starter.py follow` prints), once."""
     ph, t = view.phase, view.totals
-    if ph is None or not last_step:
-        return None
+    if ph is None or not p.last_step or (p.recent and p.recent[-1].step == t.steps):
+        return
     done = sum(x.status == "completed" for x in ph.todos)
-    return StepLine(step=t.steps, phase=ph.number, kind=ph.kind, progress=f"{done}/{len(ph.todos)}",
-                    bar=progress_bar(ph.todos), tokens=t.tokens_in + t.tokens_out,
-                    calls=last_step.split(": ", 1)[-1])
+    line = StepLine(step=t.steps, phase=ph.number, kind=ph.kind,
+                    progress=f"{done}/{len(ph.todos)}", bar=progress_bar(ph.todos),
+                    tokens=t.tokens_in + t.tokens_out, calls=p.last_step.split(": ", 1)[-1])
+    p.recent = (p.recent + [line])[-30:]
 
 
 class Publisher:

@@ -39,7 +39,6 @@ import openai
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
 from activities.model.prompt import (
     assemble,
     clear_tool_results,
@@ -49,6 +48,7 @@ from activities.model.prompt import (
 )
 from activities.model.tokens import count_messages, count_text
 from activities.storage.conversations import ConversationStore
+from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
 from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.contract import (
     CALL_MODEL,

@@ -79,10 +79,10 @@ class WorkspaceActivities:
         name = _clean_name(spec.name or posixpath.basename(spec.path.rstrip("/")), bad)
         if spec.path.startswith("s3://"):
             bucket, _, key = spec.path[5:].partition("/")
-            data = await self.s3.get(bucket, key)
-            if data is None:
+            body = await self.s3.get(bucket, key)
+            if body is None:
                 raise bad("no such S3 object")
-            return name, data
+            return name, body
         path = Path(spec.path)
         if not path.is_file():
             raise bad(f"no such file on the worker ({path.resolve()})")

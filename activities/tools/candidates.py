@@ -118,8 +118,8 @@ def split_sentences(text: str) -> list[tuple[int, int, bool]]:
         cuts = [b_start]
         if not heading:
             for m in _SENTENCE_END.finditer(text, b_start, b_end):
-                word = text[max(b_start, m.start() - 30):m.start()].split()
-                word = word[-1].rsplit(".", 1)[-1].lower().strip("(\"'„") if word else ""
+                words = text[max(b_start, m.start() - 30):m.start()].split()
+                word = words[-1].rsplit(".", 1)[-1].lower().strip("(\"'„") if words else ""
                 after = text[m.end():b_end]
                 if text[m.start()] == "." and (
                         word in _ABBREVIATIONS or len(word) == 1

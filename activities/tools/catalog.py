@@ -1,6 +1,6 @@
 """Every tool the model can be given, core and domain, in one place.
 
-Core tools (workspace, todos, job) are declared in tool_registry.py; each domain
+Core tools (workspace, todos, job) are declared in registry.py; each domain
 module declares its own `SPECS` and `HANDLERS` (documents, creator, validator,
 tool search). Importing this module registers them all in `tool_registry.TOOLS`,
 which the model-call activity uses for schemas and argument checks, and builds

@@ -363,7 +363,7 @@ async def record_decision(files: WorkspaceFiles, a: DecisionArgs,
              "duplicate_of": a.duplicate_of, "reason": a.reason,
              "recorded_at": datetime.now(UTC).isoformat(timespec="seconds")}
     decisions = [d for d in earlier if d.get("requirement_id") != a.requirement_id] + [entry]
-    doc = {"job_id": files.ws.job_id, **entry, "decisions": decisions,
+    doc: dict[str, Any] = {"job_id": files.ws.job_id, **entry, "decisions": decisions,
            "graph_changes": await _changes(files)}
     path = await files.write_text(DECISION, json.dumps(doc, ensure_ascii=False, indent=1),
                                   limits.max_file_bytes)

@@ -65,7 +65,9 @@ if AVAILABLE:
     @agent.tool_plain
     async def write_file(path: str, content: str) -> str:
         """Write a text file into the job's workspace."""
-        return await workspace_write(activity.info().workflow_id, path, content)
+        job_id = activity.info().workflow_id
+        assert job_id is not None  # an activity of a workflow (the job)
+        return await workspace_write(job_id, path, content)
 
     @workflow.defn(name=WORKFLOW)
     class PydanticAIBench(PydanticAIWorkflow):

@@ -41,7 +41,7 @@ from devstack.temporal_server import TemporalDevServer
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_SCRIPT = ROOT / "devstack" / "scripts" / "creator_demo.yaml"
-PAYLOAD_BUCKET = "switchback-payloads"  # activities/payload_storage.py's default
+PAYLOAD_BUCKET = "switchback-payloads"  # activities/storage/payloads.py's default
 ACCESS_KEY, SECRET_KEY = "switchback", "switchback-secret"
 STARTED = "switchback worker started"  # what worker.py prints once it polls
 

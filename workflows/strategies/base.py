@@ -248,7 +248,7 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
 def job_result(status: str, args: dict[str, Any], reason: str, totals: Totals) -> JobResult:
     """The job's result from `job_complete`'s arguments (or an interrupt's reason)."""
     confidence = args.get("confidence")
-    return JobResult(status=status,  # type: ignore[arg-type]  # checked by pydantic
+    return JobResult(status=status,
                      summary=str(args.get("summary", reason)),
                      deliverables=[str(d) for d in args.get("deliverables") or []],
                      confidence=confidence if isinstance(confidence, int | float) else None,

@@ -1,0 +1,220 @@
+"""The job commands of starter.py: start, follow, status, list, steer, result, pipeline.
+
+Each takes a connected client and the parsed arguments and returns the exit status:
+0 when the job completed (or the request was taken), 1 when it ended otherwise.
+User errors raise `operate.CliError`, which starter.py prints as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowUpdateFailedError,
+)
+from temporalio.service import RPCError
+
+from operate import CliError
+from operate.client import BUCKET, ui_link
+from workflows.contract import (
+    PIPELINE_TYPE,
+    SA_PHASE,
+    SA_PHASE_NUMBER,
+    SA_STATUS,
+    SA_TOKENS,
+    WORKFLOW_TYPE,
+    ApproveRequest,
+    JobInput,
+    JobResult,
+    JobState,
+    PipelineInput,
+    PipelineResult,
+)
+
+
+def config_arg(value: str) -> str | dict[str, Any]:
+    """A config name, or an inline JSON object."""
+    if not value.strip().startswith("{"):
+        return value
+    try:
+        data = json.loads(value)
+    except json.JSONDecodeError as e:
+        raise CliError(f"--config: not valid JSON ({e.msg} at char {e.pos})", 2) from None
+    if not isinstance(data, dict):
+        raise CliError("--config: an inline config must be a JSON object", 2)
+    return data
+
+
+def read_file_arg(flag: str, path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise CliError(f"{flag} {path}: {e.strerror or e}", 2) from None
+
+
+def document_args(paths: list[str]) -> list[str] | None:
+    for d in paths:
+        if not Path(d).is_file():
+            raise CliError(f"--document {d}: no such file", 2)
+    return [str(Path(d).resolve()) for d in paths] or None
+
+
+def job_input(a: argparse.Namespace) -> JobInput:
+    """The job `start` would send, checked: one line per problem, before anything starts."""
+    return JobInput(config=config_arg(a.config),
+                    instructions=read_file_arg("--instructions", a.instructions)
+                    if a.instructions else None,
+                    documents=document_args(a.document))
+
+
+async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
+    job_id = a.id or f"job-{uuid.uuid4().hex[:8]}"
+    await client.start_workflow(WORKFLOW_TYPE, job, id=job_id,
+                                task_queue=a.task_queue, result_type=JobResult)
+    print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
+    if a.follow:
+        return await follow(client, job_id)
+    if not a.wait:
+        return 0
+    status = await result(client, job_id)
+    if a.show_workspace:
+        from operate.inspect import workspace
+
+        await workspace(job_id)
+    return status
+
+
+async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:
+    """A line per model step with the phase's todo progress bar, until the job ends."""
+    handle = client.get_workflow_handle(job_id)
+    last_step, last_status = 0, ""
+    shown_approvals: set[str] = set()
+    while True:
+        desc = await handle.describe()
+        try:
+            st = await handle.query("state", result_type=JobState)
+        except RPCError:
+            st = None
+        if st is not None:
+            if st.recent and st.recent[0].step > last_step + 1:
+                print(f"  ... {st.recent[0].step - last_step - 1} earlier steps", flush=True)
+            for line in st.recent:
+                if line.step > last_step:
+                    last_step = line.step
+                    print(f"[phase {line.phase} {line.kind:<9}] step {line.step:>4} {line.bar} "
+                          f"{line.progress:>5}  tokens {line.tokens:>8}  {line.calls[:70]}",
+                          flush=True)
+            if st.status != last_status:
+                last_status = st.status
+                print(f"  status: {st.status}", flush=True)
+            for ap in st.pending_approvals:
+                if ap.call_id not in shown_approvals:
+                    shown_approvals.add(ap.call_id)
+                    print(f"  waiting for approval: {ap.tool} {ap.arguments[:120]}\n"
+                          f"    python starter.py approve {job_id} {ap.call_id} "
+                          "[--deny] [--note ...]", flush=True)
+        if desc.status != WorkflowExecutionStatus.RUNNING:
+            return await result(client, job_id)
+        await asyncio.sleep(interval)
+
+
+async def status(client: Client, job_id: str) -> int:
+    st = await client.get_workflow_handle(job_id).query("state", result_type=JobState)
+    print(st.model_dump_json(indent=2))
+    return 0
+
+
+async def list_jobs(client: Client, query: str) -> int:
+    print(f"{'job id':<28} {'status':<16} {'phase':<14} {'tokens':>9}  started")
+    async for wf in client.list_workflows(query):
+        sa = wf.typed_search_attributes
+        phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
+        state = sa.get(SA_STATUS) or (wf.status.name.lower() if wf.status else "-")
+        print(f"{wf.id:<28} {state:<16} {phase:<14} {sa.get(SA_TOKENS) or 0:>9}  "
+              f"{wf.start_time:%F %T}")
+    return 0
+
+
+async def signal(client: Client, job_id: str, name: str, *args: str) -> int:
+    await client.get_workflow_handle(job_id).signal(name, *args)
+    print(f"sent {name} to {job_id}")
+    return 0
+
+
+async def approve(client: Client, a: argparse.Namespace) -> int:
+    req = ApproveRequest(call_id=a.call_id, approved=not a.deny, note=a.note or "")
+    try:
+        answer = await client.get_workflow_handle(a.job_id).execute_update(
+            "approve", req, result_type=str)
+    except WorkflowUpdateFailedError as e:
+        print(f"rejected: {e.cause}", file=sys.stderr)
+        return 1
+    print(answer)
+    return 0
+
+
+async def cancel(client: Client, job_id: str) -> int:
+    await client.get_workflow_handle(job_id).cancel()
+    print(f"cancel requested for {job_id}")
+    return 0
+
+
+async def result(client: Client, job_id: str) -> int:
+    handle = client.get_workflow_handle(job_id, result_type=JobResult)
+    try:
+        res: JobResult = await handle.result()
+    except WorkflowFailureError as e:
+        if (await handle.describe()).status == WorkflowExecutionStatus.CANCELED:
+            print(f"{job_id}: CANCELLED\n  web UI: {ui_link(client, job_id)}")
+            return 1
+        cause: BaseException | None = e.cause
+        while cause is not None and getattr(cause, "cause", None) is not None:
+            cause = cause.cause  # type: ignore[attr-defined]
+        print(f"{job_id}: FAILED - {cause}")
+        print(f"  web UI: {ui_link(client, job_id)}")
+        return 1
+    print(f"{job_id}: {res.status.upper()} after {res.phases} phases, {res.steps} model steps, "
+          f"{res.tool_calls} tool calls, {res.tokens_in} tokens in / {res.tokens_out} out")
+    print(f"  summary: {res.summary}")
+    if res.deliverables:
+        print(f"  deliverables: {', '.join(res.deliverables)}")
+    if res.confidence is not None:
+        print(f"  confidence: {res.confidence}")
+    print(f"  web UI: {ui_link(client, job_id)}")
+    return 0 if res.status == "completed" else 1
+
+
+async def pipeline(client: Client, a: argparse.Namespace) -> int:
+    pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
+    inp = PipelineInput(creator_config=config_arg(a.creator_config),
+                        validator_config=config_arg(a.validator_config),
+                        max_concurrent=a.max_concurrent, documents=document_args(a.document))
+    handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
+                                         result_type=PipelineResult)
+    print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)
+    seen: tuple[str, int] | None = None
+    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+        st = await handle.query("state")
+        if (st["stage"], st["done"]) != seen:
+            seen = (st["stage"], st["done"])
+            print(f"  {st['stage']:<10} {st['done']}/{st['requirements']} requirements "
+                  f"validated, running: {', '.join(st['running']) or '-'}", flush=True)
+        await asyncio.sleep(1.0)
+    try:
+        res = await handle.result()
+    except WorkflowFailureError as e:
+        print(f"{pid}: FAILED - {e.cause}")
+        return 1
+    print(f"{pid}: {res.status.upper()}: {res.requirements} requirements from "
+          f"{res.creator_job}; decisions {res.decisions}; failed {res.failed or 'none'}")
+    print(f"  s3://{BUCKET}/{pid}/output/pipeline.json")
+    return 0 if res.status == "completed" else 1

@@ -1,0 +1,104 @@
+"""The inspecting commands of starter.py: a job's workspace and files, replay of its
+histories, a rerun from a phase, and its report. Exit status as in commands.py."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowHistory
+
+from operate import CliError
+from operate.client import BUCKET, ui_link
+from workflows.contract import layout
+
+
+async def workspace(job_id: str) -> int:
+    from activities.storage.s3 import S3Store
+
+    s3 = S3Store()
+    try:
+        objs = await s3.list(BUCKET, layout.prefix(job_id))
+    finally:
+        s3.close()
+    if not objs:
+        raise CliError(f"job '{job_id}' has no workspace in s3://{BUCKET}/")
+    print(f"workspace s3://{BUCKET}/{layout.prefix(job_id)}")
+    for o in objs:
+        rel = o.key[len(job_id) + 1:]
+        if not layout.is_internal(rel):
+            print(f"  {rel:<40} {o.size:>8} bytes")
+    return 0
+
+
+async def cat(job_id: str, path: str) -> int:
+    from activities.storage.s3 import S3Store
+
+    s3 = S3Store()
+    try:
+        data = await s3.get(BUCKET, layout.key(job_id, path))
+    finally:
+        s3.close()
+    if data is None:
+        raise CliError(f"job '{job_id}' has no file '{path}' (starter.py workspace {job_id} "
+                       "lists its files)")
+    sys.stdout.write(data.decode("utf-8", errors="replace"))
+    return 0
+
+
+async def replay(client: Client, a: argparse.Namespace) -> int:
+    from operate.replay import chain, replay
+
+    if a.history:
+        try:
+            text = Path(a.history).read_text()
+        except OSError as e:
+            raise CliError(f"--history {a.history}: {e.strerror or e}", 2) from None
+        histories = [WorkflowHistory.from_json(a.job_id or Path(a.history).stem, text)]
+    elif a.job_id:
+        histories = await chain(client, a.job_id)
+    else:
+        raise CliError("give a job id or --history FILE", 2)
+    reports = await replay(histories, client.data_converter)
+    for r in reports:
+        verdict = "OK" if r.ok else "FAILED"
+        print(f"{r.workflow_id} run {r.run_id or '?'}: {verdict} ({r.events} events)")
+        if r.detail:
+            print(f"  {r.detail}")
+    return 0 if all(r.ok for r in reports) else 1
+
+
+async def rerun(client: Client, a: argparse.Namespace) -> int:
+    from activities.storage.s3 import S3Store
+    from operate.commands import follow
+    from operate.rerun import rerun
+
+    new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
+    s3 = S3Store()
+    try:
+        await rerun(client, s3, BUCKET, a.job_id, new_id, a.from_phase, a.task_queue,
+                    a.stop_at_divergence)
+    except LookupError as e:
+        raise CliError(f"cannot rerun: {e}", 2) from None
+    finally:
+        s3.close()
+    print(f"started {new_id} from phase {a.from_phase} of {a.job_id}\n"
+          f"  web UI: {ui_link(client, new_id)}", flush=True)
+    return await follow(client, new_id) if a.follow else 0
+
+
+async def report(client: Client, a: argparse.Namespace) -> int:
+    from activities.storage.s3 import S3Store
+    from operate.report import build_report  # matplotlib loads for this command only
+
+    s3 = S3Store()
+    try:
+        png, md = await build_report(client, s3, None, a.job_id, a.out)
+    except LookupError as e:
+        raise CliError(str(e)) from None
+    finally:
+        s3.close()
+    print(f"report: {md}\nchart:  {png}")
+    return 0
