@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from devstack import local_model
 from devstack.processes import (
     group_alive,
     leader_alive,
@@ -36,6 +37,7 @@ TEMPORAL_PORT = 7233
 TEMPORAL_UI_PORT = 8233
 S3_PORT = 8333
 MODEL_PORT = 8400
+LOCAL_MODEL_PORT = local_model.DEFAULT_PORT  # 8401, llama-server for `up --model local`
 ACCESS_KEY = "switchback"
 SECRET_KEY = "switchback-secret"
 COMPONENTS = ("temporal", "s3", "model", "worker")
@@ -94,9 +96,9 @@ class _Stack:
         }
         self.save()
 
-    def write_env(self) -> None:
+    def write_env(self, env: dict[str, str] | None = None) -> None:
         lines = ["# source this file to talk to the dev stack (python -m devstack up)"]
-        lines += [f"export {k}={v}" for k, v in STACK_ENV.items()]
+        lines += [f"export {k}={v}" for k, v in (env or STACK_ENV).items()]
         self.env_file.write_text("\n".join(lines) + "\n")
 
     def log_path(self, name: str) -> Path:
@@ -120,13 +122,13 @@ class _Stack:
         return stopped
 
 
-def _check_ports() -> None:
+def _check_ports(model_port: int = MODEL_PORT) -> None:
     wanted = {
         TEMPORAL_PORT: "Temporal gRPC",
         TEMPORAL_UI_PORT: "Temporal web UI",
         S3_PORT: "SeaweedFS S3",
         S3_PORT + 10000: "SeaweedFS S3 gRPC (S3 port + 10000)",
-        MODEL_PORT: "scripted model server",
+        model_port: "model server",
     }
     for port, what in wanted.items():
         if not port_is_free(port):
@@ -165,7 +167,8 @@ def _child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _print_summary(state_dir: Path) -> None:
+def _print_summary(state_dir: Path, env: dict[str, str] | None = None) -> None:
+    env = env or STACK_ENV
     print(
         "\n".join(
             [
@@ -173,7 +176,7 @@ def _print_summary(state_dir: Path) -> None:
                 f"  Web UI:      http://127.0.0.1:{TEMPORAL_UI_PORT}",
                 f"  S3 endpoint: {STACK_ENV['AWS_ENDPOINT_URL_S3']} "
                 f"(key {ACCESS_KEY} / {SECRET_KEY}, bucket {DEFAULT_BUCKET})",
-                f"  Model:       {STACK_ENV['OPENAI_BASE_URL']}",
+                f"  Model:       {env['OPENAI_BASE_URL']}",
                 f"  Logs:        {state_dir / 'logs'}",
                 f"  Env:         source {state_dir / 'env'}",
                 "  Stop with:   make stop  (or: python -m devstack down)",
@@ -182,14 +185,24 @@ def _print_summary(state_dir: Path) -> None:
     )
 
 
-def cmd_up(stack: _Stack) -> int:
+def cmd_up(stack: _Stack, model: str = "scripted") -> int:
+    # --model local: llama-server from the local-model cache (devstack/local_model.py) on
+    # LOCAL_MODEL_PORT replaces the scripted model; .stack/env points OPENAI_BASE_URL at it
+    env, model_port = dict(STACK_ENV), MODEL_PORT
+    if model == "local":
+        env.update(local_model.endpoint_env(local_model.MODELS[local_model.DEFAULT_MODEL],
+                                            port=LOCAL_MODEL_PORT))
+        model_port = LOCAL_MODEL_PORT
     previous = stack.load()
     if previous:
         if all(leader_alive(int(c["pid"])) for c in previous.values()) and set(previous) >= set(
             COMPONENTS
         ):
+            running = previous["model"].get("kind", "scripted")
             print(f"stack is already up (state in {stack.state_dir})")
-            _print_summary(stack.state_dir)
+            if running != model:
+                print(f"note: its model is {running}; `make stop` first to switch to {model}")
+            _print_summary(stack.state_dir, env if running == model else None)
             return 0
         print("found a partially running stack; stopping its leftovers first")
         stack.stop_components(previous)
@@ -197,8 +210,13 @@ def cmd_up(stack: _Stack) -> int:
         stack.pids_file.unlink(missing_ok=True)
 
     try:
-        _check_ports()
-    except StackError as e:
+        _check_ports(model_port)
+        if model == "local":
+            local_model.check_installed(
+                local_model.Layout(local_model.cache_dir()),
+                local_model.MODELS[local_model.DEFAULT_MODEL],
+            )
+    except (StackError, local_model.InstallError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 
@@ -207,7 +225,7 @@ def cmd_up(stack: _Stack) -> int:
         log = stack.log_path(name)
         if log.exists():
             log.replace(log.with_name(log.name + ".1"))
-    stack.write_env()
+    stack.write_env(env)
     current = "temporal"
     try:
         # 1. Temporal
@@ -242,30 +260,23 @@ def cmd_up(stack: _Stack) -> int:
         assert s3.proc is not None
         stack.record("s3", s3.proc.pid, S3_PORT, ports=s3.ports)
 
-        # 3. scripted model server
+        # 3. model server: scripted, or llama-server (--model local)
         current = "model"
-        print(f"starting scripted model server on {STACK_ENV['OPENAI_BASE_URL']} ...", flush=True)
-        model = spawn(
-            [
-                sys.executable,
-                "-m",
-                "devstack.scripted_model",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(MODEL_PORT),
-                "--script",
-                str(MODEL_SCRIPT),
-                "--script-map",
-                str(PIPELINE_SCRIPTS),
-            ],
-            log_path=stack.log_path("model"),
-            env=_child_env(),
-            cwd=ROOT,
-        )
-        stack.record("model", model.pid, MODEL_PORT)
+        if model == "local":
+            print(f"starting llama-server on {env['OPENAI_BASE_URL']} ...", flush=True)
+            argv = ["-m", "devstack.local_model", "serve", "--port", str(model_port)]
+            ready, timeout = f"http://127.0.0.1:{model_port}/health", 300
+        else:
+            print(f"starting scripted model server on {env['OPENAI_BASE_URL']} ...", flush=True)
+            argv = ["-m", "devstack.scripted_model", "--host", "127.0.0.1", "--port",
+                    str(model_port), "--script", str(MODEL_SCRIPT), "--script-map",
+                    str(PIPELINE_SCRIPTS)]
+            ready, timeout = f"http://127.0.0.1:{model_port}/v1/models", 30
+        proc = spawn([sys.executable, *argv], log_path=stack.log_path("model"),
+                     env=_child_env(), cwd=ROOT)
+        stack.record("model", proc.pid, model_port, kind=model)
         try:
-            wait_http_200(f"http://127.0.0.1:{MODEL_PORT}/v1/models", model, timeout=30)
+            wait_http_200(ready, proc, timeout=timeout)
         except RuntimeError as e:
             raise StackError(str(e)) from e
 
@@ -275,7 +286,7 @@ def cmd_up(stack: _Stack) -> int:
         worker = spawn(
             [sys.executable, "worker.py"],
             log_path=stack.log_path("worker"),
-            env=_child_env(STACK_ENV),
+            env=_child_env(env),
             cwd=ROOT,
         )
         stack.record("worker", worker.pid, 0)
@@ -296,7 +307,7 @@ def cmd_up(stack: _Stack) -> int:
         return 130
 
     print("stack is up")
-    _print_summary(stack.state_dir)
+    _print_summary(stack.state_dir, env)
     return 0
 
 
@@ -343,13 +354,18 @@ def main(argv: list[str] | None = None) -> int:
         "State lives in ./.stack/.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("up", help="start the stack (no-op if already up)")
+    up = sub.add_parser("up", help="start the stack (no-op if already up)")
+    up.add_argument("--model", choices=["scripted", "local"], default="scripted",
+                    help="scripted (default) or local: llama-server with the open-weights model "
+                    "installed by `make real-model`")
     sub.add_parser("down", help="stop the stack")
     sub.add_parser("status", help="show component status")
     args = parser.parse_args(argv)
 
     stack = _Stack(Path.cwd() / ".stack")
-    handlers = {"up": cmd_up, "down": cmd_down, "status": cmd_status}
+    if args.command == "up":
+        return cmd_up(stack, args.model)
+    handlers = {"down": cmd_down, "status": cmd_status}
     return handlers[args.command](stack)
 
 
