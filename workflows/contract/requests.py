@@ -36,6 +36,7 @@ class CreateWorkspaceRequest(BaseModel):
     instructions: str
     documents: list[DocumentSpec]
     max_file_bytes: int
+    config_folder: str | None = None  # the job's config folder under configs/ (document paths)
 
 
 class CreateWorkspaceResult(BaseModel):
