@@ -46,6 +46,7 @@ from activities.config_files import load_config_activity
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
+from activities.storage.buckets import WorkspaceGuard
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import payload_settings
 from activities.storage.pipeline_outputs import PipelineActivities
@@ -153,7 +154,7 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if not plan:
         raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
-                      interceptors=[UnstickRetries()], **options)
+                      interceptors=[UnstickRetries(), WorkspaceGuard()], **options)
                for q, (w, a) in plan.items()]
     return workers, [model]
 
