@@ -25,7 +25,6 @@ Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `s
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from typing import Any, NoReturn, TypeVar
 
@@ -52,6 +51,7 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         ToolOutcome,
         WorkspaceRef,
+        job_id_problem,
         layout,
     )
     from workflows.conversation import Conversation
@@ -75,7 +75,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
-JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
@@ -148,11 +147,9 @@ class AgentJob:
         return result
 
     async def _run(self, raw: Any) -> JobResult:
-        job_id = workflow.info().workflow_id
-        if not JOB_ID.fullmatch(job_id) or job_id.startswith("."):
-            self._refuse(f"job id {job_id!r} cannot name a workspace: use 1-200 letters, "
-                         "digits, '.', '_' or '-', not starting with '.' (the id is the job's "
-                         "S3 prefix)", "invalid_input")
+        bad_id = job_id_problem(workflow.info().workflow_id)
+        if bad_id:
+            self._refuse(bad_id, "invalid_input")
         try:
             job = job_run(raw)
         except InputError as e:

@@ -65,10 +65,9 @@ def check_workspace(ws: WorkspaceRef) -> None:
 def workspaces_in(args: object) -> list[WorkspaceRef]:
     found = []
     for a in args if isinstance(args, list | tuple) else [args]:
-        if isinstance(a, WorkspaceRef):
-            found.append(a)
-        elif isinstance(getattr(a, "workspace", None), WorkspaceRef):
-            found.append(a.workspace)
+        ws = a if isinstance(a, WorkspaceRef) else getattr(a, "workspace", None)
+        if isinstance(ws, WorkspaceRef):
+            found.append(ws)
     return found
 
 

@@ -26,6 +26,7 @@ from workflows.contract.config import (
 from workflows.contract.inputs import (
     InputError,
     approve_request,
+    job_id_problem,
     job_input,
     pipeline_input,
     rewind_request,
@@ -113,5 +114,5 @@ __all__ = [
     "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolOutcome", "ToolRequest", "Usage",
     "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest", "RewindRequest",
-    "approve_request", "job_input", "pipeline_input", "rewind_request",
+    "approve_request", "job_id_problem", "job_input", "pipeline_input", "rewind_request",
 ]

@@ -15,6 +15,7 @@ Pure functions of their argument: safe in workflow code.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ MAX_REWIND_CHARS = 2_000
 MAX_NOTE_CHARS = 2_000
 MAX_CALL_ID_CHARS = 200
 
+JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 CONFIG = "a config name (string) or an inline config object"
 DOCUMENTS = ("a list of documents, each a path (string) or an object {name, text} or "
              "{name, base64}")
@@ -45,6 +47,14 @@ def shown(value: object, limit: int = 60) -> str:
     except ValueError:  # circular or otherwise odd: never from JSON input
         text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def job_id_problem(job_id: str) -> str | None:
+    """Why `job_id` cannot name a job (its S3 prefix), or None."""
+    if JOB_ID.fullmatch(job_id) and not job_id.startswith("."):
+        return None
+    return (f"job id {job_id!r} cannot name a workspace: use 1-200 letters, digits, '.', '_' "
+            "or '-', not starting with '.' (the id is the job's S3 prefix)")
 
 
 def job_input(raw: object) -> JobInput:
