@@ -7,7 +7,8 @@
              none by default)
 
 A path is resolved (symlinks too) before it is checked, so a link out of a root leads
-nowhere; /proc, /sys, /dev, /etc and /run are refused even under a listed root. It must
+nowhere; /proc, /sys, /dev, /etc and /run are refused even under a listed root (the config
+folder may itself live under /etc, as in deploy/k8s). It must
 be a regular file no larger than `limits.max_file_bytes`. `s3://` references are refused:
 a job reaches no bucket or prefix but its own (an S3 document is given inline; the data
 converter moves large payloads to S3 by itself). `starter.py start --document FILE`
@@ -34,12 +35,6 @@ def document_roots() -> list[Path]:
     return [Path(p).resolve() for p in re.split(r"[:,]", listed) if p.strip()]
 
 
-def allowed_roots(config_folder: str | None) -> list[Path]:
-    """The job's config folder (if it has one) and the operator's roots."""
-    folder = [(configs_dir() / config_folder).resolve()] if config_folder else []
-    return folder + document_roots()
-
-
 def local_document(path: str, config_folder: str | None, max_bytes: int) -> Path:
     """The checked, resolved file for a document `path` from the job (DocumentRefused if not)."""
     if "://" in path:
@@ -59,9 +54,11 @@ def local_document(path: str, config_folder: str | None, max_bytes: int) -> Path
                               "and this config has none (it extends no named config); give "
                               "the content inline")
     resolved = candidate.resolve()
-    roots = allowed_roots(config_folder)
-    if (not any(resolved.is_relative_to(r) for r in roots)
-            or any(resolved.is_relative_to(n) for n in NEVER)):
+    folder = (configs_dir() / config_folder).resolve() if config_folder else None
+    in_folder = folder is not None and resolved.is_relative_to(folder)  # may be under /etc
+    in_root = (any(resolved.is_relative_to(r) for r in document_roots())
+               and not any(resolved.is_relative_to(n) for n in NEVER))
+    if not (in_folder or in_root):
         raise DocumentRefused(f"'{path}' is not inside {where}")
     if not resolved.exists():
         raise DocumentRefused(f"'{path}' does not exist in {where}")

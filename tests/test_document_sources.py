@@ -14,6 +14,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 
 from activities.config_files import DEFAULT_DIR
+from activities import document_sources
 from activities.document_sources import DocumentRefused, local_document
 from tests.conftest import running_worker
 from tests.scripts import full_job
@@ -65,6 +66,13 @@ def test_what_a_document_path_may_name(tmp_path, monkeypatch) -> None:
     (configs / "creator" / "documents" / "link.txt").symlink_to(outside)
     monkeypatch.setenv("SWITCHBACK_CONFIG_DIR", str(configs))
     assert refused("documents/link.txt").startswith("'documents/link.txt' is not inside")
+    # a config folder under a refused system folder (k8s mounts configs at /etc/switchback)
+    monkeypatch.setattr(document_sources, "NEVER", (configs.resolve(),))
+    assert local_document("documents/gdpr_erasure.txt", "creator", BIG).is_file()
+    monkeypatch.setattr(document_sources, "NEVER", document_sources.NEVER + (root,))
+    assert "is not inside" in refused(str(root / "contract.md"))  # not via the root, though
+    monkeypatch.undo()
+    monkeypatch.setenv("SWITCHBACK_CONFIG_DIR", str(configs))
     # even an operator who lists / gets nothing from /proc or /etc
     monkeypatch.setenv("SWITCHBACK_DOCUMENT_ROOTS", "/")
     assert "is not inside" in refused("/proc/self/environ")
