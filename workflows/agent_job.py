@@ -1,6 +1,7 @@
 """`AgentJob`: the orchestrator. Deterministic code only; reads top to bottom.
 
-    start:  load config -> create workspace -> the config's strategy begins
+    start:  check the input (raw JSON; a bad one fails the job at once, naming the field)
+            -> load config -> create workspace (claims the job's prefix) -> the strategy begins
     loop:   step boundary: publish, wait while paused, apply `rewind` signals,
                            at a phase start maybe continue as new, snapshot the workspace
             CallModel    -> call_model activity -> strategy.after_model -> breakers
@@ -37,12 +38,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, StepFacts, cost_of
     from workflows.carry import Carried, JobRun, PhaseStart, job_run
     from workflows.contract import (
-        CREATE_WORKSPACE,
         LOAD_CONFIG,
         WORKFLOW_TYPE,
-        CreateWorkspaceRequest,
-        CreateWorkspaceResult,
-        DocumentSpec,
         InputError,
         JobResult,
         JobState,
@@ -51,7 +48,6 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         ToolOutcome,
         WorkspaceRef,
-        job_id_problem,
         layout,
     )
     from workflows.conversation import Conversation
@@ -147,11 +143,8 @@ class AgentJob:
         return result
 
     async def _run(self, raw: Any) -> JobResult:
-        bad_id = job_id_problem(workflow.info().workflow_id)
-        if bad_id:
-            self._refuse(bad_id, "invalid_input")
         try:
-            job = job_run(raw)
+            job = job_run(raw, workflow.info().workflow_id)
         except InputError as e:
             self._refuse(str(e), "invalid_input")
         step = await (self._resume(job.carry) if job.carry else self._start(job))
@@ -195,13 +188,9 @@ class AgentJob:
                          "no 'instructions'", "invalid_input")
         self.progress.objective = objective_of(instructions)
         self._open_workspace(cfg)
-        docs = job.documents if job.documents is not None else cfg.documents
         try:
-            await self._workspace_ops().activity(CREATE_WORKSPACE, CreateWorkspaceRequest(
-                workspace=self.ws, instructions=instructions,
-                max_file_bytes=cfg.config.limits.max_file_bytes, config_folder=cfg.folder,
-                documents=[d if isinstance(d, DocumentSpec) else DocumentSpec(path=d)
-                           for d in docs]), CreateWorkspaceResult, "create workspace")
+            await self._workspace_ops().create(
+                instructions, job.documents if job.documents is not None else cfg.documents)
         except ActivityError as e:
             if is_cancelled_exception(e):
                 raise

@@ -20,6 +20,7 @@ from workflows.contract import (
     JobInput,
     ResolvedConfig,
     StepLine,
+    job_id_problem,
     job_input,
 )
 
@@ -54,10 +55,14 @@ class JobRun(JobInput):
     carry: Carried | None = None
 
 
-def job_run(raw: object) -> JobRun:
-    """The workflow's raw input, checked (InputError names the field). `carry` comes from
-    continue-as-new or `starter.py rerun`; whatever it says, the activities enforce the
-    operator's endpoints, buckets and the job's own prefix (README "Security model")."""
+def job_run(raw: object, job_id: str) -> JobRun:
+    """The workflow's raw input and its id, checked (InputError names the field). `carry`
+    comes from continue-as-new or `starter.py rerun`; whatever it says, the activities
+    enforce the operator's endpoints, buckets and the job's own prefix (README "Security
+    model")."""
+    bad_id = job_id_problem(job_id)
+    if bad_id:
+        raise InputError(bad_id)
     rest: object = raw
     carry: Carried | None = None
     if isinstance(raw, Mapping) and "carry" in raw:
