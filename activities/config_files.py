@@ -165,13 +165,14 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
 
 def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ConfigError(f"config name '{name}' is not a plain name under {root}")
+        raise ConfigError(f"config name '{name}' is not a plain name under {_shown(root)}")
     path = root / "defaults.yaml" if name == "defaults" else root / name / "config.yaml"
     if path.exists():
         _inside(root, str(path.relative_to(root)), f"config '{name}'")  # symlinks too
     if not path.is_file():
         known = sorted(p.parent.name for p in root.glob("*/config.yaml"))
-        raise ConfigError(f"config '{name}' not found: no {path} (known: {', '.join(known)})")
+        raise ConfigError(f"config '{name}' not found: no {_shown(path.parent)}/{path.name} "
+                          f"(known: {', '.join(known)})")
     rel = str(path.relative_to(root.parent)) if root.parent in path.parents else str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -211,8 +212,9 @@ def _inside(folder: Path, rel: str, where: str) -> Path:
 def _shown(folder: Path) -> str:
     """configs/<job> rather than the worker's absolute path."""
     root = configs_dir()
-    return (f"configs/{folder.relative_to(root)}".rstrip("/.") if folder.is_relative_to(root)
-            else str(folder))
+    if not folder.is_relative_to(root):
+        return str(folder)
+    return f"configs/{folder.relative_to(root)}".removesuffix("/.")
 
 
 def _line(e: Exception) -> str:

@@ -13,8 +13,8 @@ import uuid
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.config_files import DEFAULT_DIR
 from activities import document_sources
+from activities.config_files import DEFAULT_DIR
 from activities.document_sources import DocumentRefused, local_document
 from tests.conftest import running_worker
 from tests.scripts import full_job
