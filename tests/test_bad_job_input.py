@@ -11,6 +11,7 @@ import uuid
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from tests.conftest import running_worker
 from tests.waits import temporal_cli
@@ -53,7 +54,7 @@ async def failed_at_once(client: Client, workflow_id: str) -> str:
     with pytest.raises(WorkflowFailureError) as info:
         await asyncio.wait_for(handle.result(), 60)
     cause = info.value.cause
-    assert type(cause).__name__ == "ApplicationError" and cause.type == "SwitchbackJobFailed"
+    assert isinstance(cause, ApplicationError) and cause.type == "SwitchbackJobFailed"
     assert cause.non_retryable
     events = [e.event_type async for e in handle.fetch_history_events()]
     assert EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in events  # no task retried

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import ApplicationError
 
 from activities.config_files import load_config
 from activities.model import endpoints
@@ -96,7 +97,7 @@ async def failure_of(handle) -> str:
     with pytest.raises(WorkflowFailureError) as info:
         await asyncio.wait_for(handle.result(), 60)
     cause = info.value.cause
-    assert type(cause).__name__ == "ApplicationError" and cause.type == "SwitchbackJobFailed"
+    assert isinstance(cause, ApplicationError) and cause.type == "SwitchbackJobFailed"
     return str(cause)
 
 

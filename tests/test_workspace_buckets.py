@@ -24,7 +24,7 @@ def test_which_buckets(monkeypatch) -> None:
     assert bucket_problem("switchback") is None
     assert bucket_problem("other") == ("'other' is not a workspace bucket the operator listed "
                                        "(SWITCHBACK_WORKSPACE_BUCKETS: switchback)")
-    assert bucket_problem(PAYLOADS).startswith(
+    assert str(bucket_problem(PAYLOADS)).startswith(
         f"'{PAYLOADS}' is the payload bucket (SWITCHBACK_PAYLOAD_BUCKET), never a workspace")
     monkeypatch.setenv("SWITCHBACK_WORKSPACE_BUCKETS", f"switchback, team-a,{PAYLOADS}")
     assert bucket_problem("team-a") is None
