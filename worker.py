@@ -161,7 +161,7 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if not plan:
         raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
-                      interceptors=[UnstickRetries(), WorkspaceGuard()], **options)
+                      interceptors=[UnstickRetries(), WorkspaceGuard(s3)], **options)
                for q, (w, a) in plan.items()]
     return workers, [model]
 

@@ -12,7 +12,7 @@ from workflows.contract import JobResult, ResolvedConfig, WorkspaceRef
 
 
 async def forged_job(client, s3, task_queue: str, done_job: str, llm: dict | None = None,
-                     workspace: dict | None = None):
+                     workspace: dict | None = None, job_id: str | None = None):
     """Start a job whose carry is `done_job`'s phase-1 state with its config changed."""
     _, raw_state, cfg = await load_snapshot(s3, WorkspaceRef(bucket="switchback",
                                                              job_id=done_job), 1)
@@ -24,4 +24,5 @@ async def forged_job(client, s3, task_queue: str, done_job: str, llm: dict | Non
     return await client.start_workflow(
         "AgentJob", JobRun(config="creator", carry=Carried(
             cfg=forged, objective="x", strategy=state.strategy, breakers=state.breakers)),
-        id=f"forged-{uuid.uuid4().hex[:8]}", task_queue=task_queue, result_type=JobResult)
+        id=job_id or f"forged-{uuid.uuid4().hex[:8]}", task_queue=task_queue,
+        result_type=JobResult)

@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from activities.storage.workspace import WorkspaceActivities
 from tests.conftest import running_worker
+from tests.forge import forged_job
 from tests.scripts import full_job
 from workflows.contract import CreateWorkspaceRequest, DocumentSpec, WorkspaceRef
 
@@ -51,6 +52,23 @@ async def test_a_reused_job_id_is_refused_and_nothing_is_touched(client, task_qu
     assert await objects(s3, job_id) == before  # nothing written, nothing deleted
     assert await s3.get("switchback", f"{job_id}/documents/mine.md") == b"first job's"
     assert len(model_server.requests(job_id)) == calls  # the second run never called the model
+
+
+async def test_a_forged_carry_under_a_used_id_touches_nothing(client, task_queue, start_job,
+                                                            model_server, s3):
+    """A hand-made continue-as-new carry skips create_workspace; the worker's guard still
+    finds that the prefix belongs to another run before any activity runs."""
+    async with running_worker(client, task_queue):
+        victim = await start_job(full_job(1), model_server, instructions="x", documents=[])
+        await victim.result()
+        run_id = (await victim.describe()).run_id
+        before = await objects(s3, victim.id)
+        forged = await forged_job(client, s3, task_queue, victim.id, job_id=victim.id, llm={},
+                                  workspace={})
+        why = await failure(forged)
+    assert f"job id '{victim.id}' is already used: s3://switchback/{victim.id}/ belongs to " \
+           f"run {run_id}, not to this job" in why
+    assert await objects(s3, victim.id) == before
 
 
 async def test_files_without_an_owner_are_not_adopted(client, task_queue, start_job, s3):

@@ -225,8 +225,9 @@ class AgentJob:
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket,
-                               job_id=workflow.info().workflow_id)
+        info = workflow.info()
+        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=info.workflow_id,
+                               run=info.first_execution_run_id)
         self.ops = WorkspaceOps(self.ws, cfg)
 
     async def _settle(self, decision: T | Workspace[T]) -> T:

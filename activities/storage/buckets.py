@@ -8,8 +8,9 @@ is never a workspace, even if listed.
 `load_config` checks the bucket early, naming the field. `WorkspaceGuard`, a worker
 interceptor, checks every activity that receives a workspace (`WorkspaceRef`, or a request
 with a `workspace`), whoever built it - a continued or rerun job carries its config, and
-the carried config is job input too: the bucket must be listed and the prefix must be the
-job's own (a DocumentPipeline reads its child jobs' outputs, `<pipeline id>-...`).
+the carried config is job input too: the bucket must be listed, the prefix must be the
+job's own (a DocumentPipeline reads its child jobs' outputs, `<pipeline id>-...`) and
+belong to the job's first run (a hand-made carry under a reused job id is refused).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
+from activities.storage.ownership import check_owner
 from activities.storage.payloads import payload_settings
-from workflows.contract import PIPELINE_TYPE, WorkspaceRef
+from activities.storage.s3 import S3Store
+from workflows.contract import CREATE_WORKSPACE, PIPELINE_TYPE, WorkspaceRef
 
 DEFAULT_BUCKETS = "switchback"
 
@@ -72,14 +75,25 @@ def workspaces_in(args: object) -> list[WorkspaceRef]:
 
 
 class WorkspaceGuard(Interceptor):
-    """Worker interceptor: every activity's workspaces checked before it runs."""
+    """Worker interceptor: every activity's workspaces checked before it runs - the bucket,
+    the prefix, and (with `s3`) that the prefix belongs to the job's first run
+    (storage/ownership.py; create_workspace claims it itself)."""
+
+    def __init__(self, s3: S3Store | None = None) -> None:
+        self.s3 = s3
 
     def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
-        return _Inbound(next)
+        return _Inbound(next, self.s3)
 
 
 class _Inbound(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, s3: S3Store | None) -> None:
+        super().__init__(next)
+        self.s3 = s3
+
     async def execute_activity(self, input: ExecuteActivityInput):
         for ws in workspaces_in(input.args):
             check_workspace(ws)
+            if self.s3 is not None and activity.info().activity_type != CREATE_WORKSPACE:
+                await check_owner(self.s3, ws)
         return await super().execute_activity(input)

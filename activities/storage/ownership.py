@@ -7,7 +7,14 @@ prefix this very run claimed is its own (a retried attempt goes on), anything el
 earlier job's files, with or without a marker - is refused, and nothing is written or
 deleted. `starter.py rerun` marks the prefix it lays a snapshot out under with the job
 it re-runs (`rerun_of`), which is what the model activity checks before it answers
-from that job's recorded responses (`llm.replay_from`).
+from that job's recorded responses (`llm.replay_from`); the rerun's first activity claims
+it for its run.
+
+Runs that start from a carried state (continue-as-new, a rerun - or a hand-made `carry`)
+do not call create_workspace, so the worker's WorkspaceGuard calls `check_owner` before
+every activity: the prefix must belong to the job's first run (`WorkspaceRef.run`, from
+the workflow's info, which job input cannot set). A prefix without a marker is a
+workspace from before markers existed and is let be.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ async def claim(s3: S3Store, ws: WorkspaceRef, run_id: str) -> None:
             f"{': ' + shown if shown else ''}); nothing was changed. Start the job under "
             "another id", type="JobIdInUse", non_retryable=True)
     await mark(s3, ws, {"job_id": ws.job_id, "run_id": run_id})
+    _verified.add((ws.bucket, ws.job_id, run_id))
 
 
 async def mark(s3: S3Store, ws: WorkspaceRef, record: dict[str, Any]) -> None:
@@ -70,3 +78,22 @@ async def rerun_source(s3: S3Store, ws: WorkspaceRef) -> str | None:
     found = await owner(s3, ws)
     source = (found or {}).get("rerun_of")
     return source if isinstance(source, str) else None
+
+
+_verified: set[tuple[str, str, str]] = set()  # (bucket, job, first run) checked in this process
+
+
+async def check_owner(s3: S3Store, ws: WorkspaceRef) -> None:
+    """Refuse (non-retryable) unless `ws`'s prefix belongs to the run `ws.run`."""
+    key = (ws.bucket, ws.job_id, ws.run)
+    if not ws.run or key in _verified:
+        return
+    found = await owner(s3, ws)
+    if found is not None and found.get("run_id") is None and found.get("rerun_of"):
+        await mark(s3, ws, {**found, "run_id": ws.run})  # a rerun's first activity claims it
+    elif found is not None and found.get("run_id") != ws.run:
+        raise ApplicationError(
+            f"job id {ws.job_id!r} is already used: s3://{ws.bucket}/{layout.prefix(ws.job_id)} "
+            f"belongs to run {found.get('run_id')}, not to this job (first run {ws.run}); "
+            "nothing was changed", type="JobIdInUse", non_retryable=True)
+    _verified.add(key)

@@ -59,7 +59,7 @@ class WorkspaceActivities:
         ws = req.workspace
         await self.s3.ensure_bucket(ws.bucket)
         docs = [self._document(spec, req) for spec in req.documents]  # all checked first
-        await ownership.claim(self.s3, ws, activity.info().workflow_run_id or "")
+        await ownership.claim(self.s3, ws, ws.run or activity.info().workflow_run_id or "")
         files = WorkspaceFiles(self.s3, ws, system=True)
         written = [await files.write_text(layout.INSTRUCTIONS, req.instructions, UNLIMITED)]
         for name, source in docs:
