@@ -20,8 +20,14 @@ Environment (all optional; defaults suit the embedded stack):
       the S3-compatible workspace store
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
       where payloads above the threshold go instead of history (0: off)
+  SWITCHBACK_WORKSPACE_BUCKETS  the buckets a job config may choose (default: switchback;
+      never the payload bucket)
+  SWITCHBACK_DOCUMENT_ROOTS  local folders job input may name documents from (':' or ','
+      separated; default none: documents come inline or from the job's config folder)
   SWITCHBACK_CODEC_KEYS      id:base64key,... - AES-GCM payload encryption (codec/; off if unset)
-  OPENAI_BASE_URL, OPENAI_API_KEY     the OpenAI-compatible model endpoint
+  SWITCHBACK_ENDPOINTS_FILE  the model endpoints jobs may name (default configs/endpoints.yaml)
+  OPENAI_BASE_URL, OPENAI_API_KEY     the `default` endpoint (and the variables endpoints.yaml
+      names for other endpoints)
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from activities.config_files import load_config_activity
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
+from activities.storage.buckets import WorkspaceGuard
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import payload_settings
 from activities.storage.pipeline_outputs import PipelineActivities
@@ -96,6 +103,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS",
     "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
+    "SWITCHBACK_WORKSPACE_BUCKETS", "SWITCHBACK_DOCUMENT_ROOTS", "SWITCHBACK_ENDPOINTS_FILE",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
     "OPENAI_BASE_URL", "OPENAI_API_KEY", "SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS",
     "AWS_DEFAULT_REGION", "TIKTOKEN_CACHE_DIR",
@@ -153,7 +161,7 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if not plan:
         raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
-                      interceptors=[UnstickRetries()], **options)
+                      interceptors=[UnstickRetries(), WorkspaceGuard(s3)], **options)
                for q, (w, a) in plan.items()]
     return workers, [model]
 

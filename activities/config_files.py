@@ -10,10 +10,19 @@ A config is a name under configs/ or an inline object, with `extends` chains:
 Mappings merge key by key; lists and scalars replace. Every error names the
 file(s) and the field, e.g. `config 'creator' (configs/creator/config.yaml <-
 configs/defaults.yaml): limits.max_nudgez: Extra inputs are not permitted`.
+
+The trust boundary (README "Security model") is checked here first, so a job that asks
+for what the operator does not offer fails at once, naming the field: an inline config
+(job input) may not set `llm.base_url`, `llm.api_key_env` or `llm.replay_from` (unless
+the operator allows the first two); `llm.endpoint` and `llm.model` must be declared
+(activities/model/endpoints.py); `workspace.bucket` must be a listed workspace bucket
+(activities/storage/buckets.py); `extends`, prompt paths and `documents:` stay inside
+configs/ (resolved, symlinks too); separate `task_queues` must have a worker polling them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -21,13 +30,19 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 from temporalio import activity
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.exceptions import ApplicationError
 
+from activities.model.endpoints import EndpointError, check_job_llm, select
+from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
 from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff")
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
+log = logging.getLogger(__name__)
 
 
 class ConfigError(ValueError):
@@ -39,22 +54,58 @@ async def load_config_activity(req: LoadConfigRequest) -> ResolvedConfig:
     """Loaded once per job; the workflow carries the result, so editing a file never
     changes a running job."""
     try:
-        return load_config(req.config)
+        cfg = load_config(req.config)
     except ConfigError as e:
         raise ApplicationError(str(e), type="ConfigError", non_retryable=True) from e
+    await check_task_queues(cfg)
+    return cfg
+
+
+async def check_task_queues(cfg: ResolvedConfig) -> None:
+    """A separate model or tool queue that no worker polls would leave the job waiting
+    forever: refuse it (retried a few times, so a worker that is starting can catch up)."""
+    info = activity.info()
+    queues = cfg.config.task_queues
+    for field, queue in (("model", queues.model), ("tools", queues.tools)):
+        if not queue or queue == info.task_queue:
+            continue
+        try:
+            client = activity.client()
+            found = await client.workflow_service.describe_task_queue(
+                DescribeTaskQueueRequest(namespace=client.namespace,
+                                         task_queue=TaskQueue(name=queue),
+                                         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY))
+        except Exception as e:  # noqa: BLE001 - not allowed to look: the backstop timeout
+            log.warning("cannot check the pollers of task queue %r: %s", queue, e)
+            continue
+        if not found.pollers:
+            role = "model" if field == "model" else "tools"
+            raise ApplicationError(
+                f"config '{cfg.name}': task_queues.{field}: no worker polls task queue "
+                f"{queue!r} (start one with SWITCHBACK_WORKER_ROLE={role} "
+                f"SWITCHBACK_{'MODEL' if field == 'model' else 'TOOL'}_TASK_QUEUE={queue}, "
+                "or fix the config)", type="NoWorkerForQueue")
 
 
 def configs_dir() -> Path:
     return Path(os.environ.get("SWITCHBACK_CONFIG_DIR") or DEFAULT_DIR)
 
 
-def load_config(ref: str | dict[str, Any], root: Path | None = None) -> ResolvedConfig:
+def load_config(ref: str | dict[str, Any], root: Path | None = None,
+                policy: bool = True) -> ResolvedConfig:
+    """The resolved config. `policy=False` (starter.py's check before it starts a job) skips
+    what only the worker's environment decides: endpoints and buckets."""
     root = root or configs_dir()
     if isinstance(ref, str):
         name, data, files = ref, *_named(root, ref)
     else:
         name, data, files = "inline", dict(ref), ["(inline)"]
         data.setdefault("extends", "defaults")
+        try:
+            if policy:
+                check_job_llm(data.get("llm"))
+        except EndpointError as e:
+            raise ConfigError(f"config 'inline': {e}") from None
     job_dir: Path | None = root / name if isinstance(ref, str) else None
     seen = {name}
     merged = data
@@ -82,11 +133,19 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None) -> Resolved
         problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
                              for err in e.errors()[:8])
         raise ConfigError(f"{where}: {problems}") from e
-    prompts = {k: _read(root, getattr(cfg.prompts, k), where)
+    try:
+        if policy:
+            select(cfg.llm)
+    except EndpointError as e:
+        raise ConfigError(f"{where}: {e}") from None
+    bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None
+    if bad_bucket:
+        raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
+    prompts = {k: _read(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
                for k in PROMPTS}
     try:
-        todos = StrategicTodos.model_validate(
-            yaml.safe_load(_read(root, cfg.prompts.strategic_todos, where)))
+        todos = StrategicTodos.model_validate(yaml.safe_load(_read(
+            root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")))
     except (ValidationError, yaml.YAMLError) as e:
         raise ConfigError(f"{where}: {cfg.prompts.strategic_todos}: {_line(e)}") from e
     instructions = None
@@ -95,21 +154,25 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None) -> Resolved
         inst = job_dir / "instructions.md"
         instructions = inst.read_text(encoding="utf-8") if inst.exists() else None
         for d in cfg.documents:
-            path = (job_dir / d).resolve()
+            path = _inside(job_dir, d, f"{where}: documents")
             if not path.is_file():
                 raise ConfigError(f"{where}: documents: '{d}' not found in {job_dir}")
             documents.append(str(path))
     return ResolvedConfig(name=name, config=cfg, prompts=prompts, strategic_todos=todos,
-                          instructions=instructions, documents=documents)
+                          instructions=instructions, documents=documents,
+                          folder=job_dir.name if job_dir is not None else None)
 
 
 def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ConfigError(f"config name '{name}' is not a plain name under {root}")
+        raise ConfigError(f"config name '{name}' is not a plain name under {_shown(root)}")
     path = root / "defaults.yaml" if name == "defaults" else root / name / "config.yaml"
+    if path.exists():
+        _inside(root, str(path.relative_to(root)), f"config '{name}'")  # symlinks too
     if not path.is_file():
         known = sorted(p.parent.name for p in root.glob("*/config.yaml"))
-        raise ConfigError(f"config '{name}' not found: no {path} (known: {', '.join(known)})")
+        raise ConfigError(f"config '{name}' not found: no {_shown(path.parent)}/{path.name} "
+                          f"(known: {', '.join(known)})")
     rel = str(path.relative_to(root.parent)) if root.parent in path.parents else str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -127,11 +190,31 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read(root: Path, rel: str, where: str) -> str:
-    path = (root / rel).resolve()
+def _read(root: Path, rel: str, where: str, field: str) -> str:
+    path = _inside(root, rel, f"{where}: {field}")
     if not path.is_file():
-        raise ConfigError(f"{where}: prompt file '{rel}' not found under {root}")
+        raise ConfigError(f"{where}: {field}: prompt file '{rel}' not found under {root}")
     return path.read_text(encoding="utf-8")
+
+
+def _inside(folder: Path, rel: str, where: str) -> Path:
+    """`folder/rel`, resolved (symlinks too), or ConfigError unless it stays in `folder`."""
+    parts = rel.replace("\\", "/").split("/")
+    if not rel or rel.startswith(("/", "~", "\\")) or ".." in parts or ":" in parts[0]:
+        raise ConfigError(f"{where}: '{rel}' must be a relative path inside {_shown(folder)} "
+                          "(no '..', not absolute)")
+    path = (folder / rel).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise ConfigError(f"{where}: '{rel}' leads outside {_shown(folder)} (a symlink)")
+    return path
+
+
+def _shown(folder: Path) -> str:
+    """configs/<job> rather than the worker's absolute path."""
+    root = configs_dir()
+    if not folder.is_relative_to(root):
+        return str(folder)
+    return f"configs/{folder.relative_to(root)}".removesuffix("/.")
 
 
 def _line(e: Exception) -> str:

@@ -30,7 +30,7 @@ import uuid
 from bench.harness import bench_stack, machine_line
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, transition
-from workflows.contract import JobInput, JobResult
+from workflows.contract import DocumentSpec, JobInput, JobResult
 
 PHASES = 15  # tactical phases
 TODOS = 5
@@ -67,11 +67,9 @@ async def run(b, on: bool) -> dict:
         f"{uuid.uuid4().hex[:6]}"
     steps = script()
     b.model.set_script(job, steps)
-    docs = []
-    for i in range(20):
-        path = b.tmp / f"doc_{i:02d}.md"
-        path.write_text(f"# Source {i}\n\n{DOC}")
-        docs.append(str(path))
+    docs: list[str | DocumentSpec] = [DocumentSpec(name=f"doc_{i:02d}.md",
+                                                   text=f"# Source {i}\n\n{DOC}")
+                                      for i in range(20)]  # inline: jobs name no worker path
     t0 = time.monotonic()
     async with running_worker(b.client, tq):
         handle = await b.client.start_workflow(

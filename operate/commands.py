@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import sys
 import uuid
@@ -33,17 +34,18 @@ from workflows.contract import (
     SA_TOKENS,
     WORKFLOW_TYPE,
     ApproveRequest,
+    InputError,
     JobInput,
     JobResult,
     JobState,
-    PipelineInput,
     PipelineResult,
+    inputs,
 )
 
 
 def config_arg(value: str) -> str | dict[str, Any]:
     """A config name, or an inline JSON object."""
-    if not value.strip().startswith("{"):
+    if not value.strip().startswith(("{", "[", '"')):
         return value
     try:
         data = json.loads(value)
@@ -59,21 +61,70 @@ def read_file_arg(flag: str, path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise CliError(f"{flag} {path}: {e.strerror or e}", 2) from None
+    except UnicodeDecodeError:
+        raise CliError(f"{flag} {path}: not UTF-8 text", 2) from None
 
 
-def document_args(paths: list[str]) -> list[str] | None:
+def document_args(paths: list[str], max_bytes: int | None = None) -> list[dict] | None:
+    """Each --document FILE as inline content: the worker reads no path a client names
+    (large inputs go to S3 through the data converter's external storage)."""
+    docs = []
     for d in paths:
-        if not Path(d).is_file():
-            raise CliError(f"--document {d}: no such file", 2)
-    return [str(Path(d).resolve()) for d in paths] or None
+        p = Path(d)
+        if p.name.startswith(".") or not p.name:
+            raise CliError(f"--document {d}: a document's file name may not start with '.'", 2)
+        try:
+            data = p.read_bytes()
+        except OSError as e:
+            raise CliError(f"--document {d}: {e.strerror or e}", 2) from None
+        if max_bytes is not None and len(data) > max_bytes:
+            raise CliError(f"--document {d}: {len(data)} bytes, more than the config's "
+                           f"limits.max_file_bytes ({max_bytes})", 2)
+        docs.append({"name": p.name, "base64": base64.b64encode(data).decode("ascii")})
+    return docs or None
+
+
+def check_config(config: str | dict[str, Any], flag: str = "--config"):
+    """What the worker would refuse, said before anything starts: the schema, config
+    names, paths in configs/, the strategy. Needs this checkout's configs/ (skipped without
+    it); what only the worker's environment decides (endpoints, buckets) the worker checks."""
+    from activities.config_files import ConfigError, configs_dir, load_config
+    from workflows.strategies import strategy_class
+
+    if not configs_dir().is_dir():
+        return None
+    try:
+        cfg = load_config(config, policy=False)
+        strategy_class(cfg.config.strategy)
+    except ConfigError as e:
+        raise CliError(f"{flag}: {e}", 2) from None
+    except KeyError as e:
+        raise CliError(f"{flag}: config '{cfg.name}': {e.args[0]}", 2) from None
+    return cfg
 
 
 def job_input(a: argparse.Namespace) -> JobInput:
-    """The job `start` would send, checked: one line per problem, before anything starts."""
-    return JobInput(config=config_arg(a.config),
-                    instructions=read_file_arg("--instructions", a.instructions)
-                    if a.instructions else None,
-                    documents=document_args(a.document))
+    """The job `start` would send, checked like the workflow checks it (the same
+    functions): one line per problem, before anything starts."""
+    config = config_arg(a.config)
+    cfg = check_config(config)
+    raw: dict[str, Any] = {"config": config}
+    if a.instructions:
+        raw["instructions"] = read_file_arg("--instructions", a.instructions)
+    docs = document_args(a.document, cfg.config.limits.max_file_bytes if cfg else None)
+    if docs is not None:
+        raw["documents"] = docs
+    try:
+        job = inputs.job_input(raw)
+    except InputError as e:
+        raise CliError(str(e), 2) from None
+    bad_id = inputs.job_id_problem(a.id) if a.id else None
+    if bad_id:
+        raise CliError(f"--id: {bad_id}", 2)
+    if cfg is not None and not (job.instructions or cfg.instructions):
+        raise CliError(f"config '{cfg.name}' has no instructions.md: give --instructions FILE",
+                       2)
+    return job
 
 
 async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
@@ -195,9 +246,15 @@ async def result(client: Client, job_id: str) -> int:
 
 async def pipeline(client: Client, a: argparse.Namespace) -> int:
     pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
-    inp = PipelineInput(creator_config=config_arg(a.creator_config),
-                        validator_config=config_arg(a.validator_config),
-                        max_concurrent=a.max_concurrent, documents=document_args(a.document))
+    creator, validator = config_arg(a.creator_config), config_arg(a.validator_config)
+    check_config(creator, "--creator-config")
+    check_config(validator, "--validator-config")
+    try:
+        inp = inputs.pipeline_input({"creator_config": creator, "validator_config": validator,
+                                     "max_concurrent": a.max_concurrent,
+                                     "documents": document_args(a.document)})
+    except InputError as e:
+        raise CliError(str(e), 2) from None
     handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
                                          result_type=PipelineResult)
     print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)

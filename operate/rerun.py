@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from temporalio.client import Client, WorkflowHandle
 
+from activities.storage import ownership
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import load_snapshot, restore_workspace
 from workflows.carry import Carried, JobRun, PhaseStart
-from workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef
+from workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef, layout
 
 
 async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: str,
@@ -23,6 +24,11 @@ async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: s
     files, raw_state, cfg = await load_snapshot(s3, WorkspaceRef(bucket=bucket, job_id=job_id),
                                             from_phase)
     state = PhaseStart.model_validate(raw_state)
+    target = WorkspaceRef(bucket=bucket, job_id=new_id)
+    if await s3.list(bucket, layout.prefix(new_id), limit=1):
+        raise LookupError(f"job id '{new_id}' already has a workspace in s3://{bucket}/; "
+                          "choose another --id")
+    await ownership.mark(s3, target, {"job_id": new_id, "run_id": None, "rerun_of": job_id})
     await restore_workspace(s3, WorkspaceRef(bucket=bucket, job_id=job_id), files, new_id)
     llm = cfg.config.llm.model_copy(update={
         "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})

@@ -1,6 +1,7 @@
 """`AgentJob`: the orchestrator. Deterministic code only; reads top to bottom.
 
-    start:  load config -> create workspace -> the config's strategy begins
+    start:  check the input (raw JSON; a bad one fails the job at once, naming the field)
+            -> load config -> create workspace (claims the job's prefix) -> the strategy begins
     loop:   step boundary: publish, wait while paused, apply `rewind` signals,
                            at a phase start maybe continue as new, snapshot the workspace
             CallModel    -> call_model activity -> strategy.after_model -> breakers
@@ -25,27 +26,21 @@ Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `s
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from workflows import model_steps, tool_steps
     from workflows.breakers import Breakers, StepFacts, cost_of
-    from workflows.carry import Carried, JobRun, PhaseStart
+    from workflows.carry import Carried, JobRun, PhaseStart, job_run
     from workflows.contract import (
-        CREATE_WORKSPACE,
-        JOB_FAILED_ERROR,
         LOAD_CONFIG,
         WORKFLOW_TYPE,
-        ApproveRequest,
-        CreateWorkspaceRequest,
-        CreateWorkspaceResult,
-        DocumentSpec,
+        InputError,
         JobResult,
         JobState,
         LoadConfigRequest,
@@ -56,7 +51,7 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, job_failed
+    from workflows.failures import StepFailed, cause_of, job_failed
     from workflows.metrics import count_trip, log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
@@ -76,7 +71,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
-JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
@@ -101,9 +95,10 @@ class AgentJob:
     # -- steering ---------------------------------------------------------------------
 
     @workflow.signal(name="rewind")
-    def rewind(self, issue: str) -> None:
-        """Panic button for a person: takes effect at the next step boundary."""
-        self.steering.rewinds.append(str(issue).strip() or "rewind requested by an operator")
+    def rewind(self, issue: Any) -> None:
+        """Panic button for a person: takes effect at the next step boundary. An issue
+        string or {"issue": ...}; anything else is recorded in `state` as rejected."""
+        self.steering.request_rewind(issue)
 
     @workflow.signal(name="pause")
     def pause(self) -> None:
@@ -114,12 +109,12 @@ class AgentJob:
         self.steering.paused = False
 
     @workflow.update(name="approve")
-    def approve(self, req: ApproveRequest) -> str:
+    def approve(self, req: Any) -> str:
         return self.steering.decide(req)
 
     @approve.validator
-    def _validate_approve(self, req: ApproveRequest) -> None:
-        self.steering.check_waiting(req.call_id)  # rejected: an ApplicationError naming them
+    def _validate_approve(self, req: Any) -> None:
+        self.steering.check_approval(req)  # rejected: an ApplicationError saying why
 
     @workflow.query(name="state")
     def state(self) -> JobState:
@@ -129,7 +124,9 @@ class AgentJob:
     # -- the loop -------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, job: JobRun) -> JobResult:
+    async def run(self, job: Any = None) -> JobResult:
+        """`job`: raw JSON, checked here (a payload the converter cannot decode would make
+        the SDK retry the workflow task forever instead of failing the job)."""
         try:
             result = await self._run(job)
         except BaseException as e:
@@ -145,13 +142,11 @@ class AgentJob:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    async def _run(self, job: JobRun) -> JobResult:
-        job_id = workflow.info().workflow_id
-        if not JOB_ID.fullmatch(job_id) or job_id.startswith("."):
-            raise ApplicationError(
-                f"job id {job_id!r} cannot name a workspace: use 1-200 letters, digits, '.', "
-                "'_' or '-', not starting with '.' (the id is the job's S3 prefix)",
-                type=JOB_FAILED_ERROR, non_retryable=True)
+    async def _run(self, raw: Any) -> JobResult:
+        try:
+            job = job_run(raw, workflow.info().workflow_id)
+        except InputError as e:
+            self._refuse(str(e), "invalid_input")
         step = await (self._resume(job.carry) if job.carry else self._start(job))
         while True:
             try:
@@ -174,24 +169,33 @@ class AgentJob:
                 await self._fail(e.what, e.code)
 
     async def _start(self, job: JobRun) -> NextStep:
-        cfg = self.cfg = await workflow.execute_activity(
-            LOAD_CONFIG, LoadConfigRequest(config=job.config), result_type=ResolvedConfig,
-            start_to_close_timeout=timedelta(seconds=30), summary="load config",
-            retry_policy=RetryPolicy(maximum_attempts=5))
+        """Load the config, create the workspace. A refusal here (a bad config, a job id
+        already used, a document from outside the allowed roots) fails the job at once
+        and writes nothing into a workspace that may not be this job's."""
+        try:
+            cfg = self.cfg = await workflow.execute_activity(
+                LOAD_CONFIG, LoadConfigRequest(config=job.config), result_type=ResolvedConfig,
+                start_to_close_timeout=timedelta(seconds=30), summary="load config",
+                retry_policy=RetryPolicy(maximum_attempts=5))
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            self._refuse(cause_of(e), "invalid_config")
         strategy = self._new_strategy(cfg)
         instructions = job.instructions or cfg.instructions
         if not instructions:
-            raise ApplicationError(f"config '{cfg.name}' has no instructions.md and the job "
-                                   "input gives no 'instructions'", type=JOB_FAILED_ERROR,
-                                   non_retryable=True)
+            self._refuse(f"config '{cfg.name}' has no instructions.md and the job input gives "
+                         "no 'instructions'", "invalid_input")
         self.progress.objective = objective_of(instructions)
         self._open_workspace(cfg)
-        docs = job.documents if job.documents is not None else cfg.documents
-        await self._workspace_ops().activity(CREATE_WORKSPACE, CreateWorkspaceRequest(
-            workspace=self.ws, instructions=instructions,
-            max_file_bytes=cfg.config.limits.max_file_bytes,
-            documents=[d if isinstance(d, DocumentSpec) else DocumentSpec(path=d) for d in docs]),
-            CreateWorkspaceResult, "create workspace")
+        try:
+            await self._workspace_ops().create(
+                instructions, job.documents if job.documents is not None else cfg.documents)
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            self.ops = None  # not this job's workspace (yet): no output/error.json there
+            self._refuse(cause_of(e), "workspace_refused")
         self.strategy = strategy
         self.progress.status = "running"
         return await self._settle(strategy.begin())
@@ -203,6 +207,7 @@ class AgentJob:
         self.strategy = self._new_strategy(carry.cfg, carry)
         s = self.steering
         s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
+        s.rejected = carry.rejected + s.rejected
         self.progress.recent, self.progress.last_error = carry.recent, carry.last_error
         self.conversation.inline, self.conversation.key = carry.closing, carry.closing_conversation
         self._open_workspace(carry.cfg)
@@ -214,15 +219,15 @@ class AgentJob:
         try:
             strategy = strategy_class(c.strategy)(cfg)
         except KeyError as e:
-            raise ApplicationError(f"config '{cfg.name}': {e.args[0]}",
-                                   type=JOB_FAILED_ERROR, non_retryable=True) from None
+            self._refuse(f"config '{cfg.name}': {e.args[0]}", "invalid_config")
         self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase,
                                  carry.breakers if carry else None)
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket,
-                               job_id=workflow.info().workflow_id)
+        info = workflow.info()
+        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=info.workflow_id,
+                               run=info.first_execution_run_id)
         self.ops = WorkspaceOps(self.ws, cfg)
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
@@ -266,7 +271,7 @@ class AgentJob:
         s, p = self.steering, self.progress
         carry = Carried(cfg=self.cfg, objective=p.objective,
                         strategy=self._strategy().snapshot(), breakers=self.breakers.state,
-                        paused=s.paused, rewinds=s.rewinds,
+                        paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
                         recent=p.recent, runs=p.run + 1, last_error=p.last_error,
                         closing=self.conversation.inline,
                         closing_conversation=self.conversation.key)
@@ -380,6 +385,12 @@ class AgentJob:
                 "status": "failed", "code": code, "error": what,
                 "phase": ph.number if ph else None})
         self._publish()
+        raise job_failed(what, code)
+
+    def _refuse(self, what: str, code: str) -> NoReturn:
+        """Fail the job before it has a workspace: the typed error, the reason in `state`."""
+        self.progress.status, self.progress.last_error = "failed", what
+        workflow.logger.error("job refused: %s", what)
         raise job_failed(what, code)
 
     # -- what people see ---------------------------------------------------------------

@@ -8,12 +8,21 @@ the new phase is empty anyway; everything else lives in the workspace.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from workflows.breakers import BreakerState
-from workflows.contract import InlineMessage, JobInput, ResolvedConfig, StepLine
+from workflows.contract import (
+    InlineMessage,
+    InputError,
+    JobInput,
+    ResolvedConfig,
+    StepLine,
+    job_id_problem,
+    job_input,
+)
 
 
 class Carried(BaseModel):
@@ -23,6 +32,7 @@ class Carried(BaseModel):
     breakers: BreakerState
     paused: bool = False
     rewinds: list[str] = []
+    rejected: list[str] = []  # signals refused (Steering.rejected), shown in `state`
     recent: list[StepLine] = []
     runs: int = 1  # runs of this job so far, this one included
     last_error: str | None = None
@@ -43,3 +53,26 @@ class JobRun(JobInput):
     """The workflow's input: a job (plain JSON from users) or its continuation."""
 
     carry: Carried | None = None
+
+
+def job_run(raw: object, job_id: str) -> JobRun:
+    """The workflow's raw input and its id, checked (InputError names the field). `carry`
+    comes from continue-as-new or `starter.py rerun`; whatever it says, the activities
+    enforce the operator's endpoints, buckets and the job's own prefix (README "Security
+    model")."""
+    bad_id = job_id_problem(job_id)
+    if bad_id:
+        raise InputError(bad_id)
+    rest: object = raw
+    carry: Carried | None = None
+    if isinstance(raw, Mapping) and "carry" in raw:
+        rest = {k: v for k, v in raw.items() if k != "carry"}
+        try:
+            carry = Carried.model_validate(raw["carry"]) if raw["carry"] is not None else None
+        except ValidationError as e:
+            err = e.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise InputError(f"job input: 'carry.{where}': {err['msg']}") from None
+    job = job_input(rest)
+    return JobRun(config=job.config, instructions=job.instructions, documents=job.documents,
+                  carry=carry)

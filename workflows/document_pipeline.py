@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         WORKFLOW_TYPE,
         WRITE_OUTPUT,
         DocumentSpec,
+        InputError,
         JobInput,
         JobResult,
         PipelineInput,
@@ -42,8 +43,10 @@ with workflow.unsafe.imports_passed_through():
         ValidationOutcome,
         WorkspaceRef,
         WriteOutputRequest,
+        pipeline_input,
     )
     from workflows.failures import cause_of as _cause
+    from workflows.failures import job_failed
 
 RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                     maximum_interval=timedelta(seconds=20), maximum_attempts=8)
@@ -64,7 +67,12 @@ class DocumentPipeline:
                 "outcomes": [o.model_dump() for o in self.outcomes]}
 
     @workflow.run
-    async def run(self, inp: PipelineInput) -> PipelineResult:
+    async def run(self, raw: Any = None) -> PipelineResult:
+        """`raw`: the input as JSON, checked first (a bad one fails the pipeline at once)."""
+        try:
+            inp = pipeline_input(raw)
+        except InputError as e:
+            raise job_failed(str(e), "invalid_input") from None
         pid = workflow.info().workflow_id
         creator_id = f"{pid}-creator"
         creator = await workflow.execute_child_workflow(

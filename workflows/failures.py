@@ -7,9 +7,18 @@ orchestrator writes `output/error.json` and fails the job with `job_failed(...)`
 
 from __future__ import annotations
 
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from datetime import timedelta
+
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    TimeoutError,
+    TimeoutType,
+)
 
 from workflows.contract import JOB_FAILED_ERROR
+from workflows.contract.config import TaskQueues
 
 
 class StepFailed(Exception):
@@ -24,8 +33,19 @@ def job_failed(what: str, code: str) -> ApplicationError:
     return ApplicationError(what, {"code": code}, type=JOB_FAILED_ERROR, non_retryable=True)
 
 
-def cause_of(e: BaseException) -> str:
-    """The message of the error the activity (or child job) raised, in one line."""
+def cause_of(e: BaseException, queue: str | None = None) -> str:
+    """The message of the error the activity (or child job) raised, in one line (`queue`:
+    the task queue it was sent to, named when no worker took it)."""
     while isinstance(e, ActivityError | ChildWorkflowError) and e.__cause__ is not None:
         e = e.__cause__
+    if isinstance(e, TimeoutError) and e.type == TimeoutType.SCHEDULE_TO_START:
+        return (f"no worker took it from task queue {queue or 'of the job'!r} within "
+                "task_queues.schedule_to_start_seconds: does a worker poll that queue?")
     return " ".join(str(e).split())[:500]
+
+
+def queue_wait(queues: TaskQueues, queue: str | None) -> timedelta | None:
+    """The schedule-to-start timeout of an activity sent to `queue` (a separate queue only:
+    the backstop when no worker polls it)."""
+    seconds = queues.start_timeout(queue)
+    return timedelta(seconds=seconds) if seconds else None

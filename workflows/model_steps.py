@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of
+    from workflows.failures import StepFailed, cause_of, queue_wait
     from workflows.strategies.base import CallModel
 
 
@@ -88,6 +88,7 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
         res: SummarizeResult = await workflow.execute_activity(
             SUMMARIZE, req, result_type=SummarizeResult, summary=f"summarize phase {phase}",
             task_queue=c.task_queues.model,
+            schedule_to_start_timeout=queue_wait(c.task_queues, c.task_queues.model),
             start_to_close_timeout=timedelta(seconds=c.llm.timeout_seconds + 30),
             heartbeat_timeout=timedelta(seconds=c.llm.heartbeat_timeout_seconds),
             retry_policy=RetryPolicy(maximum_attempts=c.llm.max_attempts,
@@ -96,7 +97,8 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
-        raise StepFailed(f"summarization failed: {cause_of(e)}", "model_call_failed") from e
+        raise StepFailed(f"summarization failed: {cause_of(e, c.task_queues.model)}",
+                         "model_call_failed") from e
     conv.summary_upto = res.upto
     return res.usage
 
@@ -107,6 +109,8 @@ async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig) ->
         reply: ModelReply = await workflow.execute_activity(
             CALL_MODEL, req, result_type=ModelReply, summary=label or "model call",
             task_queue=cfg.config.task_queues.model,
+            schedule_to_start_timeout=queue_wait(cfg.config.task_queues,
+                                                 cfg.config.task_queues.model),
             start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
             heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
             retry_policy=RetryPolicy(
@@ -117,5 +121,6 @@ async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig) ->
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
-        raise StepFailed(f"model call failed ({label}): {cause_of(e)}",
+        raise StepFailed(f"model call failed ({label}): "
+                         f"{cause_of(e, cfg.config.task_queues.model)}",
                          "model_call_failed") from e

@@ -3,6 +3,10 @@
 The workflow's signal and update handlers record requests here; the orchestrator
 acts on them at step boundaries (pause, rewinds) or while a tool call waits for its
 approval (`wait_for_approval`). Plain state, so it survives continue-as-new.
+
+Payloads arrive as raw JSON and are checked here (workflows/contract/inputs.py): a
+`rewind` that does not fit is not dropped silently but kept in `rejected` (shown in
+`state`) with the reason; a bad `approve` is refused by the update's validator.
 """
 
 from __future__ import annotations
@@ -14,9 +18,20 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import ApproveRequest, PendingApproval, ToolCallInfo
+    from workflows.contract import (
+        ApproveRequest,
+        InputError,
+        PendingApproval,
+        ToolCallInfo,
+        approve_request,
+        rewind_request,
+    )
     from workflows.contract.config import ApprovalSettings
     from workflows.metrics import approvals_waiting
+
+
+MAX_PENDING_REWINDS = 20  # more before the next step boundary are refused
+MAX_REJECTED = 10  # refused requests kept for `state`
 
 
 class Steering:
@@ -25,15 +40,39 @@ class Steering:
         self.rewinds: list[str] = []  # issues not yet acted on (joined at the next boundary)
         self.approvals: dict[str, PendingApproval] = {}  # call id -> the call waiting
         self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
+        self.rejected: list[str] = []  # signals refused, with the reason (the last few)
 
-    def check_waiting(self, call_id: str) -> None:
-        """The `approve` update's validator: the call must be waiting for a decision."""
-        if call_id not in self.approvals:
+    def request_rewind(self, raw: object) -> None:
+        """The `rewind` signal: an issue string or {"issue": ...}; refused ones are recorded."""
+        try:
+            issue = rewind_request(raw).issue
+        except InputError as e:
+            self.reject(f"{e}; the signal was ignored")
+            return
+        if len(self.rewinds) >= MAX_PENDING_REWINDS:
+            self.reject(f"rewind: {MAX_PENDING_REWINDS} rewinds already wait for the next step "
+                        "boundary; the signal was ignored")
+            return
+        self.rewinds.append(issue or "rewind requested by an operator")
+
+    def reject(self, why: str) -> None:
+        at = workflow.now().strftime("%Y-%m-%d %H:%M:%S")
+        self.rejected = [*self.rejected, f"{at} {why}"][-MAX_REJECTED:]
+
+    def check_approval(self, raw: object) -> ApproveRequest:
+        """The `approve` update's validator: a well-formed answer for a call that waits."""
+        try:
+            req = approve_request(raw)
+        except InputError as e:
+            raise ApplicationError(str(e), type="BadRequest", non_retryable=True) from None
+        if req.call_id not in self.approvals:
             waiting = ", ".join(self.approvals) or "none"
-            raise ApplicationError(f"no tool call '{call_id}' is waiting for approval "
+            raise ApplicationError(f"no tool call '{req.call_id}' is waiting for approval "
                                    f"(waiting: {waiting})")
+        return req
 
-    def decide(self, req: ApproveRequest) -> str:
+    def decide(self, raw: object) -> str:
+        req = approve_request(raw)  # the validator has passed it
         self.decisions[req.call_id] = req
         tool = self.approvals[req.call_id].tool
         return f"{'approved' if req.approved else 'denied'} {tool} call {req.call_id}"

@@ -28,7 +28,7 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of
+    from workflows.failures import StepFailed, cause_of, queue_wait
 
 LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
 INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
@@ -73,12 +73,13 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
             outcome = await workflow.execute_activity(
                 RUN_TOOL, req, result_type=ToolOutcome, task_queue=c.task_queues.tools,
                 summary=label(call), start_to_close_timeout=timeout,
+                schedule_to_start_timeout=queue_wait(c.task_queues, c.task_queues.tools),
                 cancellation_type=cancel, retry_policy=retry)
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
         raise StepFailed(f"tool '{call.name}' ({call.summary}) failed after "
-                         f"{c.retries.tool_attempts} attempts: {cause_of(e)}",
+                         f"{c.retries.tool_attempts} attempts: {cause_of(e, c.task_queues.tools)}",
                          "tool_failed") from e
     if not outcome.stored:  # a short result: stored by the next model call
         conv.inline.append(InlineMessage(index=req.result_index, role="tool",

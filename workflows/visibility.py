@@ -45,7 +45,8 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
               cfg: ResolvedConfig | None, breakers: Breakers | None) -> JobState:
     s = JobState(job_id=job_id, status=p.status, objective=p.objective, paused=steering.paused,
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
-                 pending_approvals=list(steering.approvals.values()))
+                 pending_approvals=list(steering.approvals.values()),
+                 rejected=list(steering.rejected))
     if view is None or view.phase is None or cfg is None:
         return s
     ph, t = view.phase, view.totals

@@ -18,11 +18,15 @@ from temporalio.common import RetryPolicy
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
         ARCHIVE_PHASE,
+        CREATE_WORKSPACE,
         LOAD_TODOS,
         READ_MEMORY,
         SNAPSHOT_PHASE,
         WRITE_OUTPUT,
         ArchiveRequest,
+        CreateWorkspaceRequest,
+        CreateWorkspaceResult,
+        DocumentSpec,
         LoadTodosRequest,
         LoadTodosResult,
         ReadMemoryRequest,
@@ -59,6 +63,16 @@ class WorkspaceOps:
                 layout.archive_path(op.phase))
         assert isinstance(op, WriteOutput)
         return await self.write_output(op.path, op.data)
+
+    async def create(self, instructions: str, documents: list[str | DocumentSpec]) -> None:
+        """create_workspace: claim the job's prefix, write instructions.md and documents/
+        (an activity: it may read documents from the worker's disk)."""
+        c = self.cfg
+        await self.activity(CREATE_WORKSPACE, CreateWorkspaceRequest(
+            workspace=self.ws, instructions=instructions, config_folder=c.folder,
+            max_file_bytes=c.config.limits.max_file_bytes,
+            documents=[d if isinstance(d, DocumentSpec) else DocumentSpec(path=d)
+                       for d in documents]), CreateWorkspaceResult, "create workspace")
 
     async def write_output(self, path: str, data: dict[str, Any]) -> str:
         result: str = await self.activity(WRITE_OUTPUT, WriteOutputRequest(

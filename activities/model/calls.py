@@ -32,13 +32,13 @@ import asyncio
 import contextlib
 import hashlib
 import json
-import os
 from datetime import timedelta
 
 import openai
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.model import endpoints
 from activities.model.prompt import (
     assemble,
     clear_tool_results,
@@ -48,6 +48,7 @@ from activities.model.prompt import (
 )
 from activities.model.tokens import count_messages, count_text
 from activities.storage.conversations import ConversationStore
+from activities.storage.ownership import rerun_source
 from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
 from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.contract import (
@@ -69,22 +70,23 @@ MAX_REPLY_TEXT = 2000
 PREVIEW_CHARS = 1000
 
 
-def _client_key(llm: LlmSettings) -> tuple[str | None, str, float]:
-    base = llm.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    return base, os.environ.get(llm.api_key_env, ""), llm.timeout_seconds
-
-
 class ModelActivities:
     def __init__(self, store: ConversationStore) -> None:
         self.store = store
-        self._clients: dict[tuple[str | None, str, float], openai.AsyncOpenAI] = {}
+        self._clients: dict[tuple[str, str, float], openai.AsyncOpenAI] = {}
+        self._reruns: set[tuple[str, str, str]] = set()  # (bucket, job, source) checked
 
     def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
-        key = _client_key(llm)
+        """A client for the endpoint `llm` names, as the operator declared it (endpoints.py:
+        URL and key from the worker's environment, never from the job)."""
+        try:
+            t = endpoints.target(llm)
+        except endpoints.EndpointError as e:
+            raise ApplicationError(str(e), type="EndpointNotAllowed", non_retryable=True) from e
+        key = (t.base_url, t.api_key, t.timeout)
         if key not in self._clients:
-            base, api_key, timeout = key
             self._clients[key] = openai.AsyncOpenAI(
-                base_url=base, api_key=api_key or "not-set", max_retries=0, timeout=timeout)
+                base_url=t.base_url, api_key=t.api_key, max_retries=0, timeout=t.timeout)
         return self._clients[key]
 
     async def close(self) -> None:
@@ -182,6 +184,13 @@ class ModelActivities:
         """The recorded job's answer at this position if it saw the very same prompt."""
         ws, conv = req.workspace, req.conversation
         source = WorkspaceRef(bucket=ws.bucket, job_id=req.llm.replay_from or "")
+        if (ws.bucket, ws.job_id, source.job_id) not in self._reruns:  # another job's prefix:
+            if await rerun_source(self.store.s3, ws) != source.job_id:  # only a real rerun's
+                raise ApplicationError(
+                    f"llm.replay_from: job '{ws.job_id}' was not laid out by `starter.py "
+                    f"rerun` from job '{source.job_id}', so it may not read that job's "
+                    "recorded answers", type="EndpointNotAllowed", non_retryable=True)
+            self._reruns.add((ws.bucket, ws.job_id, source.job_id))
         old = await self.store.find(source, conv, req.length)
         if old is not None and old.get("_meta", {}).get("prompt_sha") == fingerprint:
             return old

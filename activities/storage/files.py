@@ -2,7 +2,11 @@
 
 Every path a tool hands in goes through `check_path`, so nothing outside the
 job's prefix (another job, the bucket root) and nothing under `.switchback/`
-is reachable. `ToolError` carries a code the model can read; storage failures
+is reachable. The files the workflow owns (`layout.WORKFLOW_OWNED`: instructions.md,
+archive/, output/completion.json, output/error.json, output/breakers/) are read-only
+here: a write or delete gets `ToolError("read_only")`, whichever tool tries it, unless
+the store was opened with `system=True` (the workflow's own writes, in
+storage/workspace.py). `ToolError` carries a code the model can read; storage failures
 raise `StorageUnavailable` and are retried by Temporal.
 """
 
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 from activities.storage.paths import INTERNAL, PathError, check_path
 from activities.storage.s3 import ObjectInfo, S3Store
-from workflows.contract import WorkspaceRef
+from workflows.contract import WorkspaceRef, layout
 
 
 class ToolError(Exception):
@@ -22,10 +26,22 @@ class ToolError(Exception):
 
 
 class WorkspaceFiles:
-    def __init__(self, s3: S3Store, ws: WorkspaceRef) -> None:
+    def __init__(self, s3: S3Store, ws: WorkspaceRef, *, system: bool = False) -> None:
         self.s3 = s3
         self.ws = ws
         self.root = f"{ws.job_id}/"
+        self.system = system  # the workflow's own writes: its files are writable
+
+    def writable_key(self, path: str, verb: str) -> str:
+        """The key of `path` for a write or delete; read_only for the workflow's files."""
+        key = self.key(path)
+        rel = key[len(self.root):]
+        if not self.system and layout.is_workflow_owned(rel):
+            owned = ", ".join(p + ("**" if p.endswith("/") else "")
+                              for p in layout.WORKFLOW_OWNED)
+            raise ToolError("read_only", f"cannot {verb} '{rel}': the workflow owns it and it is "
+                            f"read-only to tools ({owned}); only job_complete completes a job")
+        return key
 
     def key(self, path: str, *, allow_root: bool = False) -> str:
         try:
@@ -54,7 +70,7 @@ class WorkspaceFiles:
 
     async def write_bytes(self, path: str, data: bytes, max_bytes: int,
                           content_type: str = "text/plain; charset=utf-8") -> str:
-        key = self.key(path)
+        key = self.writable_key(path, "write")
         if len(data) > max_bytes:
             raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
                             f"of {max_bytes} bytes; split the content into several files")
@@ -66,7 +82,7 @@ class WorkspaceFiles:
                                       _content_type(path))
 
     async def delete(self, path: str) -> str:
-        key = self.key(path)
+        key = self.writable_key(path, "delete")
         if await self.s3.get(self.ws.bucket, key) is None:
             raise ToolError("file_not_found", f"'{path}' does not exist")
         await self.s3.delete(self.ws.bucket, key)

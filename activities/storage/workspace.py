@@ -1,6 +1,7 @@
 """Workspace activities the workflow calls between model steps.
 
-create_workspace (instructions.md, documents/, workspace.md stub),
+create_workspace (claims the prefix, then instructions.md, documents/ and a workspace.md
+stub; documents from where document_sources.py allows),
 read_memory (workspace.md, capped), load_todos (the gate on todos.yaml),
 archive_phase (archive/phase_<n>.yaml) and write_output (output/*.json).
 Every write is a whole-object PUT under a fixed key, so a retry rewrites the
@@ -10,6 +11,7 @@ same object: no duplicates, nothing half-written.
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import posixpath
 from pathlib import Path
@@ -18,6 +20,8 @@ import yaml
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.document_sources import DocumentRefused, local_document
+from activities.storage import ownership
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.storage.todos_file import parse_todos_yaml
@@ -49,11 +53,17 @@ class WorkspaceActivities:
 
     @activity.defn(name=CREATE_WORKSPACE)
     async def create_workspace(self, req: CreateWorkspaceRequest) -> CreateWorkspaceResult:
-        await self.s3.ensure_bucket(req.workspace.bucket)
-        files = WorkspaceFiles(self.s3, req.workspace)
+        """Check every document, claim the prefix for this run (a reused job id is refused,
+        nothing of the earlier job touched), then write instructions.md, documents/ and
+        the workspace.md stub. Each refusal is non-retryable and says why."""
+        ws = req.workspace
+        await self.s3.ensure_bucket(ws.bucket)
+        docs = [self._document(spec, req) for spec in req.documents]  # all checked first
+        await ownership.claim(self.s3, ws, ws.run or activity.info().workflow_run_id or "")
+        files = WorkspaceFiles(self.s3, ws, system=True)
         written = [await files.write_text(layout.INSTRUCTIONS, req.instructions, UNLIMITED)]
-        for spec in req.documents:
-            name, data = await self._document(spec)
+        for name, source in docs:
+            data = source if isinstance(source, bytes) else source.read_bytes()
             try:
                 written.append(await files.write_bytes(layout.document_path(name), data,
                                                        req.max_file_bytes, _mime(name)))
@@ -64,29 +74,35 @@ class WorkspaceActivities:
             written.append(await files.write_text(layout.MEMORY, MEMORY_STUB, UNLIMITED))
         return CreateWorkspaceResult(files=written)
 
-    async def _document(self, spec: DocumentSpec) -> tuple[str, bytes]:
+    def _document(self, spec: DocumentSpec, req: CreateWorkspaceRequest
+                  ) -> tuple[str, bytes | Path]:
+        """(name under documents/, inline content or the checked local file)."""
         def bad(why: str) -> ApplicationError:
-            return ApplicationError(f"document {spec.model_dump(exclude_none=True)}: {why}",
-                                    type="BadDocument", non_retryable=True)
+            shown = {k: (v if len(v) <= 80 else f"{v[:80]}...") for k, v in
+                     spec.model_dump(exclude_none=True).items()}
+            return ApplicationError(f"document {shown}: {why}", type="BadDocument",
+                                    non_retryable=True)
         if spec.text is not None or spec.base64 is not None:
             if not spec.name:
                 raise bad("an inline document needs a 'name'")
-            data = (spec.text.encode() if spec.text is not None
-                    else base64.b64decode(spec.base64 or ""))
+            if spec.text is not None:
+                try:
+                    data = spec.text.encode()
+                except UnicodeEncodeError:
+                    raise bad("'text' is not valid Unicode (a lone surrogate?)") from None
+            else:
+                try:
+                    data = base64.b64decode(spec.base64 or "", validate=True)
+                except binascii.Error:
+                    raise bad("'base64' is not valid base64") from None
             return _clean_name(spec.name, bad), data
         if not spec.path:
             raise bad("give 'path', 'text' or 'base64'")
         name = _clean_name(spec.name or posixpath.basename(spec.path.rstrip("/")), bad)
-        if spec.path.startswith("s3://"):
-            bucket, _, key = spec.path[5:].partition("/")
-            body = await self.s3.get(bucket, key)
-            if body is None:
-                raise bad("no such S3 object")
-            return name, body
-        path = Path(spec.path)
-        if not path.is_file():
-            raise bad(f"no such file on the worker ({path.resolve()})")
-        return name, path.read_bytes()
+        try:
+            return name, local_document(spec.path, req.config_folder, req.max_file_bytes)
+        except DocumentRefused as e:
+            raise bad(str(e)) from None
 
     @activity.defn(name=READ_MEMORY)
     async def read_memory(self, req: ReadMemoryRequest) -> str:
@@ -105,13 +121,14 @@ class WorkspaceActivities:
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:
         body = yaml.safe_dump(req.record, sort_keys=False, allow_unicode=True, width=100)
-        return await WorkspaceFiles(self.s3, req.workspace).write_text(
+        return await WorkspaceFiles(self.s3, req.workspace, system=True).write_text(
             layout.archive_path(req.phase), body, UNLIMITED)
 
     @activity.defn(name=WRITE_OUTPUT)
     async def write_output(self, req: WriteOutputRequest) -> str:
         body = json.dumps(req.data, ensure_ascii=False, indent=2)
-        return await WorkspaceFiles(self.s3, req.workspace).write_text(req.path, body, UNLIMITED)
+        return await WorkspaceFiles(self.s3, req.workspace, system=True).write_text(
+            req.path, body, UNLIMITED)
 
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,

@@ -6,6 +6,7 @@ from `workflows/` (tests/test_layering.py checks it):
 
     names.py     task queue, workflow and activity names, the failure type, search attributes
     job.py       JobInput, JobResult, ApproveRequest, JobState (the `state` query)
+    inputs.py    raw JSON from people -> those types, or InputError naming the field
     requests.py  each activity's input and result
     config.py    the job config schema (configs/defaults.yaml and its children)
     layout.py    the workspace and `.switchback/` layout: every path switchback uses
@@ -22,6 +23,14 @@ from workflows.contract.config import (
     ResolvedConfig,
     StrategicTodos,
 )
+from workflows.contract.inputs import (
+    InputError,
+    approve_request,
+    job_id_problem,
+    job_input,
+    pipeline_input,
+    rewind_request,
+)
 from workflows.contract.job import (
     ApproveRequest,
     DocumentSpec,
@@ -31,6 +40,7 @@ from workflows.contract.job import (
     JobStatus,
     PendingApproval,
     PhaseView,
+    RewindRequest,
     StepLine,
     Todo,
     TokenCount,
@@ -95,12 +105,14 @@ __all__ = [
     "READ_REQUIREMENTS", "RUN_TOOL", "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_TOKENS",
     "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE", "WORKFLOW_TYPE", "WRITE_OUTPUT",
     "ApproveRequest", "ArchiveRequest", "ContextPolicy", "CreateWorkspaceRequest",
-    "CreateWorkspaceResult", "DocumentSpec", "InlineMessage", "JobConfig", "JobInput",
+    "CreateWorkspaceResult", "DocumentSpec", "InlineMessage", "InputError", "JobConfig",
+    "JobInput",
     "JobResult", "JobState", "JobStatus", "LlmSettings", "LoadConfigRequest",
     "LoadTodosRequest", "LoadTodosResult", "ModelReply", "ModelRequest", "PendingApproval",
     "PhaseView", "PipelineInput", "PipelineResult", "ReadMemoryRequest",
     "ReadRequirementsRequest", "RequirementRef", "ResolvedConfig", "SnapshotRequest",
     "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolOutcome", "ToolRequest", "Usage",
-    "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest",
+    "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest", "RewindRequest",
+    "approve_request", "job_id_problem", "job_input", "pipeline_input", "rewind_request",
 ]

@@ -17,9 +17,12 @@ class _Strict(BaseModel):
 
 
 class LlmSettings(_Strict):
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None  # None: OPENAI_BASE_URL decides
-    api_key_env: str = "OPENAI_API_KEY"
+    endpoint: str = "default"  # a name the operator declared (activities/model/endpoints.py)
+    model: str = "gpt-4o-mini"  # one of the endpoint's models
+    # raw endpoint settings: refused from job input unless the operator allows them, and
+    # never given a key for a URL the operator did not declare (endpoints.py)
+    base_url: str | None = None
+    api_key_env: str | None = None
     temperature: float | None = 0.2
     max_tokens: int | None = 4096
     timeout_seconds: float = Field(300, gt=0)
@@ -96,10 +99,18 @@ class ContextPolicy(_Strict):
 
 
 class TaskQueues(_Strict):
-    """Separate queues for model and tool activities (None: the job's own queue)."""
+    """Separate queues for model and tool activities (None: the job's own queue).
+
+    `load_config` refuses a queue no worker polls; an activity sent to a separate queue
+    that no worker starts within `schedule_to_start_seconds` fails the job (0: wait)."""
 
     model: str | None = None
     tools: str | None = None
+    schedule_to_start_seconds: float = Field(600, ge=0)
+
+    def start_timeout(self, queue: str | None) -> float | None:
+        """Seconds an activity on `queue` may wait for a worker (None: no limit)."""
+        return self.schedule_to_start_seconds or None if queue else None
 
 
 class ContinueAsNewSettings(_Strict):
@@ -190,4 +201,5 @@ class ResolvedConfig(BaseModel):
     prompts: dict[str, str]  # strategic, tactical, kickoff, nudge, summarization
     strategic_todos: StrategicTodos
     instructions: str | None = None  # the job folder's instructions.md, if any
-    documents: list[str] = []  # absolute paths of the config's default documents
+    documents: list[str] = []  # the config's default documents (paths in `folder`)
+    folder: str | None = None  # the job's config folder under configs/ (None: inline only)

@@ -10,20 +10,27 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 
 class DocumentSpec(BaseModel):
-    """A file to place under `documents/`: a path on the worker, an s3:// URI, or inline."""
+    """A file to place under `documents/`: inline (`text` or `base64`, with a `name`) or a
+    `path` inside the job's config folder or an operator-listed document root (README
+    "Security model"). Checked by workflows/contract/inputs.py and create_workspace."""
+
+    model_config = ConfigDict(extra="forbid")
 
     name: str | None = None  # file name under documents/ (default: the source's base name)
-    path: str | None = None  # local path or s3://bucket/key
+    path: str | None = None  # relative to the config folder, or under a document root
     text: str | None = None
     base64: str | None = None
 
 
 class JobInput(BaseModel):
-    """Workflow input. Plain JSON, so `temporal workflow start --input` works."""
+    """Workflow input. Plain JSON, so `temporal workflow start --input` works; checked,
+    with errors that name the field, by `inputs.job_input` in the workflow's first step."""
+
+    model_config = ConfigDict(extra="forbid")
 
     config: str | dict[str, Any] = "creator"
     instructions: str | None = None
@@ -31,11 +38,21 @@ class JobInput(BaseModel):
 
 
 class ApproveRequest(BaseModel):
-    """Input of the `approve` update."""
+    """Input of the `approve` update (checked by `inputs.approve_request`)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     call_id: str
     approved: bool
     note: str = ""
+
+
+class RewindRequest(BaseModel):
+    """The `rewind` signal as an object (a plain issue string works too)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    issue: str
 
 
 JobStatus = Literal["completed", "cancelled", "budget_exhausted", "stuck", "failed"]
@@ -119,5 +136,6 @@ class JobState(BaseModel):
     pending_approvals: list[PendingApproval] = []
     paused: bool = False
     last_error: str | None = None
+    rejected: list[str] = []  # the last signals refused, with the reason (newest last)
     last_step: str = ""  # the last model step, in one line
     recent: list[StepLine] = []  # the last 30 steps, oldest first (for `starter.py --follow`)

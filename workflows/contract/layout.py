@@ -15,6 +15,13 @@ What only switchback touches (never reachable through a model tool):
     .switchback/conversations/<conversation>/{system.md,summary.md,<n:06d>.json}
     .switchback/snapshots/phase_<n>.json    .switchback/blobs/<etag>
     .switchback/config.json                 .switchback/rerun.json
+    .switchback/owner.json
+
+What the model may read but not write or delete (`WORKFLOW_OWNED`; the workflow's own
+writes pass `system=True` to the workspace store):
+
+    instructions.md  archive/**  output/completion.json  output/error.json
+    output/breakers/**  .switchback/** (not even readable)
 
 Paths are relative to the workspace; `key(job, path)` makes the S3 key.
 """
@@ -92,7 +99,19 @@ def blob_path(etag: str) -> str:
 
 CONFIG_RECORD = f"{INTERNAL}/config.json"
 RERUN_NOTE = f"{INTERNAL}/rerun.json"
+OWNER = f"{INTERNAL}/owner.json"  # which run created the workspace (or which job it reruns)
 
 
 def is_internal(path: str) -> bool:
     return path == INTERNAL or path.startswith(INTERNAL + "/")
+
+
+# files and folders (trailing '/') only the workflow writes
+WORKFLOW_OWNED = (INSTRUCTIONS, COMPLETION, ERROR, f"{OUTPUT}/breakers/", f"{ARCHIVE}/",
+                  f"{INTERNAL}/")
+
+
+def is_workflow_owned(path: str) -> bool:
+    """`path` (normalised, relative) is a file the model may not write or delete."""
+    return any(path == p or (p.endswith("/") and (path + "/").startswith(p))
+               for p in WORKFLOW_OWNED)

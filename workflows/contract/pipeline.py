@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from workflows.contract.job import DocumentSpec
 from workflows.contract.requests import WorkspaceRef
 
 
 class PipelineInput(BaseModel):
-    """DocumentPipeline input (plain JSON): a Creator job, then a Validator per requirement."""
+    """DocumentPipeline input (plain JSON): a Creator job, then a Validator per requirement.
+    Checked by `inputs.pipeline_input` in the workflow's first step."""
+
+    model_config = ConfigDict(extra="forbid")
 
     creator_config: str | dict[str, Any] = "creator"
     validator_config: str | dict[str, Any] = "validator"

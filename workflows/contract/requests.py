@@ -22,6 +22,8 @@ from workflows.contract.job import DocumentSpec
 class WorkspaceRef(BaseModel):
     bucket: str
     job_id: str
+    # the job's first run id: the owner of the prefix the worker's guard checks ("": no check)
+    run: str = ""
 
 
 # -- config and workspace --------------------------------------------------------------
@@ -36,6 +38,7 @@ class CreateWorkspaceRequest(BaseModel):
     instructions: str
     documents: list[DocumentSpec]
     max_file_bytes: int
+    config_folder: str | None = None  # the job's config folder under configs/ (document paths)
 
 
 class CreateWorkspaceResult(BaseModel):

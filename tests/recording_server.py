@@ -1,0 +1,48 @@
+"""A stand-in for an attacker's server: a real HTTP server that records every request it
+gets (request line, headers, body) and answers 503, so a job that reaches it learns
+nothing and its call is not retried for long."""
+
+from __future__ import annotations
+
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+class RecordingServer:
+    def __init__(self) -> None:
+        self.seen: list[bytes] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                owner.seen.append(self.requestline.encode() + b"\n" + bytes(self.headers)
+                                  + body)
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"error": {"message": "nothing here"}}')
+
+            do_GET = do_POST = do_PUT = _any
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> RecordingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def saw(self, secret: str) -> bool:
+        return any(secret.encode() in r for r in self.seen)

@@ -1,0 +1,190 @@
+"""What a person sends a job, checked: the job input, DocumentPipeline's input, the
+`rewind` signal and the `approve` update.
+
+Payloads arrive as raw JSON (the workflow's parameters are typed `Any`), because a
+payload the data converter cannot decode makes the SDK retry the workflow task forever
+(the job input) or drop the signal without a trace. Each function here turns raw JSON
+into the typed value or raises `InputError` with one line that names the field, e.g.
+`job input: 'instructions' must be a string of markdown (at most 200000 characters),
+got 5`. Unknown keys are errors. starter.py uses the same functions before it starts
+anything, so the CLI and the workflow say the same thing.
+
+Pure functions of their argument: safe in workflow code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import ValidationError
+
+from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
+from workflows.contract.pipeline import PipelineInput
+
+MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
+MAX_DOCUMENTS = 200
+MAX_REWIND_CHARS = 2_000
+MAX_NOTE_CHARS = 2_000
+MAX_CALL_ID_CHARS = 200
+
+JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
+CONFIG = "a config name (string) or an inline config object"
+DOCUMENTS = ("a list of documents, each a path (string) or an object {name, text} or "
+             "{name, base64}")
+
+
+class InputError(ValueError):
+    """A payload that does not fit: the message names the field."""
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A short rendering of a bad value for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:  # circular or otherwise odd: never from JSON input
+        text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def job_id_problem(job_id: str) -> str | None:
+    """Why `job_id` cannot name a job (its S3 prefix), or None."""
+    if JOB_ID.fullmatch(job_id) and not job_id.startswith("."):
+        return None
+    return (f"job id {job_id!r} cannot name a workspace: use 1-200 letters, digits, '.', '_' "
+            "or '-', not starting with '.' (the id is the job's S3 prefix)")
+
+
+def job_input(raw: object) -> JobInput:
+    """The AgentJob input `{config, instructions, documents}` from raw JSON."""
+    d = _object(raw, "job input", ("config", "instructions", "documents"),
+                'e.g. {"config": "creator", "instructions": "..."}')
+    return JobInput(config=_config(d, "config", "job input"),
+                    instructions=_text(d, "instructions", "job input"),
+                    documents=_documents(d, "documents", "job input"))
+
+
+def pipeline_input(raw: object) -> PipelineInput:
+    """DocumentPipeline's input from raw JSON (every key optional)."""
+    what = "pipeline input"
+    d = _object(raw if raw is not None else {}, what, tuple(PipelineInput.model_fields),
+                'e.g. {"max_concurrent": 3}')
+    out: dict[str, Any] = {}
+    for key in ("creator_config", "validator_config"):
+        if key in d:
+            out[key] = _config(d, key, what)
+    out["instructions"] = _text(d, "instructions", what)
+    out["documents"] = _documents(d, "documents", what)
+    if "max_concurrent" in d:
+        n = d["max_concurrent"]
+        if type(n) is not int or not 1 <= n <= 100:
+            raise InputError(f"{what}: 'max_concurrent' must be a whole number from 1 to 100, "
+                             f"got {shown(n)}")
+        out["max_concurrent"] = n
+    return PipelineInput(**out)
+
+
+def rewind_request(raw: object) -> RewindRequest:
+    """The `rewind` signal: an issue string, or `{"issue": string}`. Longer issues are cut
+    to MAX_REWIND_CHARS (with a note of the full length)."""
+    if isinstance(raw, Mapping):
+        d = _object(raw, "rewind", tuple(RewindRequest.model_fields), '{"issue": "..."}')
+        if not isinstance(d.get("issue"), str):
+            raise InputError(f"rewind: 'issue' must be a string, got {shown(d.get('issue'))}")
+        raw = d["issue"]
+    if not isinstance(raw, str):
+        raise InputError(f"rewind: the payload must be an issue string or "
+                         f'{{"issue": string}}, got {shown(raw)}')
+    issue = raw.strip()
+    if len(issue) > MAX_REWIND_CHARS:
+        issue = (f"{issue[:MAX_REWIND_CHARS]} [... cut: the issue had {len(issue)} "
+                 f"characters, at most {MAX_REWIND_CHARS} are kept]")
+    return RewindRequest(issue=issue)
+
+
+def approve_request(raw: object) -> ApproveRequest:
+    """The `approve` update: `{call_id: string, approved: bool, note?: string}`."""
+    d = _object(raw, "approve", tuple(ApproveRequest.model_fields),
+                '{"call_id": "call_3", "approved": true, "note": "ok"}')
+    call_id, approved, note = d.get("call_id"), d.get("approved"), d.get("note", "")
+    if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_CALL_ID_CHARS:
+        raise InputError(f"approve: 'call_id' must be the id of the waiting call (a string "
+                         f"of 1-{MAX_CALL_ID_CHARS} characters), got {shown(call_id)}")
+    if not isinstance(approved, bool):
+        raise InputError(f"approve: 'approved' must be true or false, got {shown(approved)}")
+    if note is None:
+        note = ""
+    if not isinstance(note, str) or len(note) > MAX_NOTE_CHARS:
+        raise InputError(f"approve: 'note' must be a string of at most {MAX_NOTE_CHARS} "
+                         f"characters, got {shown(note)}")
+    return ApproveRequest(call_id=call_id, approved=approved, note=note)
+
+
+# -- the parts ------------------------------------------------------------------------
+
+
+def _object(raw: object, what: str, known: tuple[str, ...], example: str) -> dict[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{what} must be a JSON object ({example}), got {shown(raw)}")
+    unknown = [k for k in raw if k not in known]
+    if unknown:
+        raise InputError(f"{what}: unknown key {shown(unknown[0])} (known: {', '.join(known)})")
+    return dict(raw)
+
+
+def _config(d: dict[str, Any], key: str, what: str) -> str | dict[str, Any]:
+    if key not in d:
+        return "creator"
+    value = d[key]
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, Mapping) and all(isinstance(k, str) for k in value):
+        return dict(value)
+    raise InputError(f"{what}: '{key}' must be {CONFIG}, got {shown(value)}")
+
+
+def _text(d: dict[str, Any], key: str, what: str) -> str | None:
+    value = d.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_INSTRUCTIONS_CHARS:
+        raise InputError(f"{what}: '{key}' must be a string of markdown (at most "
+                         f"{MAX_INSTRUCTIONS_CHARS} characters), got {shown(value)}")
+    return value
+
+
+def _documents(d: dict[str, Any], key: str, what: str) -> list[str | DocumentSpec] | None:
+    value = d.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) > MAX_DOCUMENTS:
+        raise InputError(f"{what}: '{key}' must be {DOCUMENTS} (at most {MAX_DOCUMENTS}), "
+                         f"got {shown(value)}")
+    return [_document(item, f"{key}[{i}]", what) for i, item in enumerate(value)]
+
+
+def _document(item: object, where: str, what: str) -> str | DocumentSpec:
+    if isinstance(item, str):
+        if not item.strip():
+            raise InputError(f"{what}: '{where}' is an empty path")
+        return item
+    if not isinstance(item, Mapping):
+        raise InputError(f"{what}: '{where}' must be a path (string) or an object {{name, "
+                         f"text}} / {{name, base64}}, got {shown(item)}")
+    try:
+        spec = DocumentSpec.model_validate(dict(item), strict=True)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        why = ("unknown key (known: name, path, text, base64)"
+               if err["type"] == "extra_forbidden" else err["msg"])
+        raise InputError(f"{what}: '{where}.{field}': {why}") from None
+    given = [k for k in ("path", "text", "base64") if getattr(spec, k) is not None]
+    if len(given) != 1:
+        raise InputError(f"{what}: '{where}' must give exactly one of 'path', 'text' or "
+                         f"'base64' (got {', '.join(given) or 'none'})")
+    if given[0] != "path" and not spec.name:
+        raise InputError(f"{what}: '{where}': an inline document needs a 'name'")
+    return spec
