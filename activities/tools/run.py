@@ -23,6 +23,7 @@ from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.tools import catalog as tool_catalog
 from activities.tools.registry import ToolResult, parse_arguments
+from switchback import ToolError as PublicToolError
 from workflows.contract import RUN_TOOL, ToolOutcome, ToolRequest, layout
 
 Handler = Callable[..., Awaitable[ToolResult]]
@@ -77,7 +78,7 @@ class ToolActivities:
             return _error("invalid_arguments", problem or "bad arguments")
         try:
             result = await handler(WorkspaceFiles(self.s3, req.workspace), args, req.limits)
-        except ToolError as e:
+        except (ToolError, PublicToolError) as e:
             return _error(e.code, str(e))
         return ToolOutcome(ok=True, summary=result.text, changed=result.changed,
                            tools_added=result.tools_added)
