@@ -1,6 +1,6 @@
 """`AgentJob`: the orchestrator. Deterministic code only; reads top to bottom.
 
-    start:  load config -> create workspace -> the config's strategy begins
+    start:  load config -> create workspace -> list tools -> the config's strategy begins
     loop:   step boundary: publish, wait while paused, apply `rewind` signals,
                            at a phase start maybe continue as new, snapshot the workspace
             CallModel    -> call_model activity -> strategy.after_model -> breakers
@@ -34,7 +34,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, tool_steps
+    from workflows import model_steps, tool_listing, tool_steps
     from workflows.breakers import Breakers, StepFacts, cost_of
     from workflows.carry import Carried, JobRun, PhaseStart
     from workflows.contract import (
@@ -192,6 +192,14 @@ class AgentJob:
             max_file_bytes=cfg.config.limits.max_file_bytes,
             documents=[d if isinstance(d, DocumentSpec) else DocumentSpec(path=d) for d in docs]),
             CreateWorkspaceResult, "create workspace")
+        try:  # tool names -> the names the model calls, schemas recorded (None: older jobs)
+            listed = await tool_listing.resolve(cfg, self._workspace_ops().ws)
+        except StepFailed as e:
+            await self._fail(e.what, e.code)
+        if listed is not None:
+            cfg = self.cfg = listed
+            strategy = self._new_strategy(cfg)
+            self._open_workspace(cfg)
         self.strategy = strategy
         self.progress.status = "running"
         return await self._settle(strategy.begin())

@@ -191,3 +191,6 @@ class ResolvedConfig(BaseModel):
     strategic_todos: StrategicTodos
     instructions: str | None = None  # the job folder's instructions.md, if any
     documents: list[str] = []  # absolute paths of the config's default documents
+    # set by `list_tools` at the job's start: the S3 key of the job's tool record (the
+    # schemas the model sees); `config.tools` & co. then hold the names the model calls
+    tool_record: str = ""
