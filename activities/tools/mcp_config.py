@@ -117,7 +117,8 @@ def load(path: str | Path | None = None) -> McpConfig:
     file = Path(explicit) if explicit else default_path()
     if not file.exists():
         if explicit:
-            raise McpConfigError(f"MCP servers file {file} ({ENV}) does not exist")
+            origin = "" if path else f" ({ENV})"
+            raise McpConfigError(f"MCP servers file {file}{origin} does not exist")
         return McpConfig()
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
