@@ -172,3 +172,13 @@ async def test_error_answers_of_real_servers(mcp):
         await mcp.call("time", "get_current_time", {"timezone": "UTC"})
     assert e.value.type == "MCPServerUnavailable" and not e.value.non_retryable
     assert "MCP server 'time' (stdio: /nonexistent/mcp-server-time) did not start" in str(e.value)
+
+
+def test_job_input_cannot_declare_a_server():
+    from activities.config_files import ConfigError
+
+    for inline in ({"mcp": {"servers": {"x": {"command": "sh"}}}},
+                   {"tools": {"servers": {"x": {"url": "http://evil/mcp"}}}}):
+        with pytest.raises(ConfigError) as e:
+            load_config(inline)
+        assert "Extra inputs are not permitted" in str(e.value)
