@@ -160,7 +160,7 @@ class McpServers:
                 cursor = page.next_cursor
                 if cursor is None:
                     return tools
-        except (MCPError, OSError, TimeoutError) as e:
+        except Exception as e:  # noqa: BLE001 - any failure: a new session next time
             await self._retire(name)
             raise McpUnavailable(f"MCP server '{name}' could not list its tools: {_why(e)}") \
                 from e
@@ -188,9 +188,10 @@ class McpServers:
         except ValidationError as e:
             return McpAnswer(False, f"MCP server '{name}' answered '{tool}' with a malformed "
                              f"result: {e.error_count()} validation errors", "mcp_bad_response")
-        except (OSError, TimeoutError, ConnectionError) as e:
+        except Exception as e:  # noqa: BLE001 - a broken transport (OSError, anyio's, a timeout)
             await self._retire(name)
-            raise _retryable(f"MCP server '{name}': {_why(e)}") from e
+            raise _retryable(f"MCP server '{name}': {_why(e)}; the next attempt opens a new "
+                             "session") from e
         text = content_text(result)
         if result.is_error:
             return McpAnswer(False, text, "mcp_tool_error")
