@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model
@@ -11,6 +11,7 @@ $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 demo: $(STAMP)
@@ -38,7 +39,7 @@ lint: $(STAMP)
 
 # mypy (mypy.ini): strict on workflows/, default settings on everything else
 typecheck: $(STAMP)
-	$(BIN)/mypy workflows activities operate codec telemetry devstack bench deploy tests \
+	$(BIN)/mypy switchback workflows activities operate codec telemetry devstack bench deploy tests \
 		worker.py starter.py
 
 # the side-by-side table of bench/README.md (installs the peers: the `bench` extra)

@@ -17,6 +17,8 @@
     python starter.py workspace JOB_ID       list the job's workspace files (S3)
     python starter.py cat JOB_ID PATH        print one workspace file
     python starter.py report JOB_ID [--out DIR]   chart (PNG) + summary (markdown) of a job
+    python starter.py tools [PATTERN ...] [--json] [--mcp-file FILE]
+                                             the tools a worker here offers: name, source, arguments
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
@@ -93,11 +95,21 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("cat", help="print a workspace file")
     c.add_argument("job_id")
     c.add_argument("path")
+    t = sub.add_parser("tools", help="list the tools a worker here offers (built-in, packages, "
+                       "MCP servers)")
+    t.add_argument("patterns", nargs="*", help="only names matching these globs, e.g. 'git.*'")
+    t.add_argument("--json", action="store_true", help="the full schemas, as JSON")
+    t.add_argument("--mcp-file", help="MCP servers file (default: SWITCHBACK_MCP_FILE, else "
+                   "configs/mcp.yaml)")
     return p
 
 
 async def run(a: argparse.Namespace) -> int:
     """Connect and carry out one command (imports happen here, for this command only)."""
+    if a.cmd == "tools":  # no Temporal, no S3: what this machine's worker would offer
+        from operate.tools import tools
+
+        return await tools(a)
     if a.cmd in ("workspace", "cat"):
         from operate import inspect
 

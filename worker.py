@@ -16,6 +16,7 @@ Environment (all optional; defaults suit the embedded stack):
   SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
   SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
   SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
+  SWITCHBACK_MCP_FILE        the MCP servers this worker offers (default: <configs>/mcp.yaml)
   AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
       the S3-compatible workspace store
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
@@ -59,6 +60,10 @@ from activities.storage.pipeline_outputs import PipelineActivities
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
+from activities.tools import mcp_config
+from activities.tools.listing import ToolListingActivities
+from activities.tools.mcp_sessions import McpServers
+from activities.tools.packages import load_errors
 from activities.tools.run import ToolActivities
 from operate.client import connect
 from workflows.agent_job import AgentJob
@@ -111,6 +116,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_CONFIG_FILE",
     "SWITCHBACK_GRAPH_PATH", "SWITCHBACK_GRAPH_SEED", "NEO4J_URI", "NEO4J_USER",
     "NEO4J_PASSWORD", "NEO4J_DATABASE", "SWITCHBACK_WEB_SEARCH_URL", "SWITCHBACK_WEB_SEARCH_KEY",
+    "SWITCHBACK_MCP_FILE",
     *telemetry.ENV_VARS,
 ]
 
@@ -133,13 +139,16 @@ def tuning_from_env() -> dict:
 
 
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
-                  **options) -> tuple[list[Worker], list]:
+                  mcp: McpServers | None = None, **options) -> tuple[list[Worker], list]:
     """The workers of one process. `all`: workflows and every activity on `task_queue`,
-    plus the model / tool queues when they are set. Other roles poll only their part."""
+    plus the model / tool queues when they are set. Other roles poll only their part.
+    `mcp`: the MCP servers tool activities use (default: SWITCHBACK_MCP_FILE's)."""
     store = ConversationStore(s3)
     model = ModelActivities(store)
     model_acts = [model.call_model, model.summarize_conversation]
-    tool_acts = [ToolActivities(s3, store).run_tool]
+    mcp = mcp if mcp is not None else McpServers(mcp_config.load())
+    tool_acts = [ToolActivities(s3, store, mcp).run_tool,
+                 ToolListingActivities(s3, mcp).list_tools]
     queues = {"model": os.environ.get("SWITCHBACK_MODEL_TASK_QUEUE"),
               "tools": os.environ.get("SWITCHBACK_TOOL_TASK_QUEUE")}
     plan: dict[str, tuple[list, list]] = {}  # queue -> (workflows, activities)
@@ -163,7 +172,7 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
                       interceptors=[UnstickRetries(), WorkspaceGuard(s3)], **options)
                for q, (w, a) in plan.items()]
-    return workers, [model]
+    return workers, [model, mcp]
 
 
 def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
@@ -180,7 +189,13 @@ async def main() -> None:
     await ensure_search_attributes(client)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
-    workers, closers = build_workers(client, task_queue, s3, role, **tuning_from_env())
+    try:
+        mcp = McpServers(mcp_config.load())
+    except mcp_config.McpConfigError as e:
+        raise SystemExit(f"switchback worker: {e}") from None
+    workers, closers = build_workers(client, task_queue, s3, role, mcp, **tuning_from_env())
+    if role in ("all", "tools"):
+        await report_tools(mcp)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -197,6 +212,16 @@ async def main() -> None:
     await close_graph_store()
     s3.close()
     telemetry.shutdown()
+
+
+async def report_tools(mcp: McpServers) -> None:
+    """At start: each MCP server started and listed (or why not), tool packages that do not
+    load. A broken one is an error line naming it; the worker goes on with the others."""
+    for error in load_errors():
+        print(f"switchback worker: ERROR: {error}", flush=True)
+    for name, problem in (await mcp.check()).items():
+        print(f"switchback worker: ERROR: {problem}" if problem
+              else f"switchback worker: MCP server '{name}' ready", flush=True)
 
 
 def run_loop(coro) -> None:

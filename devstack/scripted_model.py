@@ -19,6 +19,9 @@ Contract:
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
   the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
   a suffix their own script (the pipeline demo's children).
+* ``{{last_tool_result}}`` in a step's (JSON-encoded) arguments is replaced by the content of
+  the request's last ``tool`` message, JSON-escaped: a script can write what a tool returned
+  (an MCP server's answer, say) without knowing it in advance.
 * Admin: ``POST /_admin/script`` ``{"job_id", "steps"}``, ``GET /_admin/requests?job_id=X`` (the
   recorded request bodies plus ``_call_key``), ``POST /_admin/reset`` (forget all jobs).
 * Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
@@ -42,6 +45,7 @@ import yaml
 from devstack.model_script import _ERROR_TYPES, count_tokens, load_script, validate_script
 
 __all__ = ["ScriptedModelServer", "load_script", "validate_script", "count_tokens"]
+LAST_TOOL_RESULT = "{{last_tool_result}}"
 
 @dataclass
 class _Binding:
@@ -206,7 +210,7 @@ class ScriptedModelServer:
         if step["tool_calls"]:
             message["tool_calls"] = [
                 {"id": cid, "type": "function",
-                 "function": {"name": c["name"], "arguments": c["arguments"]}}
+                 "function": {"name": c["name"], "arguments": _fill(c["arguments"], request)}}
                 for cid, c in zip(binding.call_ids, step["tool_calls"], strict=True)]
         usage = dict(step["usage"])
         if "prompt_tokens" not in usage:
@@ -223,6 +227,15 @@ class ScriptedModelServer:
                 "choices": [{"index": 0, "finish_reason": step["finish_reason"],
                              "message": message, "logprobs": None}],
                 "usage": usage}
+
+
+def _fill(arguments: str, request: dict[str, Any]) -> str:
+    """`{{last_tool_result}}` -> the last tool message's content, escaped for a JSON string."""
+    if LAST_TOOL_RESULT not in arguments:
+        return arguments
+    last = next((m.get("content") or "" for m in reversed(request.get("messages") or [])
+                 if m.get("role") == "tool"), "")
+    return arguments.replace(LAST_TOOL_RESULT, json.dumps(str(last), ensure_ascii=False)[1:-1])
 
 
 class _QuietServer(ThreadingHTTPServer):

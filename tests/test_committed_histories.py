@@ -19,26 +19,41 @@ FILES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_there_are_histories_of_each_kind():
-    """Each scenario from before the local-activity patches and after them."""
-    for tag in ("", ".local-ops"):
+    """Each scenario from before the local-activity patches, after them, and after the tool
+    listing (which adds a job calling an MCP server's tool)."""
+    for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem)}
         names = {n.removesuffix(tag) for n in names}
-        assert {"plain", "rewind", "approval", "continue-as-new", "failure"} <= names, tag
+        assert {"plain", "rewind", "approval", "continue-as-new", "failure", *extra} <= names, tag
+
+
+def patches(name: str) -> set[str]:
+    path = Path(__file__).parent / "histories" / name
+    history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
+    return {json.loads(p.data).get("id") for e in history.events
+            if e.marker_recorded_event_attributes.marker_name == "core_patch"
+            for ps in e.marker_recorded_event_attributes.details.values()
+            for p in ps.payloads}
 
 
 @pytest.mark.parametrize("patch", ["local-tool-calls", "inline-tool-results",
                                    "local-workspace-ops"])
 def test_the_newer_histories_take_the_patched_paths(patch: str):
-    def patches(name: str) -> set[str]:
-        path = Path(__file__).parent / "histories" / name
-        history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
-        return {json.loads(p.data).get("id") for e in history.events
-                if e.marker_recorded_event_attributes.marker_name == "core_patch"
-                for ps in e.marker_recorded_event_attributes.details.values()
-                for p in ps.payloads}
     assert patch in patches("plain.local-ops.json")
     assert patch not in patches("plain.json")
+
+
+def test_the_tool_listing_histories_list_tools_once():
+    for name in ("plain", "mcp"):
+        assert "tool-listing" in patches(f"{name}.tool-listing.json")
+        text = (Path(__file__).parent / "histories" / f"{name}.tool-listing.json").read_text()
+        assert text.count('"list_tools"') == 1
+    assert "tool-listing" not in patches("plain.local-ops.json")
+    for run in (2, 3):  # continued runs carry the resolved config: no second listing
+        text = (Path(__file__).parent / "histories" /
+                f"continue-as-new-run{run}.tool-listing.json").read_text()
+        assert '"list_tools"' not in text
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])

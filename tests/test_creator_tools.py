@@ -15,11 +15,14 @@ import jsonschema
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.files import WorkspaceFiles
 from activities.tools import creator as ct
-from activities.tools.documents import chunk_document
-from activities.tools.registry import DocumentArgs
+from activities.tools import web
+from activities.tools.catalog import SOURCES
+from activities.tools.documents import DocumentArgs, chunk_document
+from activities.tools.packages import handler
 from activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
+from switchback import Tool, ToolError
 from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
@@ -59,11 +62,18 @@ async def fails(code: str, call) -> str:
     return str(info.value)
 
 
-def test_specs_and_handlers_match() -> None:
-    assert [s.name for s in ct.SPECS] == list(ct.HANDLERS)
-    for spec in ct.SPECS:
-        schema = spec.args.model_json_schema()
-        assert schema["type"] == "object" and spec.description
+async def run(tool: Tool, files: WorkspaceFiles, args, limits: ToolLimits = LIMITS):
+    """The tool as run_tool runs it: through the package adapter, with a ToolContext."""
+    return await handler(tool)(files, args, limits)
+
+
+def test_tools_are_described_and_registered() -> None:
+    tools = [ct.identify_requirement_candidates, ct.cite_document, ct.write_requirement,
+             web.web_search]
+    for t in tools:
+        assert SOURCES[t.name] == "built-in"  # through switchback's own entry points
+        schema = t.args.model_json_schema()
+        assert schema["type"] == "object" and t.description
         assert all(p.get("description") for p in schema["properties"].values())
 
 
@@ -71,8 +81,8 @@ async def test_candidates_file_written_from_real_chunks(files: WorkspaceFiles) -
     for name in ("gobd_retention.md", "gdpr_erasure.txt"):
         await files.write_bytes(f"documents/{name}", (SAMPLES / name).read_bytes(),
                                 LIMITS.max_file_bytes)
-        await chunk_document(files, DocumentArgs(path=f"documents/{name}"), LIMITS)
-    result = await ct.identify_requirement_candidates(files, ct.IdentifyCandidatesArgs(), LIMITS)
+        await run(chunk_document, files, DocumentArgs(path=f"documents/{name}"))
+    result = await run(ct.identify_requirement_candidates, files, ct.IdentifyCandidatesArgs())
     assert result.changed == [ct.CANDIDATES]
     doc = await read_json(files, ct.CANDIDATES)
     cands = doc["candidates"]
@@ -90,8 +100,8 @@ async def test_candidates_file_written_from_real_chunks(files: WorkspaceFiles) -
 
 
 async def test_candidates_need_a_manifest(files: WorkspaceFiles) -> None:
-    await fails("no_chunks", ct.identify_requirement_candidates(
-        files, ct.IdentifyCandidatesArgs(), LIMITS))
+    await fails("no_chunks", run(ct.identify_requirement_candidates,
+        files, ct.IdentifyCandidatesArgs()))
 
 
 async def test_candidates_skip_missing_chunk_files(files: WorkspaceFiles) -> None:
@@ -99,34 +109,34 @@ async def test_candidates_skip_missing_chunk_files(files: WorkspaceFiles) -> Non
     manifest = await read_json(files, "chunks/manifest.json")
     manifest["chunks"].append({**manifest["chunks"][0], "id": "chunk_002"})
     await files.write_text("chunks/manifest.json", json.dumps(manifest), LIMITS.max_file_bytes)
-    result = await ct.identify_requirement_candidates(files, ct.IdentifyCandidatesArgs(), LIMITS)
+    result = await run(ct.identify_requirement_candidates, files, ct.IdentifyCandidatesArgs())
     assert "Found 3 candidates in 1 of 1 chunks (GoBD 2, GDPR 1)" in result.text
     assert "Missing chunk files (skipped): chunk_002" in result.text
 
 
 async def test_citation_with_a_false_quote_is_refused(files: WorkspaceFiles) -> None:
     await put_chunks(files, {"chunk_001": CHUNK})
-    msg = await fails("quote_not_found", ct.cite_document(files, ct.CiteDocumentArgs(
+    msg = await fails("quote_not_found", run(ct.cite_document, files, ct.CiteDocumentArgs(
         chunk_id="chunk_001", quote="Bücher und Aufzeichnungen sind fünf Jahre aufzubewahren."),
         LIMITS))
     assert "chunk 'chunk_001'" in msg and "first 31 of 56 characters match" in msg
     assert "'fünf Jahre aufzubewahren.'" in msg
-    msg = await fails("quote_not_found", ct.cite_document(files, ct.CiteDocumentArgs(
-        chunk_id="chunk_001", quote="personal data shall be erased"), LIMITS))
+    msg = await fails("quote_not_found", run(ct.cite_document, files, ct.CiteDocumentArgs(
+        chunk_id="chunk_001", quote="personal data shall be erased")))
     assert "capitalisation" in msg
-    msg = await fails("unknown_chunk", ct.cite_document(files, ct.CiteDocumentArgs(
-        chunk_id="chunk_099", quote="Buchungsbelege müssen acht Jahre"), LIMITS))
+    msg = await fails("unknown_chunk", run(ct.cite_document, files, ct.CiteDocumentArgs(
+        chunk_id="chunk_099", quote="Buchungsbelege müssen acht Jahre")))
     assert "chunk_099" in msg and "chunk_001 .. chunk_001" in msg
-    await fails("unknown_chunk", ct.cite_document(files, ct.CiteDocumentArgs(
-        chunk_id="../secrets", quote="Buchungsbelege müssen acht Jahre"), LIMITS))
+    await fails("unknown_chunk", run(ct.cite_document, files, ct.CiteDocumentArgs(
+        chunk_id="../secrets", quote="Buchungsbelege müssen acht Jahre")))
     assert await files.read_optional(ct.CITATIONS) is None
 
 
 async def test_true_quote_is_recorded_with_exact_offsets(files: WorkspaceFiles) -> None:
     await put_chunks(files, {"chunk_001": "Intro.", "chunk_002": CHUNK})
     quote = "Bücher und Aufzeichnungen sind zehn Jahre aufzubewahren. Buchungsbelege"
-    result = await ct.cite_document(files, ct.CiteDocumentArgs(chunk_id="chunk_002",
-                                                               quote=quote), LIMITS)
+    result = await run(ct.cite_document, files,
+                       ct.CiteDocumentArgs(chunk_id="chunk_002", quote=quote))
     start = CHUNK.index("Bücher")
     end = CHUNK.index("Buchungsbelege") + len("Buchungsbelege")
     assert result.text == (f"Recorded CIT-001: chunk_002 characters {start}-{end} "
@@ -139,10 +149,10 @@ async def test_true_quote_is_recorded_with_exact_offsets(files: WorkspaceFiles) 
                    "source_end": 1000 + end}
     assert " ".join(rec["quote"].split()) == quote
     # the same passage again (different whitespace, quote marks, the path form): same id
-    again = await ct.cite_document(files, ct.CiteDocumentArgs(
-        chunk_id="chunks/chunk_002.md", quote=f"„{quote.replace(' ', chr(10), 2)}“"), LIMITS)
+    again = await run(ct.cite_document, files, ct.CiteDocumentArgs(
+        chunk_id="chunks/chunk_002.md", quote=f"„{quote.replace(' ', chr(10), 2)}“"))
     assert again.text.startswith("Already recorded as CIT-001") and again.changed == []
-    other = await ct.cite_document(files, ct.CiteDocumentArgs(
+    other = await run(ct.cite_document, files, ct.CiteDocumentArgs(
         chunk_id="chunk_002", quote="Personal data shall be erased without undue delay."),
         LIMITS)
     assert other.text.startswith("Recorded CIT-002: chunk_002")
@@ -150,8 +160,8 @@ async def test_true_quote_is_recorded_with_exact_offsets(files: WorkspaceFiles) 
 
 
 async def cite(files: WorkspaceFiles, quote: str) -> str:
-    result = await ct.cite_document(files, ct.CiteDocumentArgs(chunk_id="chunk_001",
-                                                               quote=quote), LIMITS)
+    result = await run(ct.cite_document, files, ct.CiteDocumentArgs(chunk_id="chunk_001",
+                                                               quote=quote))
     return result.text.split()[1].rstrip(":")
 
 
@@ -166,14 +176,14 @@ async def test_write_requirement_builds_a_valid_output(files: WorkspaceFiles) ->
     await put_chunks(files, {"chunk_001": CHUNK})
     books = await cite(files, "Bücher und Aufzeichnungen sind zehn Jahre aufzubewahren.")
     erase = await cite(files, "Personal data shall be erased without undue delay.")
-    result = await ct.write_requirement(files, req_args(citation_ids=[books]), LIMITS)
+    result = await run(ct.write_requirement, files, req_args(citation_ids=[books]))
     assert result.text.startswith("Wrote req_001 (GoBD, 1 citations) in requirements/req_001/")
     assert set(result.changed) == {"requirements/req_001/draft.md", ct.OUTPUT,
                                    "requirements/req_001/citations.json",
                                    "requirements/req_001/final.json"}
-    second = await ct.write_requirement(files, req_args(
+    second = await run(ct.write_requirement, files, req_args(
         statement="Personal data must be erased without undue delay.", regime="gdpr",
-        citation_ids=[erase, books, erase], rationale=""), LIMITS)
+        citation_ids=[erase, books, erase], rationale=""))
     assert "Wrote req_002 (GDPR, 2 citations)" in second.text
     assert "holds 2 requirements (GDPR 1, GoBD 1)" in second.text
     out = await read_json(files, ct.OUTPUT)
@@ -191,11 +201,11 @@ async def test_write_requirement_builds_a_valid_output(files: WorkspaceFiles) ->
     assert draft.startswith("# req_002 (GDPR)\n\nPersonal data must be erased")
     assert f"- {erase} chunk_001 [" in draft
     # the same content again keeps its id; an update by id replaces the statement
-    same = await ct.write_requirement(files, req_args(citation_ids=[books]), LIMITS)
+    same = await run(ct.write_requirement, files, req_args(citation_ids=[books]))
     assert same.text.startswith("Updated req_001")
-    await ct.write_requirement(files, req_args(
+    await run(ct.write_requirement, files, req_args(
         id="REQ-001", statement="Books, records and inventories must be kept ten years.",
-        citation_ids=[books.lower()]), LIMITS)
+        citation_ids=[books.lower()]))
     out = await read_json(files, ct.OUTPUT)
     assert len(out["requirements"]) == 2
     assert out["requirements"][0]["statement"].startswith("Books, records and inventories")
@@ -204,27 +214,27 @@ async def test_write_requirement_builds_a_valid_output(files: WorkspaceFiles) ->
 async def test_write_requirement_reports_schema_violations(files: WorkspaceFiles) -> None:
     await put_chunks(files, {"chunk_001": CHUNK})
     books = await cite(files, "Bücher und Aufzeichnungen sind zehn Jahre aufzubewahren.")
-    msg = await fails("invalid_requirement", ct.write_requirement(
-        files, req_args(regime="HGB", citation_ids=[books]), LIMITS))
+    msg = await fails("invalid_requirement", run(ct.write_requirement,
+        files, req_args(regime="HGB", citation_ids=[books])))
     assert "req_001" in msg and "regime: 'HGB' is not one of ['GoBD', 'GDPR']" in msg
     assert "requirement.schema.json" in msg and "Nothing was written" in msg
-    msg = await fails("invalid_requirement", ct.write_requirement(
-        files, req_args(statement="Keep it.", citation_ids=[]), LIMITS))
+    msg = await fails("invalid_requirement", run(ct.write_requirement,
+        files, req_args(statement="Keep it.", citation_ids=[])))
     assert "statement: 'Keep it.' is too short" in msg
     assert "citations: [] should be non-empty" in msg
     assert await files.list("requirements") == [] and await files.read_optional(ct.OUTPUT) is None
-    await fails("unknown_citation", ct.write_requirement(
-        files, req_args(citation_ids=[books, "CIT-042"]), LIMITS))
-    await fails("unknown_requirement", ct.write_requirement(
-        files, req_args(id="req_007", citation_ids=[books]), LIMITS))
+    await fails("unknown_citation", run(ct.write_requirement,
+        files, req_args(citation_ids=[books, "CIT-042"])))
+    await fails("unknown_requirement", run(ct.write_requirement,
+        files, req_args(id="req_007", citation_ids=[books])))
     # a final.json broken by hand is named, with the way to fix it
-    await ct.write_requirement(files, req_args(citation_ids=[books]), LIMITS)
+    await run(ct.write_requirement, files, req_args(citation_ids=[books]))
     final = await read_json(files, "requirements/req_001/final.json")
     await files.write_text("requirements/req_001/final.json",
                            json.dumps({**final, "regime": "tax"}), LIMITS.max_file_bytes)
-    msg = await fails("invalid_requirement", ct.write_requirement(
+    msg = await fails("invalid_requirement", run(ct.write_requirement,
         files, req_args(statement="Another requirement with a valid text.",
-                        citation_ids=[books]), LIMITS))
+                        citation_ids=[books])))
     assert "requirements/req_001/final.json" in msg and "regime" in msg
     assert "write_requirement(id='req_001')" in msg
 
@@ -277,8 +287,8 @@ async def test_web_search_against_a_local_server(files: WorkspaceFiles, search_s
                                                  monkeypatch) -> None:
     monkeypatch.setenv(URL_ENV, search_server.url)
     monkeypatch.setenv(KEY_ENV, "secret-key")
-    result = await ct.web_search(files, ct.WebSearchArgs(query="GoBD Aufbewahrung",
-                                                         max_results=2), LIMITS)
+    result = await run(web.web_search, files,
+                       web.WebSearchArgs(query="GoBD Aufbewahrung", max_results=2))
     assert result.text == ("2 results for 'GoBD Aufbewahrung':\n"
                            "1. Result 1\n   https://example.org/1\n   GoBD snippet 1\n"
                            "2. Result 2\n   https://example.org/2\n   GoBD snippet 2")
@@ -286,15 +296,15 @@ async def test_web_search_against_a_local_server(files: WorkspaceFiles, search_s
     assert search_server.seen == [("/search", {"q": ["GoBD Aufbewahrung"], "n": ["2"]},
                                    "Bearer secret-key")]
     search_server.status = 401
-    msg = await fails("web_search_failed", ct.web_search(
-        files, ct.WebSearchArgs(query="GoBD"), LIMITS))
+    msg = await fails("web_search_failed", run(web.web_search,
+        files, web.WebSearchArgs(query="GoBD")))
     assert "HTTP 401" in msg
     search_server.status = 500  # retried by Temporal: the error propagates
     with pytest.raises(httpx.HTTPStatusError):
-        await ct.web_search(files, ct.WebSearchArgs(query="GoBD"), LIMITS)
+        await run(web.web_search, files, web.WebSearchArgs(query="GoBD"))
     search_server.status = 429
     with pytest.raises(ApplicationError) as info:
-        await ct.web_search(files, ct.WebSearchArgs(query="GoBD"), LIMITS)
+        await run(web.web_search, files, web.WebSearchArgs(query="GoBD"))
     assert info.value.next_retry_delay is not None
     assert info.value.next_retry_delay.total_seconds() == 7
 
@@ -303,7 +313,7 @@ async def test_web_search_unreachable_provider_raises(files: WorkspaceFiles) -> 
     set_provider(HttpSearchProvider("http://127.0.0.1:9/search", timeout=2))
     try:
         with pytest.raises(httpx.TransportError):
-            await ct.web_search(files, ct.WebSearchArgs(query="GoBD"), LIMITS)
+            await run(web.web_search, files, web.WebSearchArgs(query="GoBD"))
     finally:
         set_provider(None)
 
@@ -312,5 +322,5 @@ async def test_web_search_unavailable_without_configuration(files: WorkspaceFile
                                                             monkeypatch) -> None:
     monkeypatch.delenv(URL_ENV, raising=False)
     monkeypatch.delenv(KEY_ENV, raising=False)
-    await fails("web_search_unavailable", ct.web_search(
-        files, ct.WebSearchArgs(query="GoBD"), LIMITS))
+    await fails("web_search_unavailable", run(web.web_search,
+        files, web.WebSearchArgs(query="GoBD")))

@@ -13,10 +13,10 @@ import pytest
 import pytest_asyncio
 
 from activities.graph_store import close_graph_store, graph_store, seed_graph
-from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.files import WorkspaceFiles
+from activities.tools import validator
+from activities.tools.catalog import HANDLERS, SOURCES
 from activities.tools.validator import (
-    HANDLERS,
-    SPECS,
     CypherQueryArgs,
     DecisionArgs,
     DuplicateArgs,
@@ -27,10 +27,12 @@ from activities.tools.validator import (
     SimilarArgs,
     rank_similar,
 )
+from switchback import Tool, ToolError
 from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 APPROVED = LIMITS.model_copy(update={"approved": True})
+SPECS = [v for v in vars(validator).values() if isinstance(v, Tool)]
 SPEC = {s.name: s for s in SPECS}
 
 
@@ -99,7 +101,8 @@ def test_write_detection(query, writes):
 
 def test_only_free_form_cypher_asks_for_approval():
     assert [s.name for s in SPECS if s.needs_approval] == ["execute_cypher_query"]
-    assert set(HANDLERS) == set(SPEC)
+    assert len(SPECS) == 9 and all(SOURCES[s.name] == "built-in" and s.name in HANDLERS
+                                   for s in SPECS)
     for s in SPECS:
         assert s.args.model_json_schema()["type"] == "object"
 

@@ -1,7 +1,8 @@
 """`AgentJob`: the orchestrator. Deterministic code only; reads top to bottom.
 
     start:  check the input (raw JSON; a bad one fails the job at once, naming the field)
-            -> load config -> create workspace (claims the job's prefix) -> the strategy begins
+            -> load config -> create workspace (claims the job's prefix) -> list tools
+            -> the config's strategy begins
     loop:   step boundary: publish, wait while paused, apply `rewind` signals,
                            at a phase start maybe continue as new, snapshot the workspace
             CallModel    -> call_model activity -> strategy.after_model -> breakers
@@ -34,7 +35,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, tool_steps
+    from workflows import model_steps, tool_listing, tool_steps
     from workflows.breakers import Breakers, StepFacts, cost_of
     from workflows.carry import Carried, JobRun, PhaseStart, job_run
     from workflows.contract import (
@@ -196,6 +197,14 @@ class AgentJob:
                 raise
             self.ops = None  # not this job's workspace (yet): no output/error.json there
             self._refuse(cause_of(e), "workspace_refused")
+        try:  # tool names -> the names the model calls, schemas recorded (None: older jobs)
+            listed = await tool_listing.resolve(cfg, self._workspace_ops().ws)
+        except StepFailed as e:
+            await self._fail(e.what, e.code)
+        if listed is not None:
+            cfg = self.cfg = listed
+            strategy = self._new_strategy(cfg)
+            self._open_workspace(cfg)
         self.strategy = strategy
         self.progress.status = "running"
         return await self._settle(strategy.begin())

@@ -53,7 +53,8 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                                                           if c.context.enabled else 1 << 30),
                                         deferred=c.tools.deferred,
                                         search_results=c.tools.search_results,
-                                        approved=approved))
+                                        approved=approved),
+                      tool_record=cfg.tool_record)
     if workflow.patched(INLINE_TOOL_RESULTS):
         req.inline_max_chars = INLINE_MAX_CHARS
     conv.reserve()

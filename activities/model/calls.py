@@ -9,6 +9,10 @@ and, above the policy's threshold, answers `needs_compaction` without calling th
 model. Otherwise it calls the endpoint, stores the assistant message and returns a
 compact reply: tool-call summaries, usage, a capped text.
 
+Tool schemas come from the job's tool record (`req.tool_record`, written once per job by
+`list_tools`); calls of tools without Python code here (MCP tools) are checked against the
+recorded JSON schema. Jobs from before the record use this worker's registry.
+
 Reruns (`llm.replay_from`): while the assembled prompt is identical to the one the
 recorded job sent at the same conversation position (sha256 kept in each stored
 assistant message's `_meta`), the recorded answer is returned instead of calling
@@ -50,6 +54,7 @@ from activities.model.tokens import count_messages, count_text
 from activities.storage.conversations import ConversationStore
 from activities.storage.ownership import rerun_source
 from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
+from activities.tools import record as tool_record
 from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.contract import (
     CALL_MODEL,
@@ -75,6 +80,7 @@ class ModelActivities:
         self.store = store
         self._clients: dict[tuple[str, str, float], openai.AsyncOpenAI] = {}
         self._reruns: set[tuple[str, str, str]] = set()  # (bucket, job, source) checked
+        self.records = tool_record.Records(store.s3)  # the jobs' recorded tool schemas
 
     def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
         """A client for the endpoint `llm` names, as the operator declared it (endpoints.py:
@@ -121,7 +127,10 @@ class ModelActivities:
         summary = (await self.store.text(ws, conv, "summary.md")) if req.summary_upto else None
         messages = assemble(system, req.todo_block, summary, history, req.summary_upto,
                             req.context)
-        tools = [openai_tool(n) for n in req.tools if n in TOOLS]
+        record = (await self.records.get(ws.bucket, req.tool_record) if req.tool_record
+                  else None)
+        tools = (record.schemas(req.tools) if record is not None
+                 else [openai_tool(n) for n in req.tools if n in TOOLS])
         estimate = count_messages(messages, tools, req.llm.model)
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
@@ -150,7 +159,7 @@ class ModelActivities:
             prompt_tokens=count_messages(messages, tools, req.llm.model),
             completion_tokens=count_messages([stored], None, req.llm.model))
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
-                            tc["function"]["name"] in req.preview_tools)
+                            tc["function"]["name"] in req.preview_tools, record)
                  for tc in stored.get("tool_calls") or []]
         return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
@@ -242,7 +251,10 @@ class ModelActivities:
         return SummarizeResult(upto=cut, chars=len(text), usage=usage)
 
 
-def _call_info(call_id: str, name: str, raw: str, preview: bool) -> ToolCallInfo:
+def _call_info(call_id: str, name: str, raw: str, preview: bool,
+               record: tool_record.ToolRecord | None = None) -> ToolCallInfo:
+    if record is not None and name not in TOOLS and name in record.tools:  # MCP tools
+        return tool_record.call_info(record, call_id, name, raw, preview)
     args, error = parse_arguments(name, raw)
     spec = TOOLS.get(name)
     asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))

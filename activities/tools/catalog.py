@@ -1,38 +1,38 @@
-"""Every tool the model can be given, core and domain, in one place.
+"""Every Python tool the model can be given, core and domain, in one place.
 
-Core tools (workspace, todos, job) are declared in registry.py; each domain
-module declares its own `SPECS` and `HANDLERS` (documents, creator, validator,
-tool search). Importing this module registers them all in `tool_registry.TOOLS`,
-which the model-call activity uses for schemas and argument checks, and builds
-`HANDLERS`, which the tool activity dispatches on. A config picks which of these a
-job gets (`tools.*` lists); the workflow never imports tool code.
+Core tools (workspace, todos, job, tool_search) are declared in registry.py and carried out
+here (workspace.py, search.py) or by the workflow (the control tools). Domain tools come
+from the entry point group `switchback.tools` (packages.py): switchback's own (documents,
+creator, validator, web_search) and any installed package's. Importing this module registers
+them all in `registry.TOOLS`, which the model-call activity uses for schemas and argument
+checks, and builds `HANDLERS`, which the tool activity dispatches on; `SOURCES` says where
+each came from. MCP servers' tools are listed per job instead (mcp_sessions.py, listing.py).
+A config picks which of these a job gets (`tools.*` lists); the workflow never imports tool
+code.
 """
 
 from __future__ import annotations
 
-from activities.tools import creator as creator_tools
-from activities.tools import documents as document_tools
+from activities.tools import packages
 from activities.tools import search as tool_search
-from activities.tools import validator as validator_tools
 from activities.tools import workspace as workspace_tools
 from activities.tools.registry import TOOLS
 
-HANDLERS = {
+HANDLERS: dict[str, packages.Handler] = {
     "read_file": workspace_tools.read_file,
     "write_file": workspace_tools.write_file,
     "list_files": workspace_tools.list_files,
     "search_files": workspace_tools.search_files,
     "delete_file": workspace_tools.delete_file,
     "todo_write": workspace_tools.todo_write,
-    "extract_document_text": document_tools.extract_document_text,
-    "chunk_document": document_tools.chunk_document,
     "tool_search": tool_search.tool_search,
-    **creator_tools.HANDLERS,
-    **validator_tools.HANDLERS,
 }
+SOURCES: dict[str, str] = {name: "built-in" for name in TOOLS}
 
-for spec in (*creator_tools.SPECS, *validator_tools.SPECS):
-    TOOLS.setdefault(spec.name, spec)
+for name, found in packages.python_tools().items():
+    TOOLS[name] = packages.spec(found.tool)
+    HANDLERS[name] = packages.handler(found.tool)
+    SOURCES[name] = found.source
 
 missing = sorted(set(HANDLERS) - set(TOOLS))
 assert not missing, f"tools without a spec: {missing}"

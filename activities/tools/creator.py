@@ -1,4 +1,4 @@
-"""Creator domain tools: requirement candidates, citations, requirements, web search.
+"""Creator domain tools: requirement candidates, citations, requirements.
 
 Every answer is short (counts, ids, paths); the data is in the workspace:
 
@@ -17,9 +17,9 @@ Every answer is short (counts, ids, paths); the data is in the workspace:
   `configs/creator/requirement.schema.json` and only then writes
   `requirements/req_NNN/{draft.md,citations.json,final.json}` and the output. Errors:
   `unknown_citation`, `unknown_requirement`, `invalid_requirement` (naming the field).
-- `web_search(query, max_results=5)` asks `activities.web_search.configured_provider()`;
-  none -> `web_search_unavailable`, a provider refusal -> `web_search_failed`.
-Writes are deterministic (no clocks), so a retried call leaves the same files.
+Writes are deterministic (no clocks), so a retried call leaves the same files. Written with
+the public tool API (`switchback.tool`) and registered through the entry point group
+`switchback.tools` (pyproject.toml), like any tool package; `web_search` is in web.py.
 """
 
 from __future__ import annotations
@@ -28,18 +28,14 @@ import asyncio
 import json
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from functools import cache
 from pathlib import Path
 
 import jsonschema
 from pydantic import BaseModel, Field
 
-from activities.storage.files import ToolError, WorkspaceFiles
 from activities.tools.candidates import find_candidates
-from activities.tools.registry import ToolResult, ToolSpec
-from activities.web_search import SearchRejected, configured_provider
-from workflows.contract import ToolLimits
+from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "configs" / "creator" / \
     "requirement.schema.json"
@@ -71,14 +67,9 @@ class WriteRequirementArgs(BaseModel):
                            "a new one")
 
 
-class WebSearchArgs(BaseModel):
-    query: str = Field(min_length=2, max_length=400, description="Search terms")
-    max_results: int = Field(5, ge=1, le=10, description="How many results, 1-10")
-
-
 # ---------------------------------------------------------------- workspace helpers
 
-async def _read_all(files: WorkspaceFiles, paths: list[str]) -> list[str | None]:
+async def _read_all(files: Files, paths: list[str]) -> list[str | None]:
     gate = asyncio.Semaphore(16)
 
     async def one(path: str) -> str | None:
@@ -87,7 +78,7 @@ async def _read_all(files: WorkspaceFiles, paths: list[str]) -> list[str | None]
     return list(await asyncio.gather(*(one(p) for p in paths)))
 
 
-async def _json_list(files: WorkspaceFiles, path: str, key: str) -> list[dict] | None:
+async def _json_list(files: Files, path: str, key: str) -> list[dict] | None:
     raw = await files.read_optional(path)
     if raw is None:
         return None
@@ -101,9 +92,8 @@ async def _json_list(files: WorkspaceFiles, path: str, key: str) -> list[dict] |
                     "objects; fix or delete it")
 
 
-async def _write_json(files: WorkspaceFiles, path: str, doc: object, limits: ToolLimits) -> str:
-    return await files.write_text(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n",
-                                  limits.max_file_bytes)
+async def _write_json(files: Files, path: str, doc: object) -> str:
+    return await files.write_text(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
 
 
 def _num(ident: str) -> int:
@@ -112,8 +102,14 @@ def _num(ident: str) -> int:
 
 # ---------------------------------------------------------------- candidates
 
-async def identify_requirement_candidates(files: WorkspaceFiles, a: IdentifyCandidatesArgs,
-                                          limits: ToolLimits) -> ToolResult:
+@tool
+async def identify_requirement_candidates(ctx: ToolContext,
+                                          a: IdentifyCandidatesArgs) -> ToolResult:
+    """Scan the chunks for sentences with obligation language (must, shall, muss, ist
+    verpflichtet, sind ... aufzubewahren) and GoBD/GDPR indicators. Writes
+    candidates/candidates.json (chunk id, character span, terms, regime guess, score);
+    answers with counts per regime."""
+    files = ctx.files
     folder = a.path.strip().strip("/") or "chunks"
     manifest = await _json_list(files, f"{folder}/manifest.json", "chunks")
     if manifest is None:
@@ -132,7 +128,7 @@ async def identify_requirement_candidates(files: WorkspaceFiles, a: IdentifyCand
     by_regime = {r: n for r, n in Counter(c.regime for c in found).most_common()}
     doc = {"chunks_scanned": len(entries) - len(missing), "by_regime": by_regime,
            "candidates": records}
-    path = await _write_json(files, CANDIDATES, doc, limits)
+    path = await _write_json(files, CANDIDATES, doc)
     counts = ", ".join(f"{r} {n}" for r, n in by_regime.items()) or "none"
     text = (f"Found {len(found)} candidates in {len({c.chunk_id for c in found})} of "
             f"{len(entries) - len(missing)} chunks ({counts}) -> {path}.")
@@ -181,8 +177,12 @@ def _miss_hint(text: str, quote: str) -> str:
     return "read the chunk and copy the passage exactly"
 
 
-async def cite_document(files: WorkspaceFiles, a: CiteDocumentArgs,
-                        limits: ToolLimits) -> ToolResult:
+@tool
+async def cite_document(ctx: ToolContext, a: CiteDocumentArgs) -> ToolResult:
+    """Record a citation: a quote copied verbatim from chunks/<chunk_id>.md. Refused if the
+    quote is not in the chunk. Answers with the citation id (CIT-NNN) and its character
+    span; the same passage keeps its id."""
+    files = ctx.files
     chunk_id = a.chunk_id.strip().removeprefix("chunks/").removesuffix(".md")
     text = (await files.read_optional(f"chunks/{chunk_id}.md")
             if _CHUNK_ID.fullmatch(chunk_id) else None)
@@ -210,7 +210,7 @@ async def cite_document(files: WorkspaceFiles, a: CiteDocumentArgs,
                       "page": meta.get("page"), "heading_path": meta.get("heading_path", []),
                       "source_start": base + start if isinstance(base, int) else None,
                       "source_end": base + end if isinstance(base, int) else None})
-    path = await _write_json(files, CITATIONS, {"citations": citations}, limits)
+    path = await _write_json(files, CITATIONS, {"citations": citations})
     where = f" ({meta['source']})" if meta.get("source") else ""
     return ToolResult(f"Recorded {cid}: {chunk_id} characters {start}-{end}{where}.", [path])
 
@@ -233,7 +233,7 @@ def _schema_errors(doc: dict) -> list[tuple[int | None, str]]:
     return out
 
 
-async def _requirements(files: WorkspaceFiles) -> dict[str, dict]:
+async def _requirements(files: Files) -> dict[str, dict]:
     paths = sorted((o.key for o in await files.list("requirements") if _FINAL.fullmatch(o.key)),
                    key=lambda p: _num(_FINAL.fullmatch(p).group(1)))  # type: ignore[union-attr]
     out = {}
@@ -254,8 +254,12 @@ def _draft(r: dict) -> str:
             f"{r.get('rationale') or '-'}\n\n## Citations\n\n{cites}\n")
 
 
-async def write_requirement(files: WorkspaceFiles, a: WriteRequirementArgs,
-                            limits: ToolLimits) -> ToolResult:
+@tool
+async def write_requirement(ctx: ToolContext, a: WriteRequirementArgs) -> ToolResult:
+    """Write one requirement backed by citation ids from cite_document to
+    requirements/req_NNN/ and rebuild output/requirements.json, validated against the
+    requirement schema. Pass id to update one."""
+    files = ctx.files
     known = {c["id"]: c for c in await _json_list(files, CITATIONS, "citations") or []
              if isinstance(c.get("id"), str)}
     ids = [c.strip().upper() for c in a.citation_ids]
@@ -293,60 +297,13 @@ async def write_requirement(files: WorkspaceFiles, a: WriteRequirementArgs,
         raise ToolError("invalid_requirement", f"requirements/{who}/final.json does not "
                         f"match {rel}: {msg}. Rewrite it with write_requirement(id='{who}').")
     folder = f"requirements/{rid}"
-    changed = [await files.write_text(f"{folder}/draft.md", _draft(record), limits.max_file_bytes),
+    changed = [await files.write_text(f"{folder}/draft.md", _draft(record)),
                await _write_json(files, f"{folder}/citations.json",
-                                 {"citations": record["citations"]}, limits),
-               await _write_json(files, f"{folder}/final.json", record, limits),
-               await _write_json(files, OUTPUT, doc, limits)]
+                                 {"citations": record["citations"]}),
+               await _write_json(files, f"{folder}/final.json", record),
+               await _write_json(files, OUTPUT, doc)]
     counts = ", ".join(f"{k} {n}" for k, n in sorted(Counter(r["regime"] for r in reqs).items()))
     verb = "Updated" if rid in existing else "Wrote"
     return ToolResult(f"{verb} {rid} ({record['regime']}, {len(record['citations'])} "
                       f"citations) in {folder}/; {OUTPUT} holds {len(reqs)} requirements "
                       f"({counts}) and matches the schema.", changed)
-
-
-# ---------------------------------------------------------------- web search
-
-async def web_search(files: WorkspaceFiles, a: WebSearchArgs, limits: ToolLimits) -> ToolResult:
-    provider = configured_provider()
-    if provider is None:
-        raise ToolError("web_search_unavailable", "web search is not configured on this "
-                        "worker; work from the documents in the workspace")
-    try:
-        results = await provider.search(a.query, a.max_results)
-    except SearchRejected as e:
-        raise ToolError("web_search_failed", str(e)) from e
-    if not results:
-        return ToolResult(f"No results for '{a.query}'.")
-    lines = [f"{len(results)} results for '{a.query}':"]
-    for n, r in enumerate(results, 1):
-        lines += [f"{n}. {r.title or '(no title)'}", f"   {r.url}"]
-        if r.snippet:
-            lines.append(f"   {r.snippet[:300]}")
-    return ToolResult("\n".join(lines))
-
-
-SPECS: list[ToolSpec] = [
-    ToolSpec("identify_requirement_candidates", "Scan the chunks for sentences with obligation "
-             "language (must, shall, muss, ist verpflichtet, sind ... aufzubewahren) and "
-             "GoBD/GDPR indicators. Writes candidates/candidates.json (chunk id, character span, "
-             "terms, regime guess, score); answers with counts per regime.",
-             IdentifyCandidatesArgs),
-    ToolSpec("cite_document", "Record a citation: a quote copied verbatim from "
-             "chunks/<chunk_id>.md. Refused if the quote is not in the chunk. Answers with the "
-             "citation id (CIT-NNN) and its character span; the same passage keeps its id.",
-             CiteDocumentArgs),
-    ToolSpec("write_requirement", "Write one requirement backed by citation ids from "
-             "cite_document to requirements/req_NNN/ and rebuild output/requirements.json, "
-             "validated against the requirement schema. Pass id to update one.",
-             WriteRequirementArgs),
-    ToolSpec("web_search", "Search the web for background (when configured). Answers with "
-             "titles, URLs and snippets; cite the documents, not search results.",
-             WebSearchArgs),
-]
-HANDLERS: dict[str, Callable[..., Awaitable[ToolResult]]] = {
-    "identify_requirement_candidates": identify_requirement_candidates,
-    "cite_document": cite_document,
-    "write_requirement": write_requirement,
-    "web_search": web_search,
-}

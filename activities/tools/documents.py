@@ -8,6 +8,9 @@ in the workspace, where the model reads what it needs.
   (ids, source, page, heading path, character offsets into the extracted text).
   Chunk ids continue across documents; chunking a document again replaces its
   chunks in place, so a retried call leaves the same files.
+
+Written with the public tool API (`switchback.tool`) and registered like any tool package,
+through the entry point group `switchback.tools` (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -15,12 +18,16 @@ from __future__ import annotations
 import json
 import posixpath
 
+from pydantic import BaseModel, Field
+
 from activities.documents import DocumentError, chunk_text, extract_text, manifest_entry
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.tools.registry import DocumentArgs, ToolResult
-from workflows.contract import ToolLimits
+from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
 MANIFEST = "chunks/manifest.json"
+
+
+class DocumentArgs(BaseModel):
+    path: str = Field(description="Path of a document in the workspace, e.g. 'documents/a.pdf'")
 
 
 def extracted_path(source: str) -> str:
@@ -28,7 +35,7 @@ def extracted_path(source: str) -> str:
     return f"extracted/{stem}.txt"
 
 
-async def _extract(files: WorkspaceFiles, path: str):
+async def _extract(files: Files, path: str):
     data = await files.read_bytes(path)
     try:
         return extract_text(path, data)
@@ -36,17 +43,22 @@ async def _extract(files: WorkspaceFiles, path: str):
         raise ToolError(e.code, str(e)) from e
 
 
-async def extract_document_text(files: WorkspaceFiles, a: DocumentArgs,
-                                limits: ToolLimits) -> ToolResult:
-    doc = await _extract(files, a.path)
-    out = await files.write_text(extracted_path(a.path), doc.text, limits.max_file_bytes)
+@tool
+async def extract_document_text(ctx: ToolContext, a: DocumentArgs) -> ToolResult:
+    """Extract the text of a document (PDF, Markdown, text, HTML) to extracted/<name>.txt.
+    Answers with page and section counts, not the text."""
+    doc = await _extract(ctx.files, a.path)
+    out = await ctx.files.write_text(extracted_path(a.path), doc.text)
     pages = f"{doc.pages} pages, " if doc.pages else ""
     return ToolResult(f"Extracted {a.path} ({doc.format}): {pages}{doc.sections} sections, "
                       f"{len(doc.text)} characters -> {out}", [out])
 
 
-async def chunk_document(files: WorkspaceFiles, a: DocumentArgs,
-                         limits: ToolLimits) -> ToolResult:
+@tool
+async def chunk_document(ctx: ToolContext, a: DocumentArgs) -> ToolResult:
+    """Split a document into structure-aware chunks: chunks/chunk_NNN.md plus
+    chunks/manifest.json (ids, source, page, heading path, offsets)."""
+    files = ctx.files
     doc = await _extract(files, a.path)
     raw = await files.read_optional(MANIFEST)
     manifest: list[dict] = json.loads(raw)["chunks"] if raw else []
@@ -59,15 +71,14 @@ async def chunk_document(files: WorkspaceFiles, a: DocumentArgs,
     if any(_num(c.id) in taken for c in chunks):  # re-chunked into more pieces: append instead
         start = max(taken | {_num(e["id"]) for e in own}) + 1
         chunks = chunk_text(a.path, doc, start_index=start)
-    changed = [await files.write_text(f"chunks/{c.id}.md", c.text, limits.max_file_bytes)
-               for c in chunks]
+    changed = [await files.write_text(f"chunks/{c.id}.md", c.text) for c in chunks]
     new_ids = {c.id for c in chunks}
     for stale in own:
         if stale["id"] not in new_ids:
             await files.delete(f"chunks/{stale['id']}.md")
     entries = sorted(others + [manifest_entry(c) for c in chunks], key=lambda e: _num(e["id"]))
     body = json.dumps({"chunks": entries}, ensure_ascii=False, indent=1)
-    changed.append(await files.write_text(MANIFEST, body, limits.max_file_bytes))
+    changed.append(await files.write_text(MANIFEST, body))
     first, last = (chunks[0].id, chunks[-1].id) if chunks else ("-", "-")
     return ToolResult(f"Chunked {a.path} into {len(chunks)} chunks ({first} .. {last}); "
                       f"manifest {MANIFEST} lists {len(entries)} chunks in all.", changed)

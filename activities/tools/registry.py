@@ -1,5 +1,8 @@
 """Every model tool: its name, description and argument schema (layer 3 of the context).
 
+The core tools (workspace, todos, job, tool_search) are declared here; the domain tools of
+Python packages (switchback's own included) are added by catalog.py from their entry points.
+
 Arguments are pydantic models, so the JSON schema the model sees and the
 validation of what it sends come from one place. `parse_arguments` turns the
 model's raw argument string into a model instance or a message the model can
@@ -14,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
+
+from switchback import ToolResult as PublicToolResult
 
 
 class PathArgs(BaseModel):
@@ -68,17 +73,11 @@ class ToolSearchArgs(BaseModel):
     query: str = Field(min_length=1, description="What you want to do, in a few words")
 
 
-class DocumentArgs(BaseModel):
-    path: str = Field(description="Path of a document in the workspace, e.g. 'documents/a.pdf'")
-
-
 @dataclass
-class ToolResult:
+class ToolResult(PublicToolResult):
     """What a tool handler returns: the text the model sees, the paths it changed, and
     (tool_search) the tools it loaded."""
 
-    text: str
-    changed: list[str] = field(default_factory=list)
     tools_added: list[str] = field(default_factory=list)
 
 
@@ -112,12 +111,6 @@ _SPECS = [
              "them with your issue and returns to planning.", TodoRewindArgs),
     ToolSpec("tool_search", "Find more tools by what you want to do. The best matches are "
              "loaded and can be called from your next turn on.", ToolSearchArgs),
-    ToolSpec("extract_document_text", "Extract the text of a document (PDF, Markdown, text, "
-             "HTML) to extracted/<name>.txt. Answers with page and section counts, not the "
-             "text.", DocumentArgs),
-    ToolSpec("chunk_document", "Split a document into structure-aware chunks: "
-             "chunks/chunk_NNN.md plus chunks/manifest.json (ids, source, page, heading path, "
-             "offsets).", DocumentArgs),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 

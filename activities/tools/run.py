@@ -9,10 +9,16 @@ to the store with the next model call, off the step's critical path. A result lo
 read_file, else `tool_outputs/<conversation>/<n>.txt`, written here). Mistakes the
 model made come back as tool errors with a code; storage failures raise and are
 retried.
+
+A tool of an MCP server (named in the job's tool record, `req.tool_record`) is called
+through the worker's session to that server (mcp_sessions.py); `tool_search` searches the
+descriptions of the record, so it finds MCP tools too.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Awaitable, Callable
 
 from temporalio import activity
@@ -22,7 +28,11 @@ from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.tools import catalog as tool_catalog
+from activities.tools import search
+from activities.tools.mcp_sessions import McpServers
+from activities.tools.record import RecordedTool, Records
 from activities.tools.registry import ToolResult, parse_arguments
+from switchback import ToolError as PublicToolError
 from workflows.contract import RUN_TOOL, ToolOutcome, ToolRequest, layout
 
 Handler = Callable[..., Awaitable[ToolResult]]
@@ -30,9 +40,12 @@ HANDLERS: dict[str, Handler] = tool_catalog.HANDLERS
 
 
 class ToolActivities:
-    def __init__(self, s3: S3Store, store: ConversationStore) -> None:
+    def __init__(self, s3: S3Store, store: ConversationStore,
+                 mcp: McpServers | None = None) -> None:
         self.s3 = s3
         self.store = store
+        self.mcp = mcp or McpServers()
+        self.records = Records(s3)
 
     @activity.defn(name=RUN_TOOL)
     async def run_tool(self, req: ToolRequest) -> ToolOutcome:
@@ -70,6 +83,14 @@ class ToolActivities:
 
     async def _run(self, req: ToolRequest, raw: str) -> ToolOutcome:
         handler = HANDLERS.get(req.name)
+        if req.tool_record and (handler is None or req.name == "tool_search"):
+            record = await self.records.get(req.workspace.bucket, req.tool_record)
+            entry = record.tools.get(req.name)
+            if entry is not None and entry.server is not None:
+                return await self._mcp(entry, raw)
+            if req.name == "tool_search":
+                handler = functools.partial(search.tool_search,
+                                            descriptions=record.descriptions())
         if handler is None:
             return _error("unknown_tool", f"tool '{req.name}' has no implementation here")
         args, problem = parse_arguments(req.name, raw)
@@ -77,10 +98,28 @@ class ToolActivities:
             return _error("invalid_arguments", problem or "bad arguments")
         try:
             result = await handler(WorkspaceFiles(self.s3, req.workspace), args, req.limits)
-        except ToolError as e:
+        except (ToolError, PublicToolError) as e:
             return _error(e.code, str(e))
         return ToolOutcome(ok=True, summary=result.text, changed=result.changed,
                            tools_added=result.tools_added)
+
+
+    async def _mcp(self, entry: RecordedTool, raw: str) -> ToolOutcome:
+        assert entry.server is not None and entry.tool is not None
+        try:
+            args = json.loads(raw or "{}")
+        except json.JSONDecodeError as e:
+            return _error("invalid_arguments", f"not valid JSON ({e.msg}); send a JSON object")
+        if not isinstance(args, dict):
+            return _error("invalid_arguments", "the arguments must be a JSON object")
+        if entry.server not in self.mcp.names():  # a worker without it took the task
+            raise ApplicationError(f"MCP server '{entry.server}' is not declared on this "
+                                   f"worker ({self.mcp.config.source})",
+                                   type="MCPServerUnavailable")
+        answer = await self.mcp.call(entry.server, entry.tool, args)
+        if not answer.ok:
+            return _error(answer.code, answer.text)
+        return ToolOutcome(ok=True, summary=answer.text)
 
 
 def _error(code: str, message: str) -> ToolOutcome:

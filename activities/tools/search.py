@@ -47,14 +47,18 @@ def bm25(query: str, docs: dict[str, str], k1: float = 1.2, b: float = 0.75) -> 
     return sorted(scores, key=lambda s: (-s[0], s[1]))
 
 
-async def tool_search(files: WorkspaceFiles, a: ToolSearchArgs, limits: ToolLimits) -> ToolResult:
-    docs = {n: TOOLS[n].description for n in limits.deferred if n in TOOLS}
+async def tool_search(files: WorkspaceFiles, a: ToolSearchArgs, limits: ToolLimits,
+                      descriptions: dict[str, str] | None = None) -> ToolResult:
+    """`descriptions`: the job's recorded tools (MCP tools among them), else the registry's."""
+    known = descriptions if descriptions is not None else {n: s.description
+                                                            for n, s in TOOLS.items()}
+    docs = {n: known[n] for n in limits.deferred if n in known}
     if not docs:
         raise ToolError("no_deferred_tools", "there are no further tools to search")
     hits = bm25(a.query, docs)[:limits.search_results]
     if not hits:
         return ToolResult(f"No tool matches '{a.query}'. Searchable tools: "
                           f"{', '.join(sorted(docs))}")
-    lines = [f"- {name}: {TOOLS[name].description}" for _, name in hits]
+    lines = [f"- {name}: {docs[name]}" for _, name in hits]
     return ToolResult("Loaded these tools; you can call them from your next turn on:\n"
                       + "\n".join(lines), tools_added=[name for _, name in hits])

@@ -1,14 +1,15 @@
 """Domain tools of the validator job: check requirements against the graph and integrate them.
 
-`SPECS` (tool registry) and `HANDLERS` (`activities.tools.run`): execute_cypher_query,
-get_database_schema, find_similar_requirements, check_for_duplicates,
-create_requirement_node, create_fulfillment_relationship, get_entity_relationships,
-count_graph_statistics, record_decision. The graph is `graph_store.graph_store()`.
+Tools of the public API (`switchback.tool`), registered through the entry point group
+`switchback.tools` (pyproject.toml): execute_cypher_query, get_database_schema,
+find_similar_requirements, check_for_duplicates, create_requirement_node,
+create_fulfillment_relationship, get_entity_relationships, count_graph_statistics,
+record_decision. The graph is `graph_store.graph_store()`.
 
 Writes: the creating tools (create_requirement_node, create_fulfillment_relationship,
 record_decision) are the sanctioned writes and need no approval; they are idempotent, so a
 retried activity leaves the same graph. A free-form Cypher query that writes (see
-`graph_store.classify_cypher`) asks for approval and runs only with `limits.approved`, else
+`graph_store.classify_cypher`) asks for approval and runs only with `ctx.approved`, else
 `write_not_approved`; reads run in read-only transactions, so a write the detection missed
 is still refused by the engine. Each graph change of the job is logged in its workspace,
 `graph_changes.json` (deduplicated: retries add nothing); `record_decision` writes
@@ -34,9 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from activities.graph_store import GraphQueryError, classify_cypher, graph_store
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.tools.registry import ToolResult, ToolSpec
-from workflows.contract import ToolLimits
+from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
 CHANGES, DECISION = "graph_changes.json", "output/decision.json"
 MAX_ROWS = 100
@@ -161,7 +160,7 @@ async def _require(label: str, id_: str, hint: str) -> None:
         raise ToolError("not_found", f"no {label} with id '{id_}'; {hint}")
 
 
-async def _changes(files: WorkspaceFiles) -> list[dict]:
+async def _changes(files: Files) -> list[dict]:
     raw = await files.read_optional(CHANGES)
     try:
         return json.loads(raw)["changes"] if raw else []
@@ -170,35 +169,37 @@ async def _changes(files: WorkspaceFiles) -> list[dict]:
                         f"({e}); restore or delete it") from e
 
 
-async def _log(files: WorkspaceFiles, limits: ToolLimits, change: dict) -> str:
-    changes = await _changes(files)
+async def _log(ctx: ToolContext, change: dict) -> str:
+    changes = await _changes(ctx.files)
     if change not in changes:
         changes.append(change)
-    body = json.dumps({"job_id": files.ws.job_id, "changes": changes}, ensure_ascii=False,
+    body = json.dumps({"job_id": ctx.job_id, "changes": changes}, ensure_ascii=False,
                       indent=1, default=str)
-    return await files.write_text(CHANGES, body, limits.max_file_bytes)
+    return await ctx.files.write_text(CHANGES, body)
 
 
-async def _link(files: WorkspaceFiles, limits: ToolLimits, rel: str, a: tuple[str, str],
+async def _link(ctx: ToolContext, rel: str, a: tuple[str, str],
                 b: tuple[str, str]) -> tuple[bool, list[str]]:
     """MERGE (a)-[:rel]->(b) between existing nodes: (created now, changed paths)."""
     match, ids = f"MATCH (a:{a[0]} {{id: $a}}), (b:{b[0]} {{id: $b}}) ", {"a": a[1], "b": b[1]}
     if await _q(match + f"MATCH (a)-[:{rel}]->(b) RETURN a.id AS id", ids):
         return False, []
     change = {"op": "create_relationship", "type": rel, "from": a[1], "to": b[1]}
-    path = await _log(files, limits, change)  # logged first: a retry finds it logged
+    path = await _log(ctx, change)  # logged first: a retry finds it logged
     await _q(match + f"MERGE (a)-[:{rel}]->(b)", ids, write=True)
     return True, [path]
 
 
 # -- handlers --------------------------------------------------------------------------------
-async def execute_cypher_query(files: WorkspaceFiles, a: CypherQueryArgs,
-                               limits: ToolLimits) -> ToolResult:
+@tool(needs_approval=_needs_approval)
+async def execute_cypher_query(ctx: ToolContext, a: CypherQueryArgs) -> ToolResult:
+    """Run one Cypher statement on the requirements graph and get its rows (at most 100). Reads
+    run at once; a query that writes waits for a person's approval."""
     kind, detail = classify_cypher(a.query)
     if kind == "invalid":
         raise ToolError("invalid_query", detail)
     write = kind == "write"
-    if write and not limits.approved:
+    if write and not ctx.approved:
         raise ToolError("write_not_approved", f"this query writes ({detail}): free-form writes "
                         "run only when a person approves the call, and this one was not "
                         "approved. Use create_requirement_node, create_fulfillment_relationship "
@@ -210,28 +211,32 @@ async def execute_cypher_query(files: WorkspaceFiles, a: CypherQueryArgs,
         code = "write_not_approved" if "read-only" in str(e) or "AccessMode" in str(e) \
             else "cypher_error"
         raise ToolError(code, str(e)) from e
-    changed = [await _log(files, limits, {"op": "cypher_write", "query": a.query,
-                                          "params": a.params})] if write else []
+    changed = [await _log(ctx, {"op": "cypher_write", "query": a.query,
+                                "params": a.params})] if write else []
     if not rows:
         return ToolResult(f"Query ran{' (approved write)' if write else ''}: no rows.", changed)
     text = f"{min(len(rows), MAX_ROWS)} row(s), columns: {', '.join(rows[0])}\n" + "\n".join(
         json.dumps(r, ensure_ascii=False, default=str) for r in rows[:MAX_ROWS])
     if len(rows) > MAX_ROWS:
         text += f"\n[only the first {MAX_ROWS} rows; there are more: add LIMIT or aggregate]"
-    if len(text) > limits.read_max_chars:
-        text = (text[:limits.read_max_chars] + f"\n[... cut at {limits.read_max_chars} "
+    if len(text) > ctx.limits.read_max_chars:
+        text = (text[:ctx.limits.read_max_chars] + f"\n[... cut at {ctx.limits.read_max_chars} "
                 "characters: return fewer properties or rows]")
     return ToolResult(text, changed)
 
 
-async def get_database_schema(files: WorkspaceFiles, a: NoArgs,
-                              limits: ToolLimits) -> ToolResult:
+@tool
+async def get_database_schema(ctx: ToolContext, a: NoArgs) -> ToolResult:
+    """Node labels with their properties, relationship types with their ends, and notes on the
+    Cypher dialect."""
     schema = await (await graph_store()).schema()
     return ToolResult(json.dumps(schema, ensure_ascii=False, indent=1))
 
 
-async def find_similar_requirements(files: WorkspaceFiles, a: SimilarArgs,
-                                    limits: ToolLimits) -> ToolResult:
+@tool
+async def find_similar_requirements(ctx: ToolContext, a: SimilarArgs) -> ToolResult:
+    """The k existing requirements most similar to a statement (TF-IDF cosine over words and
+    word pairs), with scores."""
     ranked = await _ranked(a.statement)
     if not ranked:
         return ToolResult("The graph has no requirements yet.")
@@ -241,8 +246,10 @@ async def find_similar_requirements(files: WorkspaceFiles, a: SimilarArgs,
                       "\n".join(f"{n}. {_line(s, r)}" for n, (s, r) in enumerate(top, 1)))
 
 
-async def check_for_duplicates(files: WorkspaceFiles, a: DuplicateArgs,
-                               limits: ToolLimits) -> ToolResult:
+@tool
+async def check_for_duplicates(ctx: ToolContext, a: DuplicateArgs) -> ToolResult:
+    """Existing requirements whose similarity to a statement reaches the threshold, or the
+    closest one if none does."""
     ranked = await _ranked(a.statement)
     hits = [(s, r) for s, r in ranked if s >= a.threshold]
     if hits:
@@ -252,9 +259,11 @@ async def check_for_duplicates(files: WorkspaceFiles, a: DuplicateArgs,
     return ToolResult(f"No duplicate: no requirement reaches {a.threshold:.2f}.{closest}")
 
 
-async def create_requirement_node(files: WorkspaceFiles, a: RequirementArgs,
-                                  limits: ToolLimits) -> ToolResult:
-    job, found_or_made = files.ws.job_id, " AS job, r.statement AS statement"
+@tool
+async def create_requirement_node(ctx: ToolContext, a: RequirementArgs) -> ToolResult:
+    """Add a requirement to the graph (linked DERIVED_FROM the Regulation matching its regime).
+    Needs an id not used yet."""
+    job, found_or_made = ctx.job_id, " AS job, r.statement AS statement"
     found = await _q("MATCH (r:Requirement {id: $id}) RETURN r.created_by_job" + found_or_made,
                      {"id": a.id})
     made = found or await _q(
@@ -267,34 +276,35 @@ async def create_requirement_node(files: WorkspaceFiles, a: RequirementArgs,
                         "check_for_duplicates tells whether it is the same requirement")
     # logged also when it exists from an earlier attempt: a retry after a crash between the
     # MERGE and the log still logs it, and the log deduplicates
-    changed = [await _log(files, limits, {"op": "create_node", "label": "Requirement",
-                                          "id": a.id})]
+    changed = [await _log(ctx, {"op": "create_node", "label": "Requirement", "id": a.id})]
     what = (f"Requirement {a.id} already exists, created by this job, with statement "
             f"{made[0]['statement']!r}; nothing changed" if found
             else f"Created Requirement {a.id}")
     regulation = await _q("MATCH (g:Regulation) WHERE g.id = $r OR g.name = $r "
                           "RETURN g.id AS id", {"r": a.regime})
     if regulation:
-        made_link, paths = await _link(files, limits, "DERIVED_FROM", ("Requirement", a.id),
+        made_link, paths = await _link(ctx, "DERIVED_FROM", ("Requirement", a.id),
                                        ("Regulation", regulation[0]["id"]))
         changed += paths
         what += f"; DERIVED_FROM Regulation {regulation[0]['id']}" if made_link else ""
     return ToolResult(what + ".", sorted(set(changed)))
 
 
-async def create_fulfillment_relationship(files: WorkspaceFiles, a: FulfillmentArgs,
-                                          limits: ToolLimits) -> ToolResult:
+@tool
+async def create_fulfillment_relationship(ctx: ToolContext, a: FulfillmentArgs) -> ToolResult:
+    """Record that an existing Control fulfills an existing Requirement."""
     await _require("Control", a.control_id, "list them with execute_cypher_query("
                    "'MATCH (c:Control) RETURN c.id, c.name')")
     await _require("Requirement", a.requirement_id, "create it with create_requirement_node")
-    made, changed = await _link(files, limits, "FULFILLS", ("Control", a.control_id),
+    made, changed = await _link(ctx, "FULFILLS", ("Control", a.control_id),
                                 ("Requirement", a.requirement_id))
     edge = f"(:Control {a.control_id})-[:FULFILLS]->(:Requirement {a.requirement_id})"
     return ToolResult(f"Created {edge}." if made else f"{edge} already exists.", changed)
 
 
-async def get_entity_relationships(files: WorkspaceFiles, a: EntityArgs,
-                                   limits: ToolLimits) -> ToolResult:
+@tool
+async def get_entity_relationships(ctx: ToolContext, a: EntityArgs) -> ToolResult:
+    """A node by id with its properties and all its incoming and outgoing relationships."""
     node = await _q("MATCH (n {id: $id}) RETURN n", {"id": a.id})
     if not node:
         raise ToolError("not_found", f"no node with id '{a.id}'")
@@ -312,8 +322,10 @@ async def get_entity_relationships(files: WorkspaceFiles, a: EntityArgs,
     return ToolResult("\n".join(lines))
 
 
-async def count_graph_statistics(files: WorkspaceFiles, a: NoArgs,
-                                 limits: ToolLimits) -> ToolResult:
+@tool
+async def count_graph_statistics(ctx: ToolContext, a: NoArgs) -> ToolResult:
+    """Counts of nodes and relationships by type, requirements by regime, requirements no
+    control fulfills."""
     schema = await (await graph_store()).schema()
     lines = ["Nodes:"]
     for label in schema["nodes"]:
@@ -328,7 +340,7 @@ async def count_graph_statistics(files: WorkspaceFiles, a: NoArgs,
     uncovered = await _q("MATCH (r:Requirement) OPTIONAL MATCH (c:Control)-[:FULFILLS]->(r) "
                          "WITH r, count(c) AS k WHERE k = 0 RETURN count(r) AS n")
     mine = await _q("MATCH (r:Requirement) WHERE r.created_by_job = $job RETURN count(r) AS n",
-                    {"job": files.ws.job_id})
+                    {"job": ctx.job_id})
     lines += ["Requirements by regime: " + ", ".join(f"{r['regime']}: {r['n']}"
                                                      for r in regimes),
               f"Requirements without a fulfilling control: {uncovered[0]['n']}",
@@ -336,8 +348,10 @@ async def count_graph_statistics(files: WorkspaceFiles, a: NoArgs,
     return ToolResult("\n".join(lines))
 
 
-async def record_decision(files: WorkspaceFiles, a: DecisionArgs,
-                          limits: ToolLimits) -> ToolResult:
+@tool
+async def record_decision(ctx: ToolContext, a: DecisionArgs) -> ToolResult:
+    """Record the decision on a requirement (accept; duplicate, with duplicate_of, which also
+    links it DUPLICATE_OF; reject) in output/decision.json."""
     if (a.decision == "duplicate") != (a.duplicate_of is not None):
         raise ToolError("invalid_arguments", "duplicate_of goes with decision 'duplicate', "
                         "and only with it")
@@ -349,11 +363,12 @@ async def record_decision(files: WorkspaceFiles, a: DecisionArgs,
                        "create_requirement_node first, then link it as a duplicate")
         await _require("Requirement", a.duplicate_of, "check the id with "
                        "find_similar_requirements")
-        _, changed = await _link(files, limits, "DUPLICATE_OF", ("Requirement", a.requirement_id),
+        _, changed = await _link(ctx, "DUPLICATE_OF", ("Requirement", a.requirement_id),
                                  ("Requirement", a.duplicate_of))
     elif a.decision == "accept":
         await _require("Requirement", a.requirement_id, "create it with "
                        "create_requirement_node before accepting it")
+    files = ctx.files
     raw = await files.read_optional(DECISION)
     try:
         earlier = json.loads(raw).get("decisions", []) if raw else []
@@ -363,35 +378,9 @@ async def record_decision(files: WorkspaceFiles, a: DecisionArgs,
              "duplicate_of": a.duplicate_of, "reason": a.reason,
              "recorded_at": datetime.now(UTC).isoformat(timespec="seconds")}
     decisions = [d for d in earlier if d.get("requirement_id") != a.requirement_id] + [entry]
-    doc: dict[str, Any] = {"job_id": files.ws.job_id, **entry, "decisions": decisions,
+    doc: dict[str, Any] = {"job_id": ctx.job_id, **entry, "decisions": decisions,
            "graph_changes": await _changes(files)}
-    path = await files.write_text(DECISION, json.dumps(doc, ensure_ascii=False, indent=1),
-                                  limits.max_file_bytes)
+    path = await files.write_text(DECISION, json.dumps(doc, ensure_ascii=False, indent=1))
     return ToolResult(f"Recorded '{a.decision}' for {a.requirement_id} in {path} "
                       f"({len(doc['graph_changes'])} graph change(s) by this job so far).",
                       changed + [path])
-
-
-SPECS = [
-    ToolSpec("execute_cypher_query", "Run one Cypher statement on the requirements graph and "
-             "get its rows (at most 100). Reads run at once; a query that writes waits for a "
-             "person's approval.", CypherQueryArgs, needs_approval=_needs_approval),
-    ToolSpec("get_database_schema", "Node labels with their properties, relationship types "
-             "with their ends, and notes on the Cypher dialect.", NoArgs),
-    ToolSpec("find_similar_requirements", "The k existing requirements most similar to a "
-             "statement (TF-IDF cosine over words and word pairs), with scores.", SimilarArgs),
-    ToolSpec("check_for_duplicates", "Existing requirements whose similarity to a statement "
-             "reaches the threshold, or the closest one if none does.", DuplicateArgs),
-    ToolSpec("create_requirement_node", "Add a requirement to the graph (linked DERIVED_FROM "
-             "the Regulation matching its regime). Needs an id not used yet.", RequirementArgs),
-    ToolSpec("create_fulfillment_relationship", "Record that an existing Control fulfills an "
-             "existing Requirement.", FulfillmentArgs),
-    ToolSpec("get_entity_relationships", "A node by id with its properties and all its "
-             "incoming and outgoing relationships.", EntityArgs),
-    ToolSpec("count_graph_statistics", "Counts of nodes and relationships by type, "
-             "requirements by regime, requirements no control fulfills.", NoArgs),
-    ToolSpec("record_decision", "Record the decision on a requirement (accept; duplicate, with "
-             "duplicate_of, which also links it DUPLICATE_OF; reject) in output/decision.json.",
-             DecisionArgs),
-]
-HANDLERS = {spec.name: globals()[spec.name] for spec in SPECS}

@@ -2,7 +2,8 @@
 
     python -m tests.histories.record [TAG]
 
-Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure.
+Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure, and
+(from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time).
 CI replays every committed file against the current workflow code
 (tests/test_committed_histories.py). Record with a TAG (files `<scenario>.<TAG>.json`)
 after a change guarded by `workflow.patched`, keeping the older files: they prove that
@@ -19,7 +20,10 @@ from pathlib import Path
 
 from temporalio.client import WorkflowFailureError
 
+from activities.tools.mcp_config import parse
+from activities.tools.mcp_sessions import McpServers
 from bench.harness import bench_stack
+from devstack.processes import venv_bin
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from workflows.contract import ApproveRequest, JobInput, JobResult
@@ -33,7 +37,9 @@ GATED = {"extends": "creator", "approval_required": ["delete_file"],
 
 async def record() -> None:
     async with bench_stack() as b:
-        async with running_worker(b.client, "record"):
+        mcp = McpServers(parse({"servers": {"time": {"command": venv_bin("mcp-server-time")}}},
+                               "record"))
+        async with running_worker(b.client, "record", mcp=mcp):
             async def start(name: str, script: list[dict], config="creator"):
                 b.model.set_script(name, script)
                 return await b.client.start_workflow(
@@ -75,7 +81,14 @@ async def record() -> None:
             except WorkflowFailureError:
                 pass
 
-            for handle in (plain, rewind, approval, failure):
+            mcp_job = await start("mcp", bootstrap() + [
+                step(call("time__get_current_time", timezone="UTC")),
+                step(call("write_file", path="now.json", content="{{last_tool_result}}"))]
+                + tactical(5) + full_job(1)[-4:],
+                {"extends": "creator", "tools": {"domain": ["time.get_current_time"]}})
+            await mcp_job.result()
+
+            for handle in (plain, rewind, approval, failure, mcp_job):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

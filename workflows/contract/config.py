@@ -203,3 +203,6 @@ class ResolvedConfig(BaseModel):
     instructions: str | None = None  # the job folder's instructions.md, if any
     documents: list[str] = []  # the config's default documents (paths in `folder`)
     folder: str | None = None  # the job's config folder under configs/ (None: inline only)
+    # set by `list_tools` at the job's start: the S3 key of the job's tool record (the
+    # schemas the model sees); `config.tools` & co. then hold the names the model calls
+    tool_record: str = ""

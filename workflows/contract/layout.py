@@ -15,7 +15,8 @@ What only switchback touches (never reachable through a model tool):
     .switchback/conversations/<conversation>/{system.md,summary.md,<n:06d>.json}
     .switchback/snapshots/phase_<n>.json    .switchback/blobs/<etag>
     .switchback/config.json                 .switchback/rerun.json
-    .switchback/owner.json
+    .switchback/owner.json                  .switchback/tools/<tag>.json (the tools the job
+                                            may use, as the model sees them)
 
 What the model may read but not write or delete (`WORKFLOW_OWNED`; the workflow's own
 writes pass `system=True` to the workspace store):
@@ -95,6 +96,12 @@ def blobs_dir() -> str:
 
 def blob_path(etag: str) -> str:
     return f"{INTERNAL}/blobs/{etag}"
+
+
+def tool_record_path(tag: str) -> str:
+    """Written once per job by `list_tools` (`tag`: run and attempt, so a late attempt the
+    workflow did not accept never replaces the record it did)."""
+    return f"{INTERNAL}/tools/{tag}.json"
 
 
 CONFIG_RECORD = f"{INTERNAL}/config.json"

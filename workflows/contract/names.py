@@ -27,6 +27,7 @@ SUMMARIZE = "summarize_conversation"
 RUN_TOOL = "run_tool"
 READ_REQUIREMENTS = "read_requirements"
 READ_DECISION = "read_decision"
+LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
 
 # Tools the workflow itself carries out (they change the strategy's state).
 CONTROL_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})

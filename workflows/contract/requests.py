@@ -119,6 +119,7 @@ class ModelRequest(BaseModel):
     # the previous conversation's last messages (results of the turn that ended its phase)
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
+    tool_record: str = ""  # S3 key of the job's tool record ("": the worker's own schemas)
 
 
 class Usage(BaseModel):
@@ -191,6 +192,19 @@ class ToolRequest(BaseModel):
     # a result this short is not stored here but returned whole (`stored` False): the
     # workflow hands it to the next model call, which stores it while the model answers
     inline_max_chars: int = 0
+    tool_record: str = ""  # S3 key of the job's tool record (MCP tools, tool_search)
+
+
+class ListToolsRequest(BaseModel):
+    """Input of `list_tools`: every tool name and glob the job's config uses."""
+
+    workspace: WorkspaceRef
+    entries: list[str]
+
+
+class ToolListing(BaseModel):
+    record: str  # S3 key of the job's tool record (`layout.tool_record_path`)
+    names: dict[str, list[str]]  # config entry -> the names the model calls
 
 
 class ToolOutcome(BaseModel):

@@ -1,0 +1,80 @@
+"""The job's tools, resolved once at its start (patch `tool-listing`).
+
+A config names tools by name or glob: Python tools (`cite_document`, `word_count`) and MCP
+tools (`time.get_current_time`, `git.*`). The `list_tools` activity, on the tools queue
+where the MCP servers are, resolves every entry to the names the model calls
+(`time__get_current_time`) and writes the job's tool record (the schemas the model will
+see) to the workspace. This module asks for it and puts the answer in the resolved config:
+every tool list, `approval_required` and `breakers.exempt_tools` then hold wire names, and
+`tool_record` the record's key, which model and tool activities read. The config is
+carried across continue-as-new and into reruns, so the job never lists again.
+
+Jobs started before this change (histories without the patch marker) keep their config as
+it was: their tool names are the Python tools' own, and workers use their registry.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, is_cancelled_exception
+
+with workflow.unsafe.imports_passed_through():
+    from workflows.contract import (
+        LIST_TOOLS,
+        ListToolsRequest,
+        ResolvedConfig,
+        ToolListing,
+        WorkspaceRef,
+    )
+    from workflows.contract.config import JobConfig
+    from workflows.failures import StepFailed, cause_of
+
+TOOL_LISTING = "tool-listing"  # patch: list_tools at the job's start
+ALWAYS = ["tool_search"]  # offered whenever a config defers tools
+
+
+def entries(c: JobConfig) -> list[str]:
+    """Every tool name and glob the config uses, in order."""
+    t = c.tools
+    return list(dict.fromkeys([*t.workspace, *t.strategic, *t.tactical, *t.domain, *t.deferred,
+                               *ALWAYS, *c.approval_required, *c.breakers.exempt_tools]))
+
+
+def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
+    """`cfg` with each entry replaced by the wire names it resolved to."""
+    def names(entries: list[str]) -> list[str]:
+        return list(dict.fromkeys(w for e in entries for w in listing.names.get(e, [e])))
+    c = cfg.config
+    tools = c.tools.model_copy(update={k: names(getattr(c.tools, k)) for k in (
+        "workspace", "strategic", "tactical", "domain", "deferred")})
+    config = c.model_copy(update={
+        "tools": tools, "approval_required": names(c.approval_required),
+        "breakers": c.breakers.model_copy(update={"exempt_tools": names(c.breakers.exempt_tools)})})
+    return cfg.model_copy(update={"config": config, "tool_record": listing.record})
+
+
+async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig | None:
+    """The config with its tools resolved and recorded; None for a job from before the
+    patch. Raises StepFailed when a name resolves to nothing or a server does not start
+    (after the tool retry rules)."""
+    if not workflow.patched(TOOL_LISTING):
+        return None
+    c = cfg.config
+    try:
+        listing: ToolListing = await workflow.execute_activity(
+            LIST_TOOLS, ListToolsRequest(workspace=ws, entries=entries(c)),
+            result_type=ToolListing, task_queue=c.task_queues.tools, summary="list tools",
+            start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
+            retry_policy=RetryPolicy(
+                initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
+                backoff_coefficient=c.retries.tool_backoff,
+                maximum_attempts=c.retries.tool_attempts))
+    except ActivityError as e:
+        if is_cancelled_exception(e):
+            raise
+        raise StepFailed(f"config '{cfg.name}': tools: {cause_of(e)}", "tools_unavailable") \
+            from e
+    return apply(cfg, listing)
