@@ -9,12 +9,14 @@ Contract:
   script. No script -> HTTP 400; script exhausted -> HTTP 400 naming the job and step count.
 * ``X-Switchback-Call`` is an idempotency key: the first request with a key binds the job's next
   step and later requests of that job with the same key get the identical response (same ids)
-  without consuming a step. An ``error`` step is answered once and not bound, so a retry with the
-  same key advances to the following step. Requests without a key always consume a step.
+  without consuming a step. An ``error`` step (and a step with ``bind: false``) is answered once
+  and not bound, so a retry with the same key advances to the following step. Requests without
+  a key always consume a step.
 * A step is a dict with ``tool_calls`` (list of ``{name, arguments, id?}``; dict/list arguments
-  are JSON-encoded, a string is sent verbatim), ``content``, or ``error`` (``{status,
-  retry_after?, message?, type?, code?}``), plus optional ``latency_ms``, ``usage`` and
-  ``finish_reason``. Steps are validated when set; problems raise ``ValueError`` naming the step.
+  are JSON-encoded, a string is sent verbatim), ``content``, ``error`` (``{status,
+  retry_after?, message?, type?, code?}``) or ``raw`` (a 200 body as it is: a string verbatim,
+  a mapping or list JSON-encoded), plus optional ``latency_ms``, ``usage``, ``finish_reason``
+  and ``bind``. Steps are validated when set; problems raise ``ValueError`` naming the step.
   A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
   the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
@@ -49,7 +51,7 @@ class _Binding:
     completion_id: str
     created: int
     call_ids: list[str]
-    body: dict[str, Any] | None = None  # rendered once, then replayed verbatim
+    body: Any = None  # rendered once, then replayed verbatim
 
 
 @dataclass
@@ -143,7 +145,7 @@ class ScriptedModelServer:
             self._jobs.clear()
 
     def _complete(self, body: dict[str, Any], job_id: str,
-                 call_key: str | None) -> tuple[dict[str, Any], float]:
+                 call_key: str | None) -> tuple[Any, float]:
         """Answer one chat completion: (response body, step latency ms) or raise _HTTPError."""
         with self._lock:
             job = self._jobs.get(job_id)
@@ -168,8 +170,8 @@ class ScriptedModelServer:
                     raise self._step_error(step)
                 binding = _Binding(step, f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()),
                                    [c["id"] or f"call_{uuid.uuid4().hex[:24]}"
-                                    for c in step["tool_calls"]])
-                if call_key is not None:
+                                    for c in step.get("tool_calls", [])])
+                if call_key is not None and step.get("bind", True):
                     job.bindings[call_key] = binding
             if binding.body is not None:
                 return binding.body, binding.step["latency_ms"]
@@ -200,8 +202,10 @@ class ScriptedModelServer:
                           err.get("type"), err.get("code"), headers, step["latency_ms"])
 
     @staticmethod
-    def _render(binding: _Binding, request: dict[str, Any]) -> dict[str, Any]:
+    def _render(binding: _Binding, request: dict[str, Any]) -> Any:
         step = binding.step
+        if "raw" in step:
+            return step["raw"]
         message: dict[str, Any] = {"role": "assistant", "content": step["content"]}
         if step["tool_calls"]:
             message["tool_calls"] = [
@@ -247,7 +251,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("POST")
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        data = (payload.encode("utf-8", "surrogatepass") if isinstance(payload, str)
+                else json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
