@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
@@ -56,7 +56,7 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, job_failed
+    from workflows.failures import TYPED_FAILURES, StepFailed, job_failed, unexpected
     from workflows.metrics import count_trip, log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
@@ -136,8 +136,11 @@ class AgentJob:
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
-            await self._settle(self.strategy.interrupt("cancel",
-                                                       "cancelled by a Temporal cancel request"))
+            try:
+                await self._settle(self.strategy.interrupt(
+                    "cancel", "cancelled by a Temporal cancel request"))
+            except StepFailed as failed:  # its archive could not be written
+                raise job_failed(failed.what, failed.code) from e
             self._publish()
             raise
         self.progress.status = result.status
@@ -152,9 +155,9 @@ class AgentJob:
                 f"job id {job_id!r} cannot name a workspace: use 1-200 letters, digits, '.', "
                 "'_' or '-', not starting with '.' (the id is the job's S3 prefix)",
                 type=JOB_FAILED_ERROR, non_retryable=True)
-        step = await (self._resume(job.carry) if job.carry else self._start(job))
-        while True:
-            try:
+        try:
+            step = await (self._resume(job.carry) if job.carry else self._start(job))
+            while True:
                 step = await self._boundary(step, job)
                 if isinstance(step, CallModel):
                     reply = await self._call_model(step)
@@ -170,8 +173,13 @@ class AgentJob:
                     return step.result
                 else:
                     await self._fail(step.what, step.code)
-            except StepFailed as e:
-                await self._fail(e.what, e.code)
+        except StepFailed as e:
+            await self._fail(e.what, e.code)
+        except Exception as e:  # a bug must fail the job, not retry the workflow task forever
+            failed = unexpected(e)
+            if failed is None or not workflow.patched(TYPED_FAILURES):
+                raise
+            await self._fail(failed.what, failed.code)
 
     async def _start(self, job: JobRun) -> NextStep:
         cfg = self.cfg = await workflow.execute_activity(
@@ -371,14 +379,12 @@ class AgentJob:
 
     # -- ending ------------------------------------------------------------------------
 
-    async def _fail(self, what: str, code: str) -> None:
+    async def _fail(self, what: str, code: str) -> NoReturn:
         ph = self._view().phase
         workflow.logger.error("job failed: %s", what, extra=log_extra(ph))
         self.progress.status, self.progress.last_error = "failed", what
-        if self.ops is not None:
-            await self.ops.write_output(layout.ERROR, {
-                "status": "failed", "code": code, "error": what,
-                "phase": ph.number if ph else None})
+        if self.ops is not None:  # S3 down: the job still fails, typed, and says so
+            what = await self.ops.record_failure(what, code, ph.number if ph else None)
         self._publish()
         raise job_failed(what, code)
 
