@@ -116,6 +116,7 @@ class ModelRequest(BaseModel):
     # the previous conversation's last messages (results of the turn that ended its phase)
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
+    max_output_chars: int = 200_000  # limits.max_output_chars
 
 
 class Usage(BaseModel):
