@@ -251,8 +251,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("POST")
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = (payload.encode("utf-8", "surrogatepass") if isinstance(payload, str)
-                else json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        if isinstance(payload, str):  # a raw body, as it is (lone surrogates: invalid UTF-8)
+            data = payload.encode("utf-8", "surrogatepass")
+        else:  # lone surrogates as \ud800 escapes, as a JSON encoder would write them
+            text = json.dumps(payload, ensure_ascii=False)
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:
+                data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))

@@ -20,9 +20,9 @@ from activities.storage import workspace as workspace_activities
 from activities.tools import registry as tool_registry
 from activities.tools import run as tools
 from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, finish, step, tactical
 from workflows.breakers import Breakers
 from workflows.failures import unexpected
-from tests.scripts import bootstrap, call, finish, step, tactical
 
 LOCAL = ["read_file", "write_file", "list_files", "search_files", "delete_file", "todo_write",
          "tool_search"]
@@ -34,7 +34,7 @@ async def failure_of(handle) -> tuple[str, dict]:
     with pytest.raises(WorkflowFailureError) as info:
         await asyncio.wait_for(handle.result(), 120)
     cause = info.value.cause
-    assert cause.type == "SwitchbackJobFailed", repr(cause)
+    assert isinstance(cause, ApplicationError) and cause.type == "SwitchbackJobFailed", cause
     return str(cause.message), cause.details[0] if cause.details else {}
 
 

@@ -114,8 +114,9 @@ def summary_text(body: bytes) -> tuple[str, dict | None]:
 
 def _content(value: Any, max_chars: int) -> str:
     if isinstance(value, list):  # content parts: keep the text ones
-        value = "".join(p.get("text") or "" for p in value
-                        if isinstance(p, dict) and isinstance(p.get("text"), str))
+        value = "".join(p if isinstance(p, str) else p["text"] for p in value
+                        if isinstance(p, str) or (isinstance(p, dict)
+                                                  and isinstance(p.get("text"), str)))
     if not isinstance(value, str):
         return "" if value is None else clean_text(str(value))[:max_chars]
     text = clean_text(value)
@@ -130,7 +131,7 @@ def _tool_calls(calls: list, max_chars: int, errors: dict[str, str]) -> list[dic
     ids: set[str] = set()
     for n, tc in enumerate(calls, 1):
         tc = tc if isinstance(tc, dict) else {}
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+        fn: dict = tc["function"] if isinstance(tc.get("function"), dict) else {}
         raw_id = tc.get("id")
         call_id = raw_id if isinstance(raw_id, str) and _ID.fullmatch(raw_id) else ""
         if not call_id or call_id in ids:

@@ -12,6 +12,7 @@ in the workspace, where the model reads what it needs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import posixpath
 
@@ -30,8 +31,8 @@ def extracted_path(source: str) -> str:
 
 async def _extract(files: WorkspaceFiles, path: str):
     data = await files.read_bytes(path)
-    try:
-        return extract_text(path, data)
+    try:  # parsing (pypdf is pure Python) runs in a thread, off the worker's event loop
+        return await asyncio.to_thread(extract_text, path, data)
     except DocumentError as e:
         raise ToolError(e.code, str(e)) from e
 
@@ -54,11 +55,11 @@ async def chunk_document(files: WorkspaceFiles, a: DocumentArgs,
     others = [e for e in manifest if e["source"] != a.path]
     start = (min(_num(e["id"]) for e in own) if own
              else max((_num(e["id"]) for e in manifest), default=0) + 1)
-    chunks = chunk_text(a.path, doc, start_index=start)
+    chunks = await asyncio.to_thread(chunk_text, a.path, doc, start_index=start)
     taken = {_num(e["id"]) for e in others}
     if any(_num(c.id) in taken for c in chunks):  # re-chunked into more pieces: append instead
         start = max(taken | {_num(e["id"]) for e in own}) + 1
-        chunks = chunk_text(a.path, doc, start_index=start)
+        chunks = await asyncio.to_thread(chunk_text, a.path, doc, start_index=start)
     changed = [await files.write_text(f"chunks/{c.id}.md", c.text, limits.max_file_bytes)
                for c in chunks]
     new_ids = {c.id for c in chunks}
