@@ -27,16 +27,23 @@ def test_there_are_histories_of_each_kind():
         assert {"plain", "rewind", "approval", "continue-as-new", "failure"} <= names, tag
 
 
+def patches(name: str) -> set[str]:
+    path = Path(__file__).parent / "histories" / name
+    history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
+    return {json.loads(p.data).get("id") for e in history.events
+            if e.marker_recorded_event_attributes.marker_name == "core_patch"
+            for ps in e.marker_recorded_event_attributes.details.values()
+            for p in ps.payloads}
+
+
+def test_a_failing_local_activity_history_takes_the_typed_failure_path():
+    assert "typed-failures" in patches("local-failure.typed-failures.json")
+    assert "typed-failures" not in patches("failure.local-ops.json")
+
+
 @pytest.mark.parametrize("patch", ["local-tool-calls", "inline-tool-results",
                                    "local-workspace-ops"])
 def test_the_newer_histories_take_the_patched_paths(patch: str):
-    def patches(name: str) -> set[str]:
-        path = Path(__file__).parent / "histories" / name
-        history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
-        return {json.loads(p.data).get("id") for e in history.events
-                if e.marker_recorded_event_attributes.marker_name == "core_patch"
-                for ps in e.marker_recorded_event_attributes.details.values()
-                for p in ps.payloads}
     assert patch in patches("plain.local-ops.json")
     assert patch not in patches("plain.json")
 
