@@ -105,6 +105,6 @@ class WorkspaceOps:
         except Exception as e:
             if not is_activity_failure(e) or not workflow.patched(TYPED_FAILURES):
                 raise
-            raise StepFailed(f"workspace operation '{summary}' failed after "
-                             f"{retries.workspace_attempts} attempts: {cause_of(e)}",
+            raise StepFailed(f"workspace operation '{summary}' failed (retried up to "
+                             f"{retries.workspace_attempts} times): {cause_of(e)}",
                              "workspace_failed") from e
