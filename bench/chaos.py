@@ -10,10 +10,12 @@ SIGKILL), SeaweedFS, the scripted model (in this process) and N `python worker.p
 2. Chaos run: the same jobs again (new ids), their scripts with ~10 % model faults in
    between (HTTP 429 with Retry-After, HTTP 500, an answer slower than the call's timeout,
    a tool call with malformed JSON - the model reads the tool error and goes on, so the
-   reference has that turn too). As the chaos jobs' model calls pass 10 %, 25 %, 45 % and
-   65 % of all, one at a time: worker 0 is SIGKILLed (and restarted, as a Deployment
+   reference has that turn too). As the chaos jobs' model calls pass 10 %, 25 %, 45 %, 65 %
+   and 75 % of all, one at a time: worker 0 is SIGKILLed (and restarted, as a Deployment
    would), SeaweedFS is SIGSTOPped for `--freeze` seconds, the Temporal dev server is
-   SIGKILLed and restarted, worker 1 is SIGKILLed (and restarted).
+   SIGKILLed and restarted, worker 1 is SIGKILLed (and restarted), and for `--jitter`
+   seconds every S3 request of the workers is held 0-4 s at random (a slow network: a
+   timed-out attempt's write can arrive after its retry's - the zombie write of issue 13).
 
 Prints: jobs completed, jobs lost (failed, or not done by the deadline), workspaces identical
 to the reference job's (every file, byte for byte, but `.switchback/`: conversations and
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import random
 import signal
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
 from activities.storage.payloads import data_converter
 from activities.storage.s3 import S3Store
@@ -52,6 +55,7 @@ from deploy.local.fleet import (
     wait_worker_started,
     worker_env,
 )
+from devstack.jitter_proxy import Jitter
 from devstack.processes import free_port
 from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3
@@ -103,10 +107,13 @@ def scripts(jobs: int, phases: int, seed: int) -> list[tuple[list[dict], list[di
     for n in range(jobs):
         rnd = random.Random(seed * 1000 + n)
         base = full_job(phases)
-        for s, st in enumerate(base):  # fixed call ids: prompts, hence token counts, repeat
+        for s, st in enumerate(base):  # fixed ids; usage fixed too: a retried call's answer
+            st["usage"] = {"prompt_tokens": 1000 + s, "completion_tokens": 50}  # has new ids
             for i, c in enumerate(st.get("tool_calls", [])):
                 c["id"] = f"c{s}_{i}"
-        chaos, ref, faults = [], [], {"429": 0, "500": 0, "timeout": 0, "malformed": 0}
+        chaos: list[dict] = []
+        ref: list[dict] = []
+        faults = {"429": 0, "500": 0, "timeout": 0, "malformed": 0}
         for s, st in enumerate(base):
             if rnd.random() < 0.10:
                 kind = rnd.choice(sorted(faults))
@@ -118,8 +125,9 @@ def scripts(jobs: int, phases: int, seed: int) -> list[tuple[list[dict], list[di
                 elif kind == "timeout":
                     chaos.append({"content": "too late", "latency_ms": SLOW_MS, "bind": False})
                 else:  # the model sees the error and goes on: the reference has it too
-                    bad = {"tool_calls": [{"name": "write_file", "id": f"m{s}",
-                                           "arguments": '{"path": "x.md", "content": '}]}
+                    bad: dict = {"tool_calls": [{"name": "write_file", "id": f"m{s}",
+                                           "arguments": '{"path": "x.md", "content": '}],
+                           "usage": {"prompt_tokens": 900 + s, "completion_tokens": 20}}
                     chaos.append(bad)
                     ref.append(bad)
             chaos.append(st)
@@ -138,7 +146,10 @@ class Stack:
                                           log_path=str(root / "temporal.log"))
         self.s3 = SeaweedS3(str(root / "s3"), access_key=ACCESS_KEY, secret_key=SECRET_KEY,
                             log_path=str(root / "s3.log"))
-        self.model = ScriptedModelServer(latency_ms=latency_ms)
+        # a retried model call gets the same answer with new tool-call ids, as from a real model
+        self.model = ScriptedModelServer(latency_ms=latency_ms, reanswer=True)
+        self.jitter: Jitter | None = None
+        self.saved_env: dict[str, str | None] = {}
         self.workers: list = []
         self.starts: list[int] = []  # processes started per worker slot (each its own log)
         self.store: S3Store | None = None
@@ -149,10 +160,14 @@ class Stack:
         await asyncio.to_thread(self.s3.start)
         await asyncio.to_thread(self.s3.ensure_bucket, PAYLOAD_BUCKET)
         self.model.start()
-        os.environ.update({"AWS_ENDPOINT_URL_S3": self.s3.endpoint_url,
-                           "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-                           "AWS_REGION": "us-east-1", "SWITCHBACK_PAYLOAD_BUCKET": PAYLOAD_BUCKET})
+        mine = {"AWS_ENDPOINT_URL_S3": self.s3.endpoint_url, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+                "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": "us-east-1",
+                "SWITCHBACK_PAYLOAD_BUCKET": PAYLOAD_BUCKET}
+        self.saved_env = {k: os.environ.get(k) for k in mine}  # put back by stop()
+        os.environ.update(mine)
         self.store = S3Store(self.s3.endpoint_url)
+        self.jitter = Jitter(self.s3.s3_port, 4.0, 1)
+        await self.jitter.start()
         self.client = await Client.connect(self.temporal.address,
                                            data_converter=data_converter(self.store))
         self.starts = [0] * self.n_workers
@@ -165,7 +180,8 @@ class Stack:
 
     def _worker(self, i: int):
         self.starts[i] += 1
-        env = worker_env(stack_env(self.temporal.port, self.s3.s3_port, self.model.port, QUEUE))
+        assert self.jitter is not None  # the workers reach S3 through the jitter proxy
+        env = worker_env(stack_env(self.temporal.port, self.jitter.port, self.model.port, QUEUE))
         return start_worker(env, self._log(i))
 
     async def kill_worker(self, i: int) -> None:
@@ -193,12 +209,19 @@ class Stack:
         for w in self.workers:
             await asyncio.to_thread(stop_worker, w)
         self.model.stop()
+        if self.jitter is not None:
+            self.jitter.close()
         if self.store is not None:
             self.store.close()
         for server in (self.s3, self.temporal):
             if server.proc is not None:  # a frozen S3 would not stop
                 os.killpg(server.proc.pid, signal.SIGCONT)
             await asyncio.to_thread(server.stop)
+        for k, v in self.saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 async def run_jobs(stack: Stack, ids: list[str], steps: list[list[dict]],
@@ -223,16 +246,42 @@ async def run_jobs(stack: Stack, ids: list[str], steps: list[list[dict]],
                 continue
             if desc.status != WorkflowExecutionStatus.RUNNING:
                 status[job_id] = desc.status.name if desc.status else "?"
+                if desc.status == WorkflowExecutionStatus.FAILED:
+                    status[job_id] += f" ({await failure(stack.client, job_id)})"
         await asyncio.sleep(1)
-    if disruptions is not None:
-        await disruptions
+    if disruptions is not None:  # jobs that end early leave a disruption unmet: not waited for
+        if not disruptions.done():
+            disruptions.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await disruptions
     return {job_id: status.get(job_id, "NOT DONE") for job_id in ids}
+
+
+async def failure(client: Client, job_id: str) -> str:
+    try:
+        await client.get_workflow_handle(job_id).result()
+    except WorkflowFailureError as e:
+        return " ".join(str(e.cause).split())[:160]
+    return "?"
 
 
 async def workspace(s3: S3Store, job_id: str) -> dict[str, bytes]:
     keys = [o.key for o in await s3.list(BUCKET, f"{job_id}/")]
     return {k.split("/", 1)[1]: await s3.get(BUCKET, k) or b"" for k in keys
             if not k.split("/", 1)[1].startswith(".switchback/")}
+
+
+def describe(path: str, mine: bytes | None, theirs: bytes | None) -> str:
+    """A differing file, and for YAML/JSON files the top-level keys that differ."""
+    if mine is None or theirs is None:
+        return f"{path} ({'missing' if mine is None else 'extra'})"
+    try:
+        a, b = yaml.safe_load(mine), yaml.safe_load(theirs)
+        keys = [f"{k}: {a.get(k)!r} vs {b.get(k)!r}" for k in sorted(set(a) | set(b))
+                if a.get(k) != b.get(k)]
+        return f"{path} ({'; '.join(keys)[:300]})"
+    except Exception:
+        return path
 
 
 def archive_duplicates(files: dict[str, bytes], reference: dict[str, bytes]) -> int:
@@ -252,7 +301,7 @@ async def retried_attempts(client: Client, job_id: str) -> int:
 
 
 async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int = 3,
-              latency_ms: int = 500, seed: int = 13, timeout: float = 900,
+              latency_ms: int = 500, seed: int = 13, timeout: float = 900, jitter: float = 15,
               state_dir: Path | None = None, out=print) -> Figures:
     plan = scripts(jobs, phases, seed)
     figures = Figures(jobs=jobs)
@@ -294,6 +343,9 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
                 await at(0.45, "Temporal SIGKILLed and restarted", stack.kill_temporal)
                 await at(0.65, "worker 1 SIGKILLed and restarted",
                          lambda: stack.kill_worker(1 % workers))
+                assert stack.jitter is not None
+                await at(0.75, f"S3 requests held 0-4 s at random for {jitter:.0f} s",
+                         lambda: stack.jitter.hold(jitter))
             out(f"chaos run: {jobs} jobs, {total} scripted answers ...")
             done = await run_jobs(stack, ids, [c for c, _, _ in plan], timeout, chaos)
             figures.seconds = time.monotonic() - t0
@@ -308,7 +360,8 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
                 differ = sorted(p for p in set(mine) | set(theirs)
                                 if mine.get(p) != theirs.get(p))
                 if differ:
-                    figures.different[job_id] = differ
+                    figures.different[job_id] = [describe(p, mine.get(p), theirs.get(p))
+                                                 for p in differ]
                 else:
                     figures.identical += 1
                 figures.duplicates += archive_duplicates(mine, theirs)
@@ -325,12 +378,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--freeze", type=float, default=20, help="seconds SeaweedFS stays stopped")
     p.add_argument("--phases", type=int, default=3, help="tactical phases per job")
     p.add_argument("--latency-ms", type=int, default=500, help="per model answer")
+    p.add_argument("--jitter", type=float, default=15,
+                   help="seconds S3 requests are held 0-4 s at random (reordered)")
     p.add_argument("--seed", type=int, default=13)
     p.add_argument("--timeout", type=float, default=900)
     args = p.parse_args(argv)
     print(f"bench.chaos - {machine_line()}")
     figures = asyncio.run(run(args.jobs, args.workers, args.freeze, args.phases,
-                              args.latency_ms, args.seed, args.timeout))
+                              args.latency_ms, args.seed, args.timeout, args.jitter))
     print("\n".join(figures.lines()))
     for job_id, paths in figures.different.items():
         print(f"  {job_id} differs from its reference in: {', '.join(paths[:8])}")

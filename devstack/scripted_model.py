@@ -9,8 +9,10 @@ Contract:
   script. No script -> HTTP 400; script exhausted -> HTTP 400 naming the job and step count.
 * ``X-Switchback-Call`` is an idempotency key: the first request with a key binds the job's next
   step and later requests of that job with the same key get the identical response (same ids)
-  without consuming a step. An ``error`` step (and a step with ``bind: false``) is answered once
-  and not bound, so a retry with the same key advances to the following step. Requests without
+  without consuming a step (``reanswer=True``, ``--reanswer``: the same step again, but with new
+  tool-call ids ``<id>r<n>``, as a real model asked again would answer). An ``error`` step (and a
+  step with ``bind: false``) is answered once and not bound, so a retry with the same key
+  advances to the following step. Requests without
   a key always consume a step.
 * A step is a dict with ``tool_calls`` (list of ``{name, arguments, id?}``; dict/list arguments
   are JSON-encoded, a string is sent verbatim), ``content``, ``error`` (``{status,
@@ -52,6 +54,7 @@ class _Binding:
     created: int
     call_ids: list[str]
     body: Any = None  # rendered once, then replayed verbatim
+    repeats: int = 0  # requests after the first with the same call key
 
 
 @dataclass
@@ -82,12 +85,14 @@ class ScriptedModelServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  default_script: list[dict] | None = None, latency_ms: int = 0,
-                 script_map: dict[str, list[dict]] | None = None) -> None:
+                 script_map: dict[str, list[dict]] | None = None,
+                 reanswer: bool = False) -> None:
         self.host, self.port = host, port
         self._default = validate_script(default_script) if default_script is not None else None
         # job-id suffix -> script, for jobs nobody set a script for (e.g. pipeline children)
         self._by_suffix = {k: validate_script(v) for k, v in (script_map or {}).items()}
         self._latency_ms = latency_ms
+        self._reanswer = reanswer
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
         self._httpd: ThreadingHTTPServer | None = None
@@ -173,6 +178,10 @@ class ScriptedModelServer:
                                     for c in step.get("tool_calls", [])])
                 if call_key is not None and step.get("bind", True):
                     job.bindings[call_key] = binding
+            elif self._reanswer:  # asked again: the same step, with new call ids
+                binding.repeats += 1
+                binding = _Binding(binding.step, binding.completion_id, binding.created,
+                                   [f"{c}r{binding.repeats}" for c in binding.call_ids])
             if binding.body is not None:
                 return binding.body, binding.step["latency_ms"]
         rendered = self._render(binding, body)  # token counting happens outside the lock
@@ -324,6 +333,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8400)
     parser.add_argument("--script", help="YAML script used as the default script of every job")
     parser.add_argument("--latency-ms", type=int, default=0)
+    parser.add_argument("--reanswer", action="store_true", help="a repeated call key gets the "
+                        "same step with new tool-call ids (as a real model asked again)")
     parser.add_argument("--script-map", help="YAML mapping of job-id suffix -> script "
                         "(steps), for jobs without a script of their own")
     args = parser.parse_args(argv)
@@ -333,7 +344,7 @@ def main(argv: list[str] | None = None) -> None:
         with open(args.script_map, encoding="utf-8") as f:
             script_map = yaml.safe_load(f)
     server = ScriptedModelServer(args.host, args.port, script, args.latency_ms,
-                                 script_map).start()
+                                 script_map, args.reanswer).start()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -13,9 +13,11 @@ Conditional writes fence late ("zombie") activity attempts: `put(..., if_none_ma
 creates a key only if it does not exist, `put(..., if_match=etag)` replaces only the
 version this attempt saw, `delete(..., if_match=etag)` likewise; a failed condition
 raises `PreconditionFailed`. `copy(..., source_etag=...)` copies only that version. These
-are S3's If-None-Match / If-Match headers on PUT (AWS since 2024, MinIO, SeaweedFS >= 3.8x
-enforce them; tests/test_s3_conditions.py checks the server in use) and
-x-amz-copy-source-if-match on copies.
+are S3's If-None-Match / If-Match headers on PUT and DELETE (AWS S3, MinIO, Ceph and
+SeaweedFS enforce them; tests/test_s3_conditions.py checks the server in use) and
+x-amz-copy-source-if-match on copies. AWS answers If-Match on a missing key with 404, others
+with 412: both are PreconditionFailed here. Concurrent conditional requests AWS answers
+with 409 are retried.
 """
 
 from __future__ import annotations
@@ -136,7 +138,11 @@ class S3Store:
             r = self._client.put_object(Bucket=bucket, Key=key, Body=data,
                                         ContentType=content_type, **cond)
             return str(r.get("ETag", "")).strip('"')
-        except (ClientError, BotoCoreError) as e:
+        except ClientError as e:
+            if "IfMatch" in cond and _code(e) in _MISSING:  # AWS: If-Match, no such key
+                raise PreconditionFailed(f"S3 {key}: no such key to match") from e
+            raise _unavailable(e) from e
+        except BotoCoreError as e:
             raise _unavailable(e) from e
 
     async def delete(self, bucket: str, key: str, *, if_match: str | None = None) -> None:
@@ -144,7 +150,11 @@ class S3Store:
             try:
                 self._client.delete_object(Bucket=bucket, Key=key, **(
                     {"IfMatch": f'"{if_match}"'} if if_match is not None else {}))
-            except (ClientError, BotoCoreError) as e:
+            except ClientError as e:
+                if if_match is not None and _code(e) in _MISSING:
+                    raise PreconditionFailed(f"S3 {key}: no such key to match") from e
+                raise _unavailable(e) from e
+            except BotoCoreError as e:
                 raise _unavailable(e) from e
         await self._run(op)
 
