@@ -50,7 +50,7 @@ from activities.model.prompt import (
 )
 from activities.model.replies import assistant_message, summary_text
 from activities.model.tokens import OFF_LOOP_CHARS, count_messages_async, count_text, prompt_facts
-from activities.storage.conversations import ConversationStore, summary_name
+from activities.storage.conversations import ConversationStore
 from activities.storage.files import WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed
 from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
@@ -222,7 +222,7 @@ class ModelActivities:
             text, usage = "", None
         if not text:  # keep going without a model summary rather than fail the job
             text = fallback_summary(history[req.done:cut])
-        text = await self.store.put_text_once(ws, conv, summary_name(cut), text)
+        text = await self.store.put_text_once(ws, conv, layout.summary_name(cut), text)
         record = (f"# Summary of {conv}, messages 0-{cut - 1}\n\n{text}\n")
         await WorkspaceFiles(self.store.s3, ws).write_once(req.record_path, record)
         if usage is None:

@@ -36,13 +36,6 @@ from dataclasses import dataclass, field
 from activities.storage.s3 import PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
 
-LEGACY_SUMMARY = "summary.md"
-
-
-def summary_name(upto: int) -> str:
-    """The running summary that folds messages 0..upto-1."""
-    return f"summary_{upto:06d}.md"
-
 
 class ConversationMissing(RuntimeError):
     """A message the workflow says exists is not in the store (retryable: it may lag)."""
@@ -50,7 +43,7 @@ class ConversationMissing(RuntimeError):
 
 @dataclass
 class _Conv:
-    texts: dict[str, str] = field(default_factory=dict)  # system.md, summary.md
+    texts: dict[str, str] = field(default_factory=dict)  # system.md, summaries
     messages: dict[int, dict] = field(default_factory=dict)
 
 
@@ -97,9 +90,9 @@ class ConversationStore:
     async def summary(self, ws: WorkspaceRef, conv: str, upto: int) -> str:
         """The running summary of messages 0..upto-1 (summary.md in older jobs)."""
         try:
-            return await self.text(ws, conv, summary_name(upto))
+            return await self.text(ws, conv, layout.summary_name(upto))
         except ConversationMissing:
-            return await self.text(ws, conv, LEGACY_SUMMARY)
+            return await self.text(ws, conv, layout.LEGACY_SUMMARY)
 
     def stage(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[str]:
         """A message the workflow made: cache it now; the returned awaitable stores it (the
