@@ -40,7 +40,9 @@ from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
 from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
-PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff")
+PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff",
+           "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested", "subjob",
+           "classify")
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
 log = logging.getLogger(__name__)
 
@@ -143,11 +145,8 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
     prompts = {k: _read(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
                for k in PROMPTS}
-    try:
-        todos = StrategicTodos.model_validate(yaml.safe_load(_read(
-            root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")))
-    except (ValidationError, yaml.YAMLError) as e:
-        raise ConfigError(f"{where}: {cfg.prompts.strategic_todos}: {_line(e)}") from e
+    todos, nested_todos = (_todos(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
+                           for k in ("strategic_todos", "nested_todos"))
     instructions = None
     documents: list[str] = []
     if job_dir is not None and job_dir.is_dir():
@@ -159,8 +158,16 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
                 raise ConfigError(f"{where}: documents: '{d}' not found in {job_dir}")
             documents.append(str(path))
     return ResolvedConfig(name=name, config=cfg, prompts=prompts, strategic_todos=todos,
-                          instructions=instructions, documents=documents,
+                          nested_todos=nested_todos, instructions=instructions,
+                          documents=documents, source=ref,
                           folder=job_dir.name if job_dir is not None else None)
+
+
+def _todos(root: Path, rel: str, where: str, field: str) -> StrategicTodos:
+    try:
+        return StrategicTodos.model_validate(yaml.safe_load(_read(root, rel, where, field)))
+    except (ValidationError, yaml.YAMLError) as e:
+        raise ConfigError(f"{where}: {rel}: {_line(e)}") from e
 
 
 def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:

@@ -35,7 +35,8 @@ def test_real_creator_config() -> None:
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
     assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization",
-                              "react", "react_kickoff"}
+                              "react", "react_kickoff", "task_nudge", "stage_kickoff", "plan",
+                              "evaluate", "step", "nested", "subjob", "classify"}
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
     assert r.strategic_todos.rewind

@@ -234,10 +234,17 @@ class AgentJob:
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
+        """The job's prefix: its id, or its folder in its parent job's (a nested child)."""
         info = workflow.info()
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=info.workflow_id,
+        prefix = info.workflow_id
+        if cfg.config.workspace.within_parent:
+            if info.parent is None:
+                self._refuse("workspace.within_parent: only a child of a nested job works in "
+                             "its parent's workspace; this job has no parent", "invalid_config")
+            prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
+        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
                                run=info.first_execution_run_id)
-        self.ops = WorkspaceOps(self.ws, cfg)
+        self.ops = WorkspaceOps(self.ws, cfg, self.steering)
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""

@@ -5,6 +5,7 @@ times with backoff. The reads and writes of phase transitions (`read_memory`,
 `load_todos`, `archive_phase`, `write_output`, `snapshot_phase`) are local
 activities, run in the workflow task by the workflow's own worker: a phase
 transition costs no activity dispatch and no extra workflow task per operation.
+`RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from workflows import child_jobs
     from workflows.contract import (
         ARCHIVE_PHASE,
         CREATE_WORKSPACE,
@@ -36,16 +38,28 @@ with workflow.unsafe.imports_passed_through():
         WriteOutputRequest,
         layout,
     )
-    from workflows.strategies.base import Archive, CheckTodos, ReadMemory, WorkspaceOp, WriteOutput
+    from workflows.steering import Steering
+    from workflows.strategies.base import (
+        Archive,
+        CheckTodos,
+        ReadFile,
+        ReadMemory,
+        RunChildren,
+        WorkspaceOp,
+        WriteOutput,
+        WriteText,
+    )
 
 LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE}
 
 
 class WorkspaceOps:
-    def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig) -> None:
+    def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig,
+                 steering: Steering | None = None) -> None:
         self.ws = ws
         self.cfg = cfg
+        self.steering = steering or Steering()  # what reaches a nested job's children
 
     async def run(self, op: WorkspaceOp) -> Any:
         """Carry out one operation a strategy asked for; its result."""
@@ -61,6 +75,14 @@ class WorkspaceOps:
             return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
                 workspace=self.ws, phase=op.phase, record=op.record), str,
                 layout.archive_path(op.phase))
+        if isinstance(op, ReadFile):
+            return await self.activity(READ_MEMORY, ReadMemoryRequest(
+                workspace=self.ws, max_chars=op.max_chars, path=op.path), str, f"read {op.path}")
+        if isinstance(op, WriteText):
+            return await self.activity(WRITE_OUTPUT, WriteOutputRequest(
+                workspace=self.ws, path=op.path, data={}, text=op.text), str, f"write {op.path}")
+        if isinstance(op, RunChildren):
+            return await child_jobs.run(op, self.ws, self.steering)
         assert isinstance(op, WriteOutput)
         return await self.write_output(op.path, op.data)
 
