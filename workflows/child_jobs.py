@@ -25,6 +25,7 @@ from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedErro
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
+        JOB_FAILED_ERROR,
         WORKFLOW_TYPE,
         JobInput,
         JobResult,
@@ -92,7 +93,8 @@ async def _child(job: ChildJob, steering: Steering, gate: asyncio.Semaphore,
                 await _signal({child_id: handle}, "pause")
             result = await handle
         except ChildWorkflowError as e:
-            return failed.model_copy(update={"error": cause_of(e)})
+            why = cause_of(e).removeprefix(f"{JOB_FAILED_ERROR}: ")
+            return failed.model_copy(update={"error": why})
         finally:
             running.pop(child_id, None)
     return failed.model_copy(update={

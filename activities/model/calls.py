@@ -167,7 +167,8 @@ class ModelActivities:
 
     async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`)."""
-        headers = {"X-Switchback-Job": req.workspace.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
+                   "X-Switchback-Call": req.call_key}
         response = await _with_heartbeat(
             self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
         if not response.choices:
@@ -234,7 +235,7 @@ class ModelActivities:
                         "extra_body": {"messages": messages}}
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
-        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(ws.job_id), "X-Switchback-Call": req.call_key}
         response = await _with_heartbeat(
             self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
         text = (response.choices[0].message.content or "").strip() if response.choices else ""

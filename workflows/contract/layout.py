@@ -109,6 +109,12 @@ def subjob_prefix(parent_id: str, child_id: str) -> str:
     return f"{parent_id}/{SUBJOBS}/{child_id}"
 
 
+def job_of(prefix: str) -> str:
+    """The job id a workspace prefix belongs to (a child's own id, not its path)."""
+    nested = split_subjob(prefix)
+    return nested[1] if nested else prefix
+
+
 def split_subjob(prefix: str) -> tuple[str, str] | None:
     """(parent id, child id) of a child's workspace prefix; None for a job's own prefix."""
     parent, sep, rest = prefix.partition("/")

@@ -33,6 +33,7 @@ from workflows.strategies.base import (
     ChildJob,
     ChildOutcome,
     Decision,
+    Interrupt,
     ReadFile,
     RunChildren,
     StrategyView,
@@ -121,10 +122,17 @@ class Nested(PhaseAlternation):
         return self._archive(phase, "completed", "", lambda: self._next_phase(
             self._strategic_phase(phase.number + 1, "transition")))
 
+    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+        """Only a cancel reaches a delegation (each child records its own end)."""
+        if self._ph().kind == "tactical":
+            self.children = [c.model_copy(update={"status": "cancelled"})
+                             if c.status == "running" else c for c in self.children]
+        return super().interrupt(what, reason, status)
+
     def _archive_extra(self, ph: Phase) -> dict[str, Any]:
         if ph.kind != "tactical":
             return {}
-        return {"children": [c.model_dump(exclude={"key"}) for c in self.children]}
+        return {"children": [c.model_dump() for c in self.children]}
 
     def _child_config(self, count: int) -> dict[str, Any]:
         """The job's config as it named it, with the children's strategy, the parent's
