@@ -14,7 +14,7 @@ from temporalio.worker import Replayer
 
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
-from tests.test_durability import worker_process, wait_started
+from tests.test_durability import wait_started, worker_process
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
 from workflows.contract import JobResult, JobState
