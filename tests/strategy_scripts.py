@@ -59,7 +59,8 @@ def plan_revise_execute(revise: bool = True, fail_step: bool = True) -> list[dic
     """Plan -> evaluation 0.5 (below 0.7) -> revised plan -> 0.9 -> steps 1, 2; step 3 fails
     once -> the rest is replanned (step 4) -> done."""
     s: list[dict] = [step(call("list_files")),
-                     step(call("submit_plan", steps=PLAN[:2], rationale="notes first"))]
+                     step(call("submit_plan", steps=PLAN[:2] if revise else PLAN,
+                               rationale="notes first"))]
     if revise:
         s += [step(call("read_file", path="instructions.md")),
               step(call("submit_evaluation", score=0.5, reasons="the report is missing")),
