@@ -14,13 +14,14 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.worker import Replayer
 
+from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_durability import wait_started, worker_process
-from tests.waits import wait_for_requests
+from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
-from workflows.contract import JobResult, JobState
+from workflows.contract import ApproveRequest, JobResult, JobState
 
 CONFIG = {"extends": "creator", "strategy": "nested",
           "phase_settings": {"min_todos": 1, "max_todos": 4},
@@ -155,8 +156,81 @@ async def test_nested_job_survives_a_killed_worker(client, task_queue, start_job
         assert await s3.get("switchback", f"{job}/subjobs/{kid}/result.md") is not None
 
 
-def child_waiting() -> list[dict]:
-    return [{**step(call("list_files")), "latency_ms": 1500}] + scripts.child(scripts.A, 1)
+async def test_children_ask_for_approvals_and_share_the_budget(client, task_queue, start_job,
+                                                               model_server, s3):
+    """A tool that needs approval waits in the child that calls it (approved on the child's
+    id); each child gets its share of what is left of the budget; the children's tokens
+    count towards the coordinator's budget, which then wraps up."""
+    job = "nested-budget"
+    parent, children = scripts.nested(job)
+    small = {"prompt_tokens": 100, "completion_tokens": 10}
+    parent[1:3] = [step(call("todo_complete", notes="explored")),  # no writes up here
+                   step(call("todo_complete", notes="planned"))]
+    parent = [{**s, "usage": small} for s in parent[:4]] + [
+        {**parent[4], "usage": {"prompt_tokens": 3000, "completion_tokens": 10}},  # over budget
+        step(call("todo_complete", notes="recorded")),  # the wrap-up phase
+        step(call("job_complete", summary="out of budget after the children",
+                  deliverables=[], confidence=0.5))]
+    model_server.set_script(job, parent)
+    for child_id, script in children.items():
+        model_server.set_script(child_id, [
+            {**s, "usage": {"prompt_tokens": 1500, "completion_tokens": 10}} for s in script])
+    config = {**CONFIG, "budget": {"max_tokens": 8000}, "approval_required": ["write_file"],
+              "nested": {"max_concurrent": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(None, job_id=job, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        for kid in (f"{job}-p2-t1", f"{job}-p2-t2"):
+            await wait_for_requests(model_server, kid, 1)
+            child = client.get_workflow_handle(kid)
+            st = await wait_state(child, lambda s: bool(s.pending_approvals))
+            await child.execute_update("approve", ApproveRequest(
+                call_id=st.pending_approvals[0].call_id, approved=True))
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == "budget_exhausted", result
+    assert result.tokens_in > 4 * 1500 + 4 * 100 + 3000  # the children's count
+    trip = state.breakers["trips"][-1]
+    assert trip["breaker"] == "budget" and "9490 tokens" in trip["message"]
+    assert state.phase.variant == "wrap_up"
+    for kid in (f"{job}-p2-t1", f"{job}-p2-t2"):
+        cfg = json.loads(await s3.get("switchback",
+                                      f"{job}/subjobs/{kid}/.switchback/config.json"))
+        assert cfg["config"]["budget"]["max_tokens"] == (8000 - 4 * 110) // 2
+        assert cfg["config"]["strategy"] == "react" and cfg["config"]["workspace"][
+            "within_parent"]
+        assert await s3.get("switchback", f"{job}/subjobs/{kid}/result.md") is not None
 
 
-__all__ = ["child_waiting"]
+async def test_nested_continues_as_new_and_reruns(client, task_queue, start_job, model_server,
+                                                  s3):
+    """The coordinator continues as new at each phase start (never with children running);
+    its children, here phase_alternation jobs, continue as new too and keep their parent's
+    workspace (the guard checks each of their runs); a rerun from the coordinator's last
+    phase answers from the recording."""
+    job = "nested-can"
+    parent, _ = scripts.nested(job)
+    model_server.set_script(job, parent)
+    for i in (1, 2):
+        model_server.set_script(f"{job}-p2-t{i}", scripts.phase_alternation())
+    config = {**CONFIG, "continue_as_new": {"every_phases": 1},
+              "nested": {"inner_strategy": "phase_alternation", "max_concurrent": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(None, job_id=job, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+        new_id = f"{job}-rerun"
+        again = await (await rerun(client, s3, "switchback", job, new_id, 3, task_queue,
+                                   True)).result()
+    assert result.status == "completed", result
+    replayer = Replayer(workflows=[AgentJob], data_converter=client.data_converter)
+    for wf_id, expected in ((job, 2), (f"{job}-p2-t1", 3), (f"{job}-p2-t2", 3)):
+        runs = [wf async for wf in client.list_workflows(f'WorkflowId="{wf_id}"')]
+        assert len(runs) == expected, wf_id
+        for wf in runs:
+            h = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+            outcome = await replayer.replay_workflow(h, raise_on_replay_failure=False)
+            assert outcome.replay_failure is None, (wf_id, outcome.replay_failure)
+    assert (await s3.get("switchback", f"{job}/subjobs/{job}-p2-t2/report.md")) is not None
+    assert again.status == "completed" and model_server.requests(new_id) == []
+    assert await s3.get("switchback", f"{new_id}/subjobs/{job}-p2-t1/report.md") is not None
