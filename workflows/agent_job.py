@@ -35,8 +35,8 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, tool_listing, tool_steps
-    from workflows.breakers import Breakers, StepFacts, cost_of
+    from workflows import breaker_steps, model_steps, tool_listing, tool_steps
+    from workflows.breakers import Breakers
     from workflows.carry import Carried, JobRun, PhaseStart, job_run
     from workflows.contract import (
         LOAD_CONFIG,
@@ -53,7 +53,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.conversation import Conversation
     from workflows.failures import StepFailed, cause_of, job_failed
-    from workflows.metrics import count_trip, log_extra, phase_started
+    from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
     from workflows.strategies.base import (
@@ -72,7 +72,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
-TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -234,17 +233,11 @@ class AgentJob:
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        """The job's prefix: its id, or its folder in its parent job's (a nested child)."""
-        info = workflow.info()
-        prefix = info.workflow_id
-        if cfg.config.workspace.within_parent:
-            if info.parent is None:
-                self._refuse("workspace.within_parent: only a child of a nested job works in "
-                             "its parent's workspace; this job has no parent", "invalid_config")
-            prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
-                               run=info.first_execution_run_id)
-        self.ops = WorkspaceOps(self.ws, cfg, self.steering)
+        try:  # the job's prefix, or its folder in its parent's workspace (nested)
+            self.ops = WorkspaceOps.of_job(cfg, self.steering)
+        except InputError as e:
+            self._refuse(str(e), "invalid_config")
+        self.ws = self.ops.ws
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""
@@ -325,24 +318,10 @@ class AgentJob:
         return turn.reply
 
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
-        """Deterministic checks after the step; trips are written to output/breakers/."""
+        """Deterministic checks after the step (workflows/breaker_steps.py)."""
         assert self.cfg and self.breakers
-        view = self._view()
-        ph, t = view.phase, view.totals
-        assert ph is not None
-        trips = self.breakers.observe(StepFacts(
-            phase=ph.number, phase_steps=ph.steps, phase_variant=ph.variant,
-            job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
-            tool_names=[c.name for c in reply.tool_calls], text=reply.content,
-            progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-            cost=cost_of(self.cfg.config.llm, t.tokens_in, t.tokens_out)))
-        first = self.breakers.state.trip_count - len(trips) + 1
-        for n, trip in enumerate(trips, first):
-            count_trip(trip.breaker, trip.action)
-            await self._workspace_ops().write_output(layout.trip_path(n), trip.model_dump())
-        for trip in sorted(trips, key=lambda t: TRIP_ORDER.index(t.action)):
-            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
-                                    extra=log_extra(ph))
+        for trip in await breaker_steps.observe(self.breakers, self._view(), reply, self.cfg,
+                                                self._workspace_ops()):
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue

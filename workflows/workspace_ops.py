@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         CreateWorkspaceRequest,
         CreateWorkspaceResult,
         DocumentSpec,
+        InputError,
         LoadTodosRequest,
         LoadTodosResult,
         ReadMemoryRequest,
@@ -60,6 +61,21 @@ class WorkspaceOps:
         self.ws = ws
         self.cfg = cfg
         self.steering = steering or Steering()  # what reaches a nested job's children
+
+    @staticmethod
+    def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
+        """This job's workspace: the prefix `<job id>/`, or `<parent id>/subjobs/<job id>/`
+        for a nested job's child (`workspace.within_parent`; InputError without a parent).
+        `run` is the job's first run: the prefix's owner the worker's guard checks."""
+        info = workflow.info()
+        prefix = info.workflow_id
+        if cfg.config.workspace.within_parent:
+            if info.parent is None:
+                raise InputError("workspace.within_parent: only a child of a nested job works "
+                                 "in its parent's workspace; this job has no parent")
+            prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
+        return WorkspaceOps(WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
+                                         run=info.first_execution_run_id), cfg, steering)
 
     async def run(self, op: WorkspaceOp) -> Any:
         """Carry out one operation a strategy asked for; its result."""
