@@ -15,7 +15,8 @@ from typing import Any
 
 import yaml
 
-_STEP_KEYS = {"tool_calls", "content", "error", "latency_ms", "usage", "finish_reason", "for_call"}
+_STEP_KEYS = {"tool_calls", "content", "error", "raw", "latency_ms", "usage", "finish_reason",
+              "for_call", "bind"}
 _CALL_KEYS = {"name", "arguments", "id"}
 _ERROR_KEYS = {"status", "retry_after", "message", "type", "code"}
 _USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
@@ -60,6 +61,17 @@ def _normalize_step(index: int, step: Any) -> dict[str, Any]:
         if not isinstance(step["for_call"], str) or not step["for_call"]:
             raise bad("for_call must be a non-empty string")
         out["for_call"] = step["for_call"]
+    if "bind" in step:
+        if not isinstance(step["bind"], bool):
+            raise bad("bind must be true or false")
+        out["bind"] = step["bind"]
+    if "raw" in step:
+        if set(step) & {"tool_calls", "content", "error", "usage", "finish_reason"}:
+            raise bad("a raw step has only raw, latency_ms, for_call and bind")
+        if not isinstance(step["raw"], str | dict | list):
+            raise bad("raw must be a string, a mapping or a list")
+        out["raw"] = step["raw"]
+        return out
     if "error" in step:
         if "tool_calls" in step or "content" in step:
             raise bad("an error step cannot also have tool_calls or content")

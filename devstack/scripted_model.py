@@ -9,12 +9,16 @@ Contract:
   script. No script -> HTTP 400; script exhausted -> HTTP 400 naming the job and step count.
 * ``X-Switchback-Call`` is an idempotency key: the first request with a key binds the job's next
   step and later requests of that job with the same key get the identical response (same ids)
-  without consuming a step. An ``error`` step is answered once and not bound, so a retry with the
-  same key advances to the following step. Requests without a key always consume a step.
+  without consuming a step (``reanswer=True``, ``--reanswer``: the same step again, but with new
+  tool-call ids ``<id>r<n>``, as a real model asked again would answer). An ``error`` step (and a
+  step with ``bind: false``) is answered once and not bound, so a retry with the same key
+  advances to the following step. Requests without
+  a key always consume a step.
 * A step is a dict with ``tool_calls`` (list of ``{name, arguments, id?}``; dict/list arguments
-  are JSON-encoded, a string is sent verbatim), ``content``, or ``error`` (``{status,
-  retry_after?, message?, type?, code?}``), plus optional ``latency_ms``, ``usage`` and
-  ``finish_reason``. Steps are validated when set; problems raise ``ValueError`` naming the step.
+  are JSON-encoded, a string is sent verbatim), ``content``, ``error`` (``{status,
+  retry_after?, message?, type?, code?}``) or ``raw`` (a 200 body as it is: a string verbatim,
+  a mapping or list JSON-encoded), plus optional ``latency_ms``, ``usage``, ``finish_reason``
+  and ``bind``. Steps are validated when set; problems raise ``ValueError`` naming the step.
   A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
   the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
@@ -53,7 +57,8 @@ class _Binding:
     completion_id: str
     created: int
     call_ids: list[str]
-    body: dict[str, Any] | None = None  # rendered once, then replayed verbatim
+    body: Any = None  # rendered once, then replayed verbatim
+    repeats: int = 0  # requests after the first with the same call key
 
 
 @dataclass
@@ -84,12 +89,14 @@ class ScriptedModelServer:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  default_script: list[dict] | None = None, latency_ms: int = 0,
-                 script_map: dict[str, list[dict]] | None = None) -> None:
+                 script_map: dict[str, list[dict]] | None = None,
+                 reanswer: bool = False) -> None:
         self.host, self.port = host, port
         self._default = validate_script(default_script) if default_script is not None else None
         # job-id suffix -> script, for jobs nobody set a script for (e.g. pipeline children)
         self._by_suffix = {k: validate_script(v) for k, v in (script_map or {}).items()}
         self._latency_ms = latency_ms
+        self._reanswer = reanswer
         self._lock = threading.Lock()
         self._jobs: dict[str, _Job] = {}
         self._httpd: ThreadingHTTPServer | None = None
@@ -147,7 +154,7 @@ class ScriptedModelServer:
             self._jobs.clear()
 
     def _complete(self, body: dict[str, Any], job_id: str,
-                 call_key: str | None) -> tuple[dict[str, Any], float]:
+                 call_key: str | None) -> tuple[Any, float]:
         """Answer one chat completion: (response body, step latency ms) or raise _HTTPError."""
         with self._lock:
             job = self._jobs.get(job_id)
@@ -172,9 +179,13 @@ class ScriptedModelServer:
                     raise self._step_error(step)
                 binding = _Binding(step, f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()),
                                    [c["id"] or f"call_{uuid.uuid4().hex[:24]}"
-                                    for c in step["tool_calls"]])
-                if call_key is not None:
+                                    for c in step.get("tool_calls", [])])
+                if call_key is not None and step.get("bind", True):
                     job.bindings[call_key] = binding
+            elif self._reanswer:  # asked again: the same step, with new call ids
+                binding.repeats += 1
+                binding = _Binding(binding.step, binding.completion_id, binding.created,
+                                   [f"{c}r{binding.repeats}" for c in binding.call_ids])
             if binding.body is not None:
                 return binding.body, binding.step["latency_ms"]
         rendered = self._render(binding, body)  # token counting happens outside the lock
@@ -204,8 +215,10 @@ class ScriptedModelServer:
                           err.get("type"), err.get("code"), headers, step["latency_ms"])
 
     @staticmethod
-    def _render(binding: _Binding, request: dict[str, Any]) -> dict[str, Any]:
+    def _render(binding: _Binding, request: dict[str, Any]) -> Any:
         step = binding.step
+        if "raw" in step:
+            return step["raw"]
         message: dict[str, Any] = {"role": "assistant", "content": step["content"]}
         if step["tool_calls"]:
             message["tool_calls"] = [
@@ -260,7 +273,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("POST")
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
+        if isinstance(payload, str):  # a raw body, as it is (lone surrogates: invalid UTF-8)
+            data = payload.encode("utf-8", "surrogatepass")
+        else:  # lone surrogates as \ud800 escapes, as a JSON encoder would write them
+            text = json.dumps(payload, ensure_ascii=False)
+            try:
+                data = text.encode()
+            except UnicodeEncodeError:
+                data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -326,6 +346,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8400)
     parser.add_argument("--script", help="YAML script used as the default script of every job")
     parser.add_argument("--latency-ms", type=int, default=0)
+    parser.add_argument("--reanswer", action="store_true", help="a repeated call key gets the "
+                        "same step with new tool-call ids (as a real model asked again)")
     parser.add_argument("--script-map", help="YAML mapping of job-id suffix -> script "
                         "(steps), for jobs without a script of their own")
     args = parser.parse_args(argv)
@@ -335,7 +357,7 @@ def main(argv: list[str] | None = None) -> None:
         with open(args.script_map, encoding="utf-8") as f:
             script_map = yaml.safe_load(f)
     server = ScriptedModelServer(args.host, args.port, script, args.latency_ms,
-                                 script_map).start()
+                                 script_map, args.reanswer).start()
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -19,9 +19,11 @@ FILES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_there_are_histories_of_each_kind():
-    """Each scenario from before the local-activity patches, after them, and after the tool
-    listing (which adds a job calling an MCP server's tool)."""
-    for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"})):
+    """Each scenario from before the local-activity patches, after them, after the tool
+    listing (which adds a job calling an MCP server's tool) and after the typed failures
+    (which add a failing local-activity tool)."""
+    for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
+                       (".typed-failures", {"local-failure"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem)}
         names = {n.removesuffix(tag) for n in names}
@@ -35,6 +37,11 @@ def patches(name: str) -> set[str]:
             if e.marker_recorded_event_attributes.marker_name == "core_patch"
             for ps in e.marker_recorded_event_attributes.details.values()
             for p in ps.payloads}
+
+
+def test_a_failing_local_activity_history_takes_the_typed_failure_path():
+    assert "typed-failures" in patches("local-failure.typed-failures.json")
+    assert "typed-failures" not in patches("failure.local-ops.json")
 
 
 @pytest.mark.parametrize("patch", ["local-tool-calls", "inline-tool-results",

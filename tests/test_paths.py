@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from activities.storage.paths import MAX_PATH_CHARS, PathError, check_path
+from activities.storage.paths import MAX_NAME_BYTES, MAX_PATH_BYTES, PathError, check_path
 
 INVALID, OUTSIDE, RESERVED = "invalid_path", "path_outside_workspace", "reserved_path"
+TOO_LONG = "path_too_long"
+LONGEST = "/".join(["x" * 127] * 4)  # 511 bytes, names of 127
 
 HOSTILE = [
     (None, INVALID),
@@ -24,7 +26,14 @@ HOSTILE = [
     ("a\\b.md", INVALID),
     ("..\\secret", INVALID),
     ("C:\\Windows\\win.ini", INVALID),
-    ("x" * (MAX_PATH_CHARS + 1), INVALID),
+    (LONGEST + "yy", TOO_LONG),
+    ("中" * 500, TOO_LONG),  # 500 characters, 1,500 bytes: S3 would refuse the key
+    ("a/" + "中" * 86, TOO_LONG),  # a name of 258 bytes
+    ("x" * (MAX_NAME_BYTES + 1), TOO_LONG),
+    ("a\ud800b.md", INVALID),  # a lone surrogate
+    ("a\u2028b.md", INVALID),  # line separator
+    ("gpj\u202e.exe", INVALID),  # right-to-left override
+    ("a\uffffb", INVALID),
     ("/etc/passwd", OUTSIDE),
     ("/", OUTSIDE),
     ("//server/share", OUTSIDE),
@@ -64,7 +73,10 @@ GOOD = [
     ("a/.switchback/x", "a/.switchback/x"),
     ("a/~b", "a/~b"),
     ("ünïcode/文件.md", "ünïcode/文件.md"),
-    ("x" * MAX_PATH_CHARS, "x" * MAX_PATH_CHARS),
+    (LONGEST + "y", LONGEST + "y"),
+    ("x" * MAX_NAME_BYTES, "x" * MAX_NAME_BYTES),
+    ("中" * 85, "中" * 85),  # 255 bytes
+    ("a/😀.md", "a/😀.md"),
 ]
 
 
@@ -108,3 +120,11 @@ def test_del_and_c1_control_characters_are_rejected(path: str) -> None:
     with pytest.raises(PathError) as info:
         check_path(path)
     assert info.value.code == INVALID
+
+
+def test_limits_are_bytes_and_the_message_says_so() -> None:
+    assert len(LONGEST.encode()) == MAX_PATH_BYTES - 1
+    with pytest.raises(PathError, match=r"1500 bytes of UTF-8 \(500 characters\)"):
+        check_path("中" * 500)
+    with pytest.raises(PathError, match="not valid Unicode"):
+        check_path("notes/\ud800.md")

@@ -90,7 +90,8 @@ async def test_a_retried_attempt_of_the_same_run_goes_on(s3):
     first = await env.run(acts.create_workspace, req)
     again = await env.run(acts.create_workspace, req)  # attempt 2 of the same run
     assert first.files == ["instructions.md", "documents/a.md", "workspace.md"]
-    assert again.files == ["instructions.md", "documents/a.md"]  # workspace.md was there
+    # the same initial files; each was created only if missing (the first attempt's stay)
+    assert again.files == ["instructions.md", "documents/a.md", "workspace.md"]
     env.info = dataclasses.replace(env.info, workflow_run_id="run-2")
     with pytest.raises(ApplicationError) as info:
         await env.run(acts.create_workspace, req)

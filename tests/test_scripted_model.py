@@ -239,3 +239,28 @@ def test_concurrent_requests_consume_distinct_steps(server: ScriptedModelServer,
     assert all(len(contents) == 1 for contents in by_key.values())
     assert len(set().union(*by_key.values())) == 20
     assert len(server.requests("j1")) == 40
+
+
+def test_reanswer_gives_a_repeated_call_new_tool_call_ids() -> None:
+    srv = ScriptedModelServer(reanswer=True).start()
+    try:
+        with OpenAI(base_url=srv.base_url, api_key="x", max_retries=0,
+                    default_headers={"X-Switchback-Job": "j1"}) as c:
+            srv.set_script("j1", [{"tool_calls": [{"name": "list_files", "id": "c1"}]},
+                                  {"content": "next"}])
+            ids = [chat(c, "k1").choices[0].message.tool_calls[0].id for _ in range(3)]
+            assert ids == ["c1", "c1r1", "c1r2"]  # the same step, asked again
+            assert chat(c, "k2").choices[0].message.content == "next"
+    finally:
+        srv.stop()
+
+
+def test_raw_and_unbound_steps(server: ScriptedModelServer, client: OpenAI) -> None:
+    server.set_script("j1", [{"raw": "<html>not json</html>", "bind": False},
+                             {"raw": {"choices": []}}])
+    r1 = client.chat.completions.with_raw_response.create(
+        model="m", messages=MESSAGES, extra_headers={"X-Switchback-Call": "k"})
+    assert r1.content == b"<html>not json</html>"
+    r2 = client.chat.completions.with_raw_response.create(  # unbound: the retry moves on
+        model="m", messages=MESSAGES, extra_headers={"X-Switchback-Call": "k"})
+    assert json.loads(r2.content) == {"choices": []}

@@ -49,10 +49,9 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         ToolOutcome,
         WorkspaceRef,
-        layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of, job_failed
+    from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, job_failed, unexpected
     from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
@@ -133,8 +132,11 @@ class AgentJob:
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
-            await self._settle(self.strategy.interrupt("cancel",
-                                                       "cancelled by a Temporal cancel request"))
+            try:
+                await self._settle(self.strategy.interrupt(
+                    "cancel", "cancelled by a Temporal cancel request"))
+            except StepFailed as failed:  # its archive could not be written
+                raise job_failed(failed.what, failed.code) from e
             self._publish()
             raise
         self.progress.status = result.status
@@ -147,9 +149,9 @@ class AgentJob:
             job = job_run(raw, workflow.info().workflow_id)
         except InputError as e:
             self._refuse(str(e), "invalid_input")
-        step = await (self._resume(job.carry) if job.carry else self._start(job))
-        while True:
-            try:
+        try:
+            step = await (self._resume(job.carry) if job.carry else self._start(job))
+            while True:
                 step = await self._boundary(step, job)
                 if isinstance(step, CallModel):
                     reply = await self._call_model(step)
@@ -165,8 +167,13 @@ class AgentJob:
                     return step.result
                 else:
                     await self._fail(step.what, step.code)
-            except StepFailed as e:
-                await self._fail(e.what, e.code)
+        except StepFailed as e:
+            await self._fail(e.what, e.code)
+        except Exception as e:  # a bug must fail the job, not retry the workflow task forever
+            failed = unexpected(e)
+            if failed is None or not workflow.patched(TYPED_FAILURES):
+                raise
+            await self._fail(failed.what, failed.code)
 
     async def _start(self, job: JobRun) -> NextStep:
         """Load the config, create the workspace. A refusal here (a bad config, a job id
@@ -191,11 +198,12 @@ class AgentJob:
         try:
             await self._workspace_ops().create(
                 instructions, job.documents if job.documents is not None else cfg.documents)
-        except ActivityError as e:
-            if is_cancelled_exception(e):
+        except (ActivityError, StepFailed) as e:
+            refused = e.__cause__ if isinstance(e, StepFailed) and e.__cause__ else e
+            if is_cancelled_exception(refused):
                 raise
             self.ops = None  # not this job's workspace (yet): no output/error.json there
-            self._refuse(cause_of(e), "workspace_refused")
+            self._refuse(cause_of(refused), "workspace_refused")
         try:  # tool names -> the names the model calls, schemas recorded (None: older jobs)
             listed = await tool_listing.resolve(cfg, self._workspace_ops().ws)
         except StepFailed as e:
@@ -371,14 +379,12 @@ class AgentJob:
 
     # -- ending ------------------------------------------------------------------------
 
-    async def _fail(self, what: str, code: str) -> None:
+    async def _fail(self, what: str, code: str) -> NoReturn:
         ph = self._view().phase
         workflow.logger.error("job failed: %s", what, extra=log_extra(ph))
         self.progress.status, self.progress.last_error = "failed", what
-        if self.ops is not None:
-            await self.ops.write_output(layout.ERROR, {
-                "status": "failed", "code": code, "error": what,
-                "phase": ph.number if ph else None})
+        if self.ops is not None:  # S3 down: the job still fails, typed, and says so
+            what = await self.ops.record_failure(what, code, ph.number if ph else None)
         self._publish()
         raise job_failed(what, code)
 

@@ -1,8 +1,21 @@
-"""How a job fails: one typed, non-retryable error, and the one-line cause of an activity error.
+"""How a job fails: one typed, non-retryable error, whatever failed.
 
 A collaborator of the orchestrator that cannot go on raises `StepFailed`; the
 orchestrator writes `output/error.json` and fails the job with `job_failed(...)`, an
-`ApplicationError` of type `SwitchbackJobFailed` that names what failed.
+`ApplicationError` of type `SwitchbackJobFailed` that names what failed. The paths:
+
+    an activity that failed for good (retries exhausted, non-retryable)   StepFailed
+    a local activity (tools.local, the workspace operations of phase
+    transitions) - the SDK raises the activity's own error, not an
+    ActivityError                                                          StepFailed
+    an exception in workflow code the loop did not expect (a bug)          `unexpected`:
+        internal_error, instead of a workflow task retried forever
+
+What is never caught: cancellation, continue-as-new (BaseExceptions), the job's own
+typed failure, and the SDK's errors about the workflow itself (nondeterminism,
+read-only context: `TemporalError`s that are not `FailureError`s) - those must reach
+the SDK. The new behaviour is behind the patch `TYPED_FAILURES`: histories recorded
+before it replay the old way (the workflow failed with the activity's error).
 """
 
 from __future__ import annotations
@@ -13,12 +26,17 @@ from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
     ChildWorkflowError,
+    FailureError,
+    TemporalError,
     TimeoutError,
     TimeoutType,
+    is_cancelled_exception,
 )
 
 from workflows.contract import JOB_FAILED_ERROR
 from workflows.contract.config import TaskQueues
+
+TYPED_FAILURES = "typed-failures"  # patch: every failure ends as SwitchbackJobFailed
 
 
 class StepFailed(Exception):
@@ -49,3 +67,28 @@ def queue_wait(queues: TaskQueues, queue: str | None) -> timedelta | None:
     the backstop when no worker polls it)."""
     seconds = queues.start_timeout(queue)
     return timedelta(seconds=seconds) if seconds else None
+
+
+def is_activity_failure(e: BaseException) -> bool:
+    """An activity or local activity that failed for good (not a cancellation)."""
+    return isinstance(e, FailureError) and not is_cancelled_exception(e)
+
+
+def unexpected(e: Exception) -> StepFailed | None:
+    """What to fail the job with for an exception the loop did not expect, or None when it
+    must go on to the SDK (cancellation, the typed failure, the SDK's own errors)."""
+    if is_cancelled_exception(e):
+        return None
+    if isinstance(e, ApplicationError) and e.type == JOB_FAILED_ERROR:
+        return None
+    if isinstance(e, TemporalError) and not isinstance(e, FailureError):
+        return None  # nondeterminism, read-only context, not in the workflow's event loop
+    if isinstance(e, FailureError):
+        return StepFailed(f"an activity failed: {cause_of(e)}", "activity_failed")
+    where = ""
+    tb = e.__traceback__
+    while tb is not None:
+        where = f" at {tb.tb_frame.f_code.co_filename.rsplit('/', 1)[-1]}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return StepFailed(f"internal error in the workflow ({type(e).__name__}{where}): "
+                      f"{' '.join(str(e).split())[:300]}", "internal_error")

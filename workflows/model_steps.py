@@ -56,7 +56,8 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        call_key=f"{conv.key}.m{conv.length}", preview_tools=c.approval_required,
                        context=c.context, summary_upto=conv.summary_upto,
                        token_ratio=conv.token_ratio, closing=closing,
-                       closing_conversation=closing_key, tool_record=cfg.tool_record)
+                       closing_conversation=closing_key, tool_record=cfg.tool_record,
+                       max_output_chars=c.limits.max_output_chars)
     reply = await _model_activity(req, step.label, cfg)
     conv.inline = []
     spent = Usage()

@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
@@ -28,7 +28,13 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of, queue_wait
+    from workflows.failures import (
+        TYPED_FAILURES,
+        StepFailed,
+        cause_of,
+        is_activity_failure,
+        queue_wait,
+    )
 
 LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
 INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
@@ -76,8 +82,9 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                 summary=label(call), start_to_close_timeout=timeout,
                 schedule_to_start_timeout=queue_wait(c.task_queues, c.task_queues.tools),
                 cancellation_type=cancel, retry_policy=retry)
-    except ActivityError as e:
-        if is_cancelled_exception(e):
+    except Exception as e:  # a local activity raises the activity's own error, not ActivityError
+        if not is_activity_failure(e) or not (isinstance(e, ActivityError)
+                                              or workflow.patched(TYPED_FAILURES)):
             raise
         raise StepFailed(f"tool '{call.name}' ({call.summary}) failed after "
                          f"{c.retries.tool_attempts} attempts: {cause_of(e, c.task_queues.tools)}",

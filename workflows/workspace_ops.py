@@ -5,6 +5,9 @@ times with backoff. The reads and writes of phase transitions (`read_memory`,
 `load_todos`, `archive_phase`, `write_output`, `snapshot_phase`) are local
 activities, run in the workflow task by the workflow's own worker: a phase
 transition costs no activity dispatch and no extra workflow task per operation.
+An operation that fails for good raises `StepFailed` ("workspace_failed"), so the job
+fails the one typed way (patch `typed-failures`; before it, the activity's error
+failed the workflow).
 `RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
 """
 
@@ -39,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
         WriteOutputRequest,
         layout,
     )
+    from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, is_activity_failure
     from workflows.steering import Steering
     from workflows.strategies.base import (
         Archive,
@@ -125,16 +129,34 @@ class WorkspaceOps:
             f"snapshot phase {phase}")
         return files
 
+    async def record_failure(self, what: str, code: str, phase: int | None) -> str:
+        """Write output/error.json; `what`, saying so if it could not be written."""
+        try:
+            await self.write_output(layout.ERROR, {"status": "failed", "code": code,
+                                                   "error": what, "phase": phase})
+        except Exception as e:
+            if not (isinstance(e, StepFailed) or is_activity_failure(e)):
+                raise
+            return f"{what} ({layout.ERROR} could not be written: {cause_of(e)})"
+        return what
+
     async def activity(self, name: str, req: Any, result_type: type, summary: str) -> Any:
         retries = self.cfg.config.retries
         timeout = timedelta(seconds=retries.workspace_timeout_seconds)
         retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                             maximum_interval=timedelta(seconds=20),
                             maximum_attempts=retries.workspace_attempts)
-        if name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS):
-            return await workflow.execute_local_activity(
+        try:
+            if name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS):
+                return await workflow.execute_local_activity(
+                    name, req, result_type=result_type, summary=summary,
+                    start_to_close_timeout=timeout, retry_policy=retry)
+            return await workflow.execute_activity(
                 name, req, result_type=result_type, summary=summary,
                 start_to_close_timeout=timeout, retry_policy=retry)
-        return await workflow.execute_activity(
-            name, req, result_type=result_type, summary=summary,
-            start_to_close_timeout=timeout, retry_policy=retry)
+        except Exception as e:
+            if not is_activity_failure(e) or not workflow.patched(TYPED_FAILURES):
+                raise
+            raise StepFailed(f"workspace operation '{summary}' failed (retried up to "
+                             f"{retries.workspace_attempts} times): {cause_of(e)}",
+                             "workspace_failed") from e

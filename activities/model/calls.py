@@ -36,7 +36,9 @@ import asyncio
 import contextlib
 import hashlib
 import json
+from collections.abc import Awaitable
 from datetime import timedelta
+from typing import TypeVar
 
 import openai
 from temporalio import activity
@@ -50,9 +52,12 @@ from activities.model.prompt import (
     summary_cut,
     transcript,
 )
-from activities.model.tokens import count_messages, count_text
+from activities.model.replies import assistant_message, summary_text
+from activities.model.tokens import OFF_LOOP_CHARS, count_messages_async, count_text, prompt_facts
 from activities.storage.conversations import ConversationStore
+from activities.storage.files import WorkspaceFiles
 from activities.storage.ownership import rerun_source
+from activities.storage.s3 import PreconditionFailed
 from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
 from activities.tools import record as tool_record
 from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
@@ -73,6 +78,8 @@ from workflows.contract.config import LlmSettings
 
 MAX_REPLY_TEXT = 2000
 PREVIEW_CHARS = 1000
+OFF_LOOP_BYTES = 4 * OFF_LOOP_CHARS  # bodies this large are parsed in a thread
+T = TypeVar("T")
 
 
 class ModelActivities:
@@ -124,14 +131,15 @@ class ModelActivities:
         ws, conv = req.workspace, req.conversation
         system = await self.store.text(ws, conv, "system.md")
         history = await self.store.messages(ws, conv, req.length)
-        summary = (await self.store.text(ws, conv, "summary.md")) if req.summary_upto else None
+        summary = (await self.store.summary(ws, conv, req.summary_upto)) if req.summary_upto \
+            else None
         messages = assemble(system, req.todo_block, summary, history, req.summary_upto,
                             req.context)
         record = (await self.records.get(ws.bucket, req.tool_record) if req.tool_record
                   else None)
         tools = (record.schemas(req.tools) if record is not None
                  else [openai_tool(n) for n in req.tools if n in TOOLS])
-        estimate = count_messages(messages, tools, req.llm.model)
+        estimate, fingerprint = await _heartbeating(prompt_facts(messages, tools, req.llm.model))
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
                 and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
@@ -147,48 +155,38 @@ class ModelActivities:
             kwargs["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
-        fingerprint = hashlib.sha256(json.dumps([messages, tools], sort_keys=True)
-                                     .encode()).hexdigest()
         stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
         if stored is None:
             stored = await self._live(req, kwargs)
         stored["_meta"] = {**stored.get("_meta", {}), "prompt_sha": fingerprint}
-        await self.store.put(ws, conv, req.length, stored)
+        # written once: if an earlier attempt of this call stored its answer (and timed out
+        # after), that answer is the one: this reply describes it, ours is dropped
+        stored, _ = await self.store.put_once(ws, conv, req.length, stored)
         u = stored["_meta"].get("usage")
         usage = Usage(**u) if u else Usage(
-            prompt_tokens=count_messages(messages, tools, req.llm.model),
-            completion_tokens=count_messages([stored], None, req.llm.model))
+            prompt_tokens=estimate,
+            completion_tokens=await _heartbeating(count_messages_async([stored], None,
+                                                                       req.llm.model)))
+        errors = stored["_meta"].get("call_errors") or {}
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
-                            tc["function"]["name"] in req.preview_tools, record)
+                            tc["function"]["name"] in req.preview_tools, record,
+                            errors.get(tc["id"]))
                  for tc in stored.get("tool_calls") or []]
         return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
                           message_index=req.length, estimated_prompt_tokens=estimate)
 
     async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
-        """Call the endpoint; the assistant message as stored (usage in `_meta`)."""
+        """Call the endpoint; the assistant message as stored (usage in `_meta`). The body
+        is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
-        response = await _with_heartbeat(
-            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
-        if not response.choices:
-            raise ApplicationError("model endpoint returned no choices", type="ModelBadResponse")
-        choice = response.choices[0]
-        msg = choice.message
-        stored: dict = {"role": "assistant", "content": msg.content or ""}
-        if msg.tool_calls:
-            stored["tool_calls"] = []
-            for tc in msg.tool_calls:
-                fn = getattr(tc, "function", None)
-                stored["tool_calls"].append({"id": tc.id, "type": "function", "function": {
-                    "name": fn.name if fn else "?", "arguments": (fn.arguments if fn else "")
-                    or ""}})
-        meta: dict = {"finish_reason": choice.finish_reason}
-        if response.usage is not None:
-            meta["usage"] = {"prompt_tokens": response.usage.prompt_tokens or 0,
-                             "completion_tokens": response.usage.completion_tokens or 0}
-        stored["_meta"] = meta
-        return stored
+        raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
+                                    .create(extra_headers=headers, **kwargs))
+        body = raw.content
+        if len(body) > OFF_LOOP_BYTES:
+            return await asyncio.to_thread(assistant_message, body, req.max_output_chars)
+        return assistant_message(body, req.max_output_chars)
 
     async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
         """The recorded job's answer at this position if it saw the very same prompt."""
@@ -208,9 +206,9 @@ class ModelActivities:
         note = {"diverged_at": {"conversation": conv, "message": req.length}, "reason": why,
                 "recorded_job": source.job_id, "mode": req.llm.replay_on_divergence}
         key = layout.key(ws.job_id, layout.RERUN_NOTE)
-        if await self.store.s3.get(ws.bucket, key) is None:
+        with contextlib.suppress(PreconditionFailed):  # the first divergence is the one
             await self.store.s3.put(ws.bucket, key, json.dumps(note).encode(),
-                                    "application/json")
+                                    "application/json", if_none_match=True)
         if req.llm.replay_on_divergence == "stop":
             raise ApplicationError(f"rerun diverged from job '{source.job_id}' at {conv} "
                                    f"message {req.length}: {why}", type="RerunDiverged",
@@ -224,7 +222,7 @@ class ModelActivities:
         cut = summary_cut(history, req.done, req.keep_recent)
         if cut <= req.done:
             return SummarizeResult(upto=req.done)
-        previous = (await self.store.text(ws, conv, "summary.md")) if req.done else ""
+        previous = (await self.store.summary(ws, conv, req.done)) if req.done else ""
         body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
                 + "## Conversation to fold into the summary\n\n"
                 + transcript(clear_tool_results(history[req.done:cut],
@@ -236,32 +234,36 @@ class ModelActivities:
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
         headers = {"X-Switchback-Job": layout.job_of(ws.job_id), "X-Switchback-Call": req.call_key}
-        response = await _with_heartbeat(
-            self.client(req.llm).chat.completions.create(extra_headers=headers, **kwargs))
-        text = (response.choices[0].message.content or "").strip() if response.choices else ""
+        raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
+                                    .create(extra_headers=headers, **kwargs))
+        try:
+            text, usage = summary_text(raw.content)
+        except ApplicationError:  # an answer we cannot read: no model summary, as below
+            text, usage = "", None
         if not text:  # keep going without a model summary rather than fail the job
             text = fallback_summary(history[req.done:cut])
-        await self.store.put_text(ws, conv, "summary.md", text)
+        text = await self.store.put_text_once(ws, conv, layout.summary_name(cut), text)
         record = (f"# Summary of {conv}, messages 0-{cut - 1}\n\n{text}\n")
-        await self.store.s3.put(ws.bucket, f"{ws.job_id}/{req.record_path}", record.encode(),
-                                "text/markdown; charset=utf-8")
-        usage = Usage(prompt_tokens=(response.usage.prompt_tokens if response.usage
-                                     else count_messages(messages, None, req.llm.model)),
-                      completion_tokens=(response.usage.completion_tokens if response.usage
-                                         else count_text(text, req.llm.model)))
-        return SummarizeResult(upto=cut, chars=len(text), usage=usage)
+        await WorkspaceFiles(self.store.s3, ws).write_once(req.record_path, record)
+        if usage is None:
+            usage = {"prompt_tokens": await _heartbeating(count_messages_async(
+                         messages, None, req.llm.model)),
+                     "completion_tokens": count_text(text, req.llm.model)}
+        return SummarizeResult(upto=cut, chars=len(text), usage=Usage(**usage))
 
 
 def _call_info(call_id: str, name: str, raw: str, preview: bool,
-               record: tool_record.ToolRecord | None = None) -> ToolCallInfo:
-    if record is not None and name not in TOOLS and name in record.tools:  # MCP tools
-        return tool_record.call_info(record, call_id, name, raw, preview)
-    args, error = parse_arguments(name, raw)
+               record: tool_record.ToolRecord | None = None,
+               problem: str | None = None) -> ToolCallInfo:
+    """What the workflow learns of one tool call; `problem`: what replies.py found wrong."""
+    if problem is None and record is not None and name not in TOOLS and name in record.tools:
+        return tool_record.call_info(record, call_id, name, raw, preview)  # MCP tools
+    args, error = (None, f"bad tool call: {problem}") if problem else parse_arguments(name, raw)
     spec = TOOLS.get(name)
     asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))
     digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
     return ToolCallInfo(
-        id=call_id, name=name, error=None if name not in TOOLS else error, digest=digest,
+        id=call_id, name=name, error=error if problem or name in TOOLS else None, digest=digest,
         args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
         summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview or asks else "",
         needs_approval=asks)
@@ -273,9 +275,9 @@ def _inline_message(m) -> dict:
     return {"role": "user", "content": m.content}
 
 
-async def _with_heartbeat(coro):
-    """Await `coro`, heartbeating meanwhile; errors become Temporal retry decisions."""
-    task = asyncio.ensure_future(coro)
+async def _heartbeating(aw: Awaitable[T]) -> T:
+    """Await `aw` (the model's answer, token counting in a thread), heartbeating meanwhile."""
+    task = asyncio.ensure_future(aw)
     interval = 2.0
     info = activity.info()
     if info.heartbeat_timeout:
@@ -286,16 +288,22 @@ async def _with_heartbeat(coro):
             if done:
                 return task.result()
             activity.heartbeat()
-    except openai.APIStatusError as e:
-        raise _translate(e) from e
-    except (openai.APITimeoutError, openai.APIConnectionError) as e:
-        raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
-                               type="ModelUnavailable") from e
     finally:
         if not task.done():
             task.cancel()
             with contextlib.suppress(BaseException):
                 await task
+
+
+async def _with_heartbeat(aw: Awaitable[T]) -> T:
+    """The model call: heartbeating, its errors become Temporal retry decisions."""
+    try:
+        return await _heartbeating(aw)
+    except openai.APIStatusError as e:
+        raise _translate(e) from e
+    except (openai.APITimeoutError, openai.APIConnectionError) as e:
+        raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
+                               type="ModelUnavailable") from e
 
 
 def _translate(e: openai.APIStatusError) -> ApplicationError:

@@ -120,7 +120,7 @@ def _calls_by_id(messages: list[dict]) -> dict[str, tuple[str, dict]]:
             fn = tc.get("function", {})
             try:
                 args = json.loads(fn.get("arguments") or "{}")
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # the model's JSON: anything goes
                 args = {}
             out[tc.get("id", "")] = (fn.get("name", "?"), args if isinstance(args, dict) else {})
     return out

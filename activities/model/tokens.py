@@ -9,6 +9,7 @@ that number is the one of record; these are estimates.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import hashlib
 import json
@@ -18,6 +19,10 @@ import tempfile
 import tiktoken
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
+# prompts with more text than this are counted (and hashed) in a thread: tiktoken releases
+# the GIL, so one job's 10 MB tool result never stalls the event loop other jobs'
+# heartbeats run on (10 MB of one repeated character takes tiktoken ~5 s)
+OFF_LOOP_CHARS = 64_000
 
 
 @functools.lru_cache(maxsize=16)
@@ -71,3 +76,33 @@ def count_messages(messages: list[dict], tools: list[dict] | None = None, model:
     if tools:
         total += count_text(json.dumps(tools), model)
     return total + 3
+
+
+def _chars(messages: list[dict]) -> int:
+    total = 0
+    for m in messages:
+        total += len(m.get("content") or "")
+        for tc in m.get("tool_calls") or []:
+            total += len(tc.get("function", {}).get("arguments") or "")
+    return total
+
+
+async def count_messages_async(messages: list[dict], tools: list[dict] | None = None,
+                               model: str = "") -> int:
+    """`count_messages`, in a thread when the messages are large."""
+    if _chars(messages) < OFF_LOOP_CHARS:
+        return count_messages(messages, tools, model)
+    return await asyncio.to_thread(count_messages, messages, tools, model)
+
+
+def _facts(messages: list[dict], tools: list[dict], model: str) -> tuple[int, str]:
+    fingerprint = hashlib.sha256(json.dumps([messages, tools], sort_keys=True)
+                                 .encode()).hexdigest()
+    return count_messages(messages, tools, model), fingerprint
+
+
+async def prompt_facts(messages: list[dict], tools: list[dict], model: str) -> tuple[int, str]:
+    """(estimated prompt tokens, sha256 of the prompt), in a thread when it is large."""
+    if _chars(messages) < OFF_LOOP_CHARS:
+        return _facts(messages, tools, model)
+    return await asyncio.to_thread(_facts, messages, tools, model)

@@ -3,14 +3,26 @@
 Layout, under the job's prefix:
 
     .switchback/conversations/<key>/system.md       the phase's system prompt
-    .switchback/conversations/<key>/summary.md      the running summary (layer 4), if any
+    .switchback/conversations/<key>/summary_<n>.md  the running summary of messages 0..n-1
+                                                    (summary.md in jobs from before)
     .switchback/conversations/<key>/000000.json     message 0 (OpenAI message dict)
     .switchback/conversations/<key>/000001.json     ...
 
-Each message is written once at an index the workflow assigned, so a retried
-activity overwrites the same object and a new worker can rebuild any
-conversation from S3. A per-process LRU cache keeps the hot path (the same
-worker running step after step) free of re-reads; a miss falls back to S3.
+Who writes what, so that a late ("zombie") activity attempt never changes a message
+the workflow built on:
+
+- messages the workflow made (kickoff, nudges, control-tool and short tool results,
+  the system prompt) are the same in every attempt: `stage`/`stage_text` write them
+  as they are, over anything there;
+- what an activity produced (the model's answer, a long tool result, a summary) is
+  written once: `put_once`/`put_text_once` create the key only if it is missing (S3
+  If-None-Match). An attempt that finds it written adopts the stored version and
+  answers from it, so the first writer wins and the workflow's view and the store
+  agree; a zombie that writes second is refused.
+
+A new worker can rebuild any conversation from S3. A per-process LRU cache keeps the
+hot path (the same worker running step after step) free of re-reads; a miss falls
+back to S3.
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
-from activities.storage.s3 import S3Store
+from activities.storage.s3 import PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
 
 
@@ -31,7 +43,7 @@ class ConversationMissing(RuntimeError):
 
 @dataclass
 class _Conv:
-    texts: dict[str, str] = field(default_factory=dict)  # system.md, summary.md
+    texts: dict[str, str] = field(default_factory=dict)  # system.md, summaries
     messages: dict[int, dict] = field(default_factory=dict)
 
 
@@ -56,10 +68,15 @@ class ConversationStore:
     def key(ws: WorkspaceRef, conv: str, name: str) -> str:
         return layout.key(ws.job_id, layout.conversation_path(conv, name))
 
-    async def put_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> None:
-        """`system.md` or `summary.md` of a conversation."""
-        await self._write_text(ws, conv, name, text)
+    async def put_text_once(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> str:
+        """Create text `name` (a summary) unless an earlier attempt did; the stored text."""
+        try:
+            await self._write_text(ws, conv, name, text, once=True)
+        except PreconditionFailed:
+            data = await self.s3.get(ws.bucket, self.key(ws, conv, name))
+            text = (data or b"").decode("utf-8", "replace")
         self._entry(ws, conv).texts[name] = text
+        return text
 
     async def text(self, ws: WorkspaceRef, conv: str, name: str) -> str:
         entry = self._entry(ws, conv)
@@ -70,27 +87,49 @@ class ConversationStore:
             entry.texts[name] = data.decode()
         return entry.texts[name]
 
-    def stage(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[None]:
-        """Cache the message now; the returned awaitable stores it (the caller awaits it
-        before it reports the message as stored)."""
-        self._entry(ws, conv).messages[index] = message
-        return self._write(ws, conv, index, message)
+    async def summary(self, ws: WorkspaceRef, conv: str, upto: int) -> str:
+        """The running summary of messages 0..upto-1 (summary.md in older jobs)."""
+        try:
+            return await self.text(ws, conv, layout.summary_name(upto))
+        except ConversationMissing:
+            return await self.text(ws, conv, layout.LEGACY_SUMMARY)
 
-    def stage_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[None]:
+    def stage(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[str]:
+        """A message the workflow made: cache it now; the returned awaitable stores it (the
+        caller awaits it before it reports the message as stored)."""
+        message, data = _encode(message)
+        self._entry(ws, conv).messages[index] = message
+        return self.s3.put(ws.bucket, self.key(ws, conv, layout.message_name(index)), data,
+                           "application/json")
+
+    def stage_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[str]:
         self._entry(ws, conv).texts[name] = text
         return self._write_text(ws, conv, name, text)
 
-    async def put(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> None:
-        await self._write(ws, conv, index, message)
-        self._entry(ws, conv).messages[index] = message
+    async def put_once(self, ws: WorkspaceRef, conv: str, index: int, message: dict, *,
+                       cache: bool = True) -> tuple[dict, bool]:
+        """Store an activity's message at `index` unless an earlier attempt did: (the stored
+        message, True if it is this one). `cache=False` for messages a later model call
+        may replace (a tool result the workflow could take inline instead)."""
+        message, data = _encode(message)
+        key = self.key(ws, conv, layout.message_name(index))
+        try:
+            await self.s3.put(ws.bucket, key, data, "application/json", if_none_match=True)
+            ours = True
+        except PreconditionFailed:
+            body = await self.s3.get(ws.bucket, key)
+            if body is None:  # written and deleted since? nothing deletes messages
+                raise ConversationMissing(f"message {index} of '{conv}' vanished") from None
+            message, ours = json.loads(body), False
+        if cache:
+            self._entry(ws, conv).messages[index] = message
+        return message, ours
 
-    def _write(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[None]:
-        return self.s3.put(ws.bucket, self.key(ws, conv, layout.message_name(index)),
-                           json.dumps(message, ensure_ascii=False).encode(), "application/json")
-
-    def _write_text(self, ws: WorkspaceRef, conv: str, name: str, text: str) -> Awaitable[None]:
-        return self.s3.put(ws.bucket, self.key(ws, conv, name), text.encode(),
-                           "text/markdown; charset=utf-8")
+    def _write_text(self, ws: WorkspaceRef, conv: str, name: str, text: str,
+                    once: bool = False) -> Awaitable[str]:
+        return self.s3.put(ws.bucket, self.key(ws, conv, name),
+                           text.encode("utf-8", "replace"), "text/markdown; charset=utf-8",
+                           if_none_match=once)
 
     async def find(self, ws: WorkspaceRef, conv: str, index: int) -> dict | None:
         """A stored message, or None (another job's recording, say); not cached."""
@@ -114,3 +153,13 @@ class ConversationStore:
                                               f"'{ws.job_id}' is missing from the store")
                 entry.messages[i] = json.loads(body)
         return [entry.messages[i] for i in range(start, length)]
+
+
+def _encode(message: dict) -> tuple[dict, bytes]:
+    """(the message, its JSON bytes); text that is not valid Unicode becomes '?'."""
+    text = json.dumps(message, ensure_ascii=False)
+    try:
+        return message, text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "replace")
+        return json.loads(data), data

@@ -7,14 +7,27 @@ archive/, output/completion.json, output/error.json, output/breakers/) are read-
 here: a write or delete gets `ToolError("read_only")`, whichever tool tries it, unless
 the store was opened with `system=True` (the workflow's own writes, in
 storage/workspace.py). `ToolError` carries a code the model can read; storage failures
-raise `StorageUnavailable` and are retried by Temporal.
+raise `StorageUnavailable` and are retried by Temporal (a key S3 refuses is a
+`ToolError` too).
+
+Writes are fenced. One `WorkspaceFiles` serves one activity attempt and remembers the
+ETag of each file as the attempt first saw it (read, or a HEAD just before its first
+write; missing counts too). A write or delete only succeeds while the file is still
+that version (S3 If-Match / If-None-Match), so an attempt that stalled past its
+timeout ("zombie") cannot overwrite what the accepted attempt - or a later step -
+wrote: its late write fails with `WorkspaceChanged`. A write that finds the very bytes
+it meant to write already there (the same step's other attempt wrote them) succeeds.
+`write_once` is for files one step creates and nobody edits (cut tool results,
+summaries): the first attempt's version stays and is returned.
 """
 
 from __future__ import annotations
 
 from activities.storage.paths import PathError, check_path
-from activities.storage.s3 import ObjectInfo, S3Store
+from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
+
+_UNSEEN = object()
 
 
 class ToolError(Exception):
@@ -25,12 +38,18 @@ class ToolError(Exception):
         self.code = code
 
 
+class WorkspaceChanged(RuntimeError):
+    """The file changed since this attempt saw it: the write is refused (retryable - a
+    live attempt retried sees the new version; a zombie's result is discarded anyway)."""
+
+
 class WorkspaceFiles:
     def __init__(self, s3: S3Store, ws: WorkspaceRef, *, system: bool = False) -> None:
         self.s3 = s3
         self.ws = ws
         self.root = f"{ws.job_id}/"
         self.system = system  # the workflow's own writes: its files are writable
+        self.seen: dict[str, str | None] = {}  # key -> ETag this attempt saw (None: missing)
 
     def writable_key(self, path: str, verb: str) -> str:
         """The key of `path` for a write or delete; read_only for the workflow's files."""
@@ -49,8 +68,16 @@ class WorkspaceFiles:
         except PathError as e:
             raise ToolError(e.code, str(e)) from e
 
+    async def _get(self, key: str) -> bytes | None:
+        try:
+            found = await self.s3.get_object(self.ws.bucket, key)
+        except KeyRejected as e:
+            raise ToolError("invalid_path", f"the storage refuses this path ({e})") from e
+        self.seen.setdefault(key, found[1] if found else None)
+        return found[0] if found else None
+
     async def read_bytes(self, path: str) -> bytes:
-        data = await self.s3.get(self.ws.bucket, self.key(path))
+        data = await self._get(self.key(path))
         if data is None:
             raise ToolError("file_not_found", f"'{path}' does not exist; list_files shows "
                             "what is there")
@@ -65,7 +92,7 @@ class WorkspaceFiles:
                             "text; use a document tool for it") from e
 
     async def read_optional(self, path: str) -> str | None:
-        data = await self.s3.get(self.ws.bucket, self.key(path))
+        data = await self._get(self.key(path))
         return None if data is None else data.decode("utf-8", errors="replace")
 
     async def write_bytes(self, path: str, data: bytes, max_bytes: int,
@@ -74,19 +101,68 @@ class WorkspaceFiles:
         if len(data) > max_bytes:
             raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
                             f"of {max_bytes} bytes; split the content into several files")
-        await self.s3.put(self.ws.bucket, key, data, content_type)
+        seen = self.seen.get(key, _UNSEEN)
+        if seen is _UNSEEN:
+            seen = await self._head(key)
+        try:
+            self.seen[key] = await self.s3.put(
+                self.ws.bucket, key, data, content_type,
+                if_none_match=seen is None, if_match=seen if isinstance(seen, str) else None)
+        except PreconditionFailed as e:
+            found = await self.s3.get_object(self.ws.bucket, key)
+            if found is None or found[0] != data:
+                raise WorkspaceChanged(f"'{path}' changed since this attempt read it; "
+                                       "not overwritten") from e
+            self.seen[key] = found[1]  # the same bytes: another attempt of this step wrote them
+        except KeyRejected as e:
+            raise ToolError("invalid_path", f"the storage refuses this path ({e})") from e
         return key[len(self.root):]
 
     async def write_text(self, path: str, text: str, max_bytes: int) -> str:
         return await self.write_bytes(path, text.encode("utf-8"), max_bytes,
                                       _content_type(path))
 
+    async def create(self, path: str, data: bytes, max_bytes: int, content_type: str) -> str:
+        """Create `path` unless it exists (then it is left as it is); its path."""
+        key = self.key(path)
+        if len(data) > max_bytes:
+            raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
+                            f"of {max_bytes} bytes")
+        try:
+            await self.s3.put(self.ws.bucket, key, data, content_type, if_none_match=True)
+        except PreconditionFailed:
+            pass
+        return key[len(self.root):]
+
+    async def write_once(self, path: str, text: str) -> str:
+        """Create `path` unless an earlier attempt did; the text that is stored."""
+        key = self.key(path)
+        try:
+            await self.s3.put(self.ws.bucket, key, text.encode("utf-8"), _content_type(path),
+                              if_none_match=True)
+            return text
+        except PreconditionFailed:
+            return (await self.s3.get(self.ws.bucket, key) or b"").decode("utf-8", "replace")
+
     async def delete(self, path: str) -> str:
         key = self.writable_key(path, "delete")
-        if await self.s3.get(self.ws.bucket, key) is None:
+        if await self._get(key) is None:
             raise ToolError("file_not_found", f"'{path}' does not exist")
-        await self.s3.delete(self.ws.bucket, key)
+        try:
+            await self.s3.delete(self.ws.bucket, key, if_match=self.seen[key])
+        except PreconditionFailed as e:
+            raise WorkspaceChanged(f"'{path}' changed since this attempt read it; not "
+                                   "deleted") from e
+        self.seen[key] = None
         return key[len(self.root):]
+
+    async def _head(self, key: str) -> str | None:
+        try:
+            etag = await self.s3.head(self.ws.bucket, key)
+        except KeyRejected as e:
+            raise ToolError("invalid_path", f"the storage refuses this path ({e})") from e
+        self.seen[key] = etag
+        return etag
 
     async def list(self, folder: str = "", limit: int = 10_000) -> list[ObjectInfo]:
         """Files under `folder`, paths relative to the workspace root, internals hidden."""

@@ -4,9 +4,20 @@ Any S3-compatible endpoint works (SeaweedFS, MinIO, R2, AWS): the endpoint comes
 from `AWS_ENDPOINT_URL_S3` (boto3 reads it), credentials from the standard AWS
 variables. botocore's own retries are kept minimal: Temporal owns retries.
 
-Errors: a missing object is a normal answer (`None`); anything else - endpoint
-down, 5xx, timeouts - raises `StorageUnavailable`, which activities let through so
-that Temporal's retry policy applies.
+Errors: a missing object is a normal answer (`None`); endpoint down, 5xx, throttling,
+timeouts raise `StorageUnavailable`, which activities let through so that Temporal's
+retry policy applies; a key S3 refuses (too long, invalid) raises `KeyRejected`, other
+4xx `StorageRejected` (both non-retryable).
+
+Conditional writes fence late ("zombie") activity attempts: `put(..., if_none_match=True)`
+creates a key only if it does not exist, `put(..., if_match=etag)` replaces only the
+version this attempt saw, `delete(..., if_match=etag)` likewise; a failed condition
+raises `PreconditionFailed`. `copy(..., source_etag=...)` copies only that version. These
+are S3's If-None-Match / If-Match headers on PUT and DELETE (AWS S3, MinIO, Ceph and
+SeaweedFS enforce them; tests/test_s3_conditions.py checks the server in use) and
+x-amz-copy-source-if-match on copies. AWS answers If-Match on a missing key with 404, others
+with 412: both are PreconditionFailed here. Concurrent conditional requests AWS answers
+with 409 are retried.
 """
 
 from __future__ import annotations
@@ -29,6 +40,17 @@ _MISSING = {"NoSuchKey", "404", "NotFound"}
 
 class StorageUnavailable(RuntimeError):
     """S3 could not be reached or answered with a server error (retryable)."""
+
+
+class PreconditionFailed(RuntimeError):
+    """A conditional request found another version of the object than it named."""
+
+
+class KeyRejected(ApplicationError):
+    """S3 refused the key itself (too long, invalid): no retry makes it acceptable."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type="StorageRejected", non_retryable=True)
 
 
 @dataclass(frozen=True)
@@ -62,9 +84,15 @@ class S3Store:
         return await loop.run_in_executor(self._pool, fn)
 
     async def get(self, bucket: str, key: str) -> bytes | None:
-        def op() -> bytes | None:
+        found = await self.get_object(bucket, key)
+        return None if found is None else found[0]
+
+    async def get_object(self, bucket: str, key: str) -> tuple[bytes, str] | None:
+        """(body, ETag) or None."""
+        def op() -> tuple[bytes, str] | None:
             try:
-                return self._client.get_object(Bucket=bucket, Key=key)["Body"].read()
+                r = self._client.get_object(Bucket=bucket, Key=key)
+                return r["Body"].read(), r.get("ETag", "").strip('"')
             except ClientError as e:
                 if _code(e) in _MISSING:
                     return None
@@ -73,34 +101,60 @@ class S3Store:
                 raise _unavailable(e) from e
         return await self._run(op)
 
-    async def exists(self, bucket: str, key: str) -> bool:
-        def op() -> bool:
+    async def head(self, bucket: str, key: str) -> str | None:
+        """The object's ETag, or None if there is none."""
+        def op() -> str | None:
             try:
-                self._client.head_object(Bucket=bucket, Key=key)
-                return True
+                return str(self._client.head_object(Bucket=bucket, Key=key)
+                           .get("ETag", "")).strip('"')
             except ClientError as e:
                 if _code(e) in _MISSING:
-                    return False
+                    return None
+                if _code(e) == "400":  # a HEAD answer has no body to name the problem
+                    raise KeyRejected(f"S3 refused the key {key[:80]!r}: HTTP 400") from e
                 raise _unavailable(e) from e
             except BotoCoreError as e:
                 raise _unavailable(e) from e
         return await self._run(op)
 
-    async def put(self, bucket: str, key: str, data: bytes,
-                  content_type: str = "application/octet-stream") -> None:
-        def op() -> None:
-            try:
-                self._client.put_object(Bucket=bucket, Key=key, Body=data,
-                                        ContentType=content_type)
-            except (ClientError, BotoCoreError) as e:
-                raise _unavailable(e) from e
-        await self._run(op)
+    async def exists(self, bucket: str, key: str) -> bool:
+        return await self.head(bucket, key) is not None
 
-    async def delete(self, bucket: str, key: str) -> None:
+    async def put(self, bucket: str, key: str, data: bytes,
+                  content_type: str = "application/octet-stream", *,
+                  if_none_match: bool = False, if_match: str | None = None) -> str:
+        """Store `data`; its new ETag. Conditional (see the module docstring)."""
+        cond: dict = {}
+        if if_none_match:
+            cond["IfNoneMatch"] = "*"
+        if if_match is not None:
+            cond["IfMatch"] = f'"{if_match}"'
+        return await self._run(lambda: self._put_sync(bucket, key, data, content_type, cond))
+
+    def _put_sync(self, bucket: str, key: str, data: bytes, content_type: str,
+                  cond: dict) -> str:
+        """The PUT itself, in the pool's thread (a stalled request stalls here)."""
+        try:
+            r = self._client.put_object(Bucket=bucket, Key=key, Body=data,
+                                        ContentType=content_type, **cond)
+            return str(r.get("ETag", "")).strip('"')
+        except ClientError as e:
+            if "IfMatch" in cond and _code(e) in _MISSING:  # AWS: If-Match, no such key
+                raise PreconditionFailed(f"S3 {key}: no such key to match") from e
+            raise _unavailable(e) from e
+        except BotoCoreError as e:
+            raise _unavailable(e) from e
+
+    async def delete(self, bucket: str, key: str, *, if_match: str | None = None) -> None:
         def op() -> None:
             try:
-                self._client.delete_object(Bucket=bucket, Key=key)
-            except (ClientError, BotoCoreError) as e:
+                self._client.delete_object(Bucket=bucket, Key=key, **(
+                    {"IfMatch": f'"{if_match}"'} if if_match is not None else {}))
+            except ClientError as e:
+                if if_match is not None and _code(e) in _MISSING:
+                    raise PreconditionFailed(f"S3 {key}: no such key to match") from e
+                raise _unavailable(e) from e
+            except BotoCoreError as e:
                 raise _unavailable(e) from e
         await self._run(op)
 
@@ -120,12 +174,16 @@ class S3Store:
             return out
         return await self._run(op)
 
-    async def copy(self, bucket: str, source: str, target: str) -> None:
-        """Server-side copy within a bucket (no download)."""
+    async def copy(self, bucket: str, source: str, target: str,
+                   source_etag: str | None = None) -> None:
+        """Server-side copy within a bucket (no download); only of the version with
+        `source_etag` if given (else PreconditionFailed)."""
         def op() -> None:
             try:
                 self._client.copy_object(Bucket=bucket, Key=target,
-                                         CopySource={"Bucket": bucket, "Key": source})
+                                         CopySource={"Bucket": bucket, "Key": source}, **(
+                                             {"CopySourceIfMatch": f'"{source_etag}"'}
+                                             if source_etag else {}))
             except (ClientError, BotoCoreError) as e:
                 raise _unavailable(e) from e
         await self._run(op)
@@ -155,12 +213,20 @@ def _code(e: ClientError) -> str:
     return str(e.response.get("Error", {}).get("Code", ""))
 
 
+_KEY_ERRORS = {"KeyTooLongError", "InvalidObjectName", "InvalidURI", "InvalidArgument"}
+
+
 def _unavailable(e: Exception) -> Exception:
-    """Endpoint down, 5xx, throttling, timeouts: retryable. Other 4xx (a key S3 refuses,
-    access denied, no such bucket): non-retryable, naming the problem."""
+    """Endpoint down, 5xx, throttling, timeouts, conflicting concurrent requests: retryable.
+    A failed condition: PreconditionFailed. A key S3 refuses: KeyRejected. Other 4xx
+    (access denied, no such bucket): non-retryable, naming the problem."""
     text = f"S3 {type(e).__name__}: {' '.join(str(e).split())[:300]}"
     status = (e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
               if isinstance(e, ClientError) else 0)
-    if 400 <= status < 500 and status not in (408, 429):
+    if status == 412 or (isinstance(e, ClientError) and _code(e) == "PreconditionFailed"):
+        return PreconditionFailed(text)
+    if status == 400 and isinstance(e, ClientError) and _code(e) in _KEY_ERRORS:
+        return KeyRejected(text)
+    if 400 <= status < 500 and status not in (408, 409, 429):
         return ApplicationError(text, type="StorageRejected", non_retryable=True)
     return StorageUnavailable(text)

@@ -5,9 +5,12 @@
     .switchback/config.json                the job's resolved config
 
 A snapshot copies only contents it has not stored before (server-side copies, keyed
-by the object's ETag), so a phase start costs one listing and the copies of what
-changed. `restore_workspace` lays a snapshot out under another job's prefix; that is
-how `starter.py rerun --from-phase N` starts.
+by the object's ETag, of exactly that version: x-amz-copy-source-if-match), so a phase
+start costs one listing and the copies of what changed. The snapshot itself is written
+once (If-None-Match): an attempt that finds it written adopts it, so a late attempt
+that listed the workspace after the phase began never replaces the phase-start record.
+`restore_workspace` lays a snapshot out under another job's prefix; that is how
+`starter.py rerun --from-phase N` starts.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.storage.s3 import S3Store
+from activities.storage.s3 import PreconditionFailed, S3Store
 from workflows.contract import SNAPSHOT_PHASE, ResolvedConfig, SnapshotRequest, WorkspaceRef, layout
 
 
@@ -36,12 +39,17 @@ class SnapshotActivities:
             if layout.is_internal(path):
                 continue
             if o.etag not in blobs:
-                await self.s3.copy(ws.bucket, o.key, root + layout.blob_path(o.etag))
+                await self.s3.copy(ws.bucket, o.key, root + layout.blob_path(o.etag),
+                                   source_etag=o.etag)
                 blobs.add(o.etag)
             files[path] = {"etag": o.etag, "size": o.size}
         body = {"phase": req.phase, "files": files, "state": req.state}
-        await self.s3.put(ws.bucket, root + layout.snapshot_path(req.phase),
-                          json.dumps(body).encode(), "application/json")
+        key = root + layout.snapshot_path(req.phase)
+        try:
+            await self.s3.put(ws.bucket, key, json.dumps(body).encode(), "application/json",
+                              if_none_match=True)
+        except PreconditionFailed:  # an earlier attempt recorded this phase start
+            files = json.loads(await self.s3.get(ws.bucket, key) or b"{}").get("files", {})
         if req.config is not None:
             await self.s3.put(ws.bucket, root + layout.CONFIG_RECORD,
                               req.config.model_dump_json().encode(), "application/json")

@@ -4,12 +4,19 @@ create_workspace (claims the prefix, then instructions.md, documents/ and a work
 stub; documents from where document_sources.py allows),
 read_memory (workspace.md, capped), load_todos (the gate on todos.yaml),
 archive_phase (archive/phase_<n>.yaml) and write_output (output/*.json).
-Every write is a whole-object PUT under a fixed key, so a retry rewrites the
-same object: no duplicates, nothing half-written.
+Every write is a whole-object PUT under a fixed key: no duplicates, nothing
+half-written. Late ("zombie") attempts are fenced with conditional writes:
+
+- create_workspace creates each file only if it is missing (If-None-Match): a
+  late attempt never undoes what the model wrote since;
+- archive entries and outputs are the workflow's own records, the same bytes in
+  every attempt: created once; an existing different file (not written by any
+  attempt of this operation) is replaced only in the version read (If-Match).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import json
@@ -22,8 +29,8 @@ from temporalio.exceptions import ApplicationError
 
 from activities.document_sources import DocumentRefused, local_document
 from activities.storage import ownership
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.storage.s3 import S3Store
+from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
+from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.todos_file import parse_todos_yaml
 from workflows.contract import (
     ARCHIVE_PHASE,
@@ -54,25 +61,28 @@ class WorkspaceActivities:
     @activity.defn(name=CREATE_WORKSPACE)
     async def create_workspace(self, req: CreateWorkspaceRequest) -> CreateWorkspaceResult:
         """Check every document, claim the prefix for this run (a reused job id is refused,
-        nothing of the earlier job touched), then write instructions.md, documents/ and
-        the workspace.md stub. Each refusal is non-retryable and says why."""
+        nothing of the earlier job touched), then create instructions.md, documents/ and
+        the workspace.md stub (each only if missing: a retried attempt keeps what the first
+        wrote). Each refusal is non-retryable and says why."""
         ws = req.workspace
         await self.s3.ensure_bucket(ws.bucket)
         docs = [self._document(spec, req) for spec in req.documents]  # all checked first
         await ownership.claim(self.s3, ws, ws.run or activity.info().workflow_run_id or "")
         files = WorkspaceFiles(self.s3, ws, system=True)
-        written = [await files.write_text(layout.INSTRUCTIONS, req.instructions, UNLIMITED)]
+        written = [await files.create(layout.INSTRUCTIONS, req.instructions.encode(),
+                                      UNLIMITED, "text/markdown; charset=utf-8")]
         for name, source in docs:
-            data = source if isinstance(source, bytes) else source.read_bytes()
+            data = source if isinstance(source, bytes) else await asyncio.to_thread(
+                source.read_bytes)
             try:
-                written.append(await files.write_bytes(layout.document_path(name), data,
-                                                       req.max_file_bytes, _mime(name)))
+                written.append(await files.create(layout.document_path(name), data,
+                                                  req.max_file_bytes, _mime(name)))
             except ToolError as e:
                 raise ApplicationError(f"document '{name}': {e}", type="BadDocument",
                                        non_retryable=True) from e
         written += await self._parent_documents(ws, files)
-        if await files.read_optional(layout.MEMORY) is None:
-            written.append(await files.write_text(layout.MEMORY, MEMORY_STUB, UNLIMITED))
+        written.append(await files.create(layout.MEMORY, MEMORY_STUB.encode(), UNLIMITED,
+                                          "text/markdown; charset=utf-8"))
         return CreateWorkspaceResult(files=written)
 
     async def _parent_documents(self, ws, files: WorkspaceFiles) -> list[str]:
@@ -139,16 +149,36 @@ class WorkspaceActivities:
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:
         body = yaml.safe_dump(req.record, sort_keys=False, allow_unicode=True, width=100)
-        return await WorkspaceFiles(self.s3, req.workspace, system=True).write_text(
-            layout.archive_path(req.phase), body, UNLIMITED)
+        return await self._record(req.workspace, layout.archive_path(req.phase), body,
+                                  "application/yaml")
 
     @activity.defn(name=WRITE_OUTPUT)
     async def write_output(self, req: WriteOutputRequest) -> str:
         """One of the workflow's records: JSON `data`, or `text` (markdown) as it is."""
-        body = req.text if req.text is not None else json.dumps(req.data, ensure_ascii=False,
-                                                                indent=2)
-        return await WorkspaceFiles(self.s3, req.workspace, system=True).write_text(
-            req.path, body, UNLIMITED)
+        if req.text is not None:
+            return await self._record(req.workspace, req.path, req.text,
+                                      "text/markdown; charset=utf-8")
+        body = json.dumps(req.data, ensure_ascii=False, indent=2)
+        return await self._record(req.workspace, req.path, body, "application/json")
+
+    async def _record(self, ws, path: str, text: str, content_type: str) -> str:
+        """Write one of the workflow's own records (the same bytes in every attempt)."""
+        key, data = layout.key(ws.job_id, path), text.encode("utf-8", "replace")
+        for _ in range(3):
+            try:
+                await self.s3.put(ws.bucket, key, data, content_type, if_none_match=True)
+                return path
+            except PreconditionFailed:
+                found = await self.s3.get_object(ws.bucket, key)
+            if found is not None and found[0] == data:
+                return path  # an earlier attempt of this operation wrote it
+            try:  # someone else's file at the workflow's path: replace what was read
+                await self.s3.put(ws.bucket, key, data, content_type, if_match=(
+                    found[1] if found else None), if_none_match=found is None)
+                return path
+            except PreconditionFailed:
+                continue
+        raise WorkspaceChanged(f"{path} keeps changing under the workflow; not written")
 
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,

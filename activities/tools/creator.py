@@ -119,8 +119,8 @@ async def identify_requirement_candidates(ctx: ToolContext,
     texts = await _read_all(files, [f"{folder}/{e['id']}.md" for e in entries])
     missing = [e["id"] for e, t in zip(entries, texts, strict=True) if t is None]
     meta = {e["id"]: e for e in entries}
-    found = find_candidates([(e["id"], t) for e, t in zip(entries, texts, strict=True)
-                             if t is not None])
+    found = await asyncio.to_thread(find_candidates, [
+        (e["id"], t) for e, t in zip(entries, texts, strict=True) if t is not None])
     records = [{"id": f"CAND-{n:03d}", **c.to_dict(), "source": meta[c.chunk_id].get("source"),
                 "page": meta[c.chunk_id].get("page"),
                 "heading_path": meta[c.chunk_id].get("heading_path", [])}
@@ -192,10 +192,11 @@ async def cite_document(ctx: ToolContext, a: CiteDocumentArgs) -> ToolResult:
         known = f"the manifest lists {ids[0]} .. {ids[-1]}" if ids else "there are no chunks"
         raise ToolError("unknown_chunk", f"there is no chunk '{a.chunk_id}' "
                         f"(chunks/{chunk_id}.md); {known}")
-    span = locate(text, a.quote)
+    span = await asyncio.to_thread(locate, text, a.quote)
     if span is None:
+        hint = await asyncio.to_thread(_miss_hint, text, a.quote)
         raise ToolError("quote_not_found", f"the quote does not occur in chunk '{chunk_id}' "
-                        f"(chunks/{chunk_id}.md): {_miss_hint(text, a.quote)}")
+                        f"(chunks/{chunk_id}.md): {hint}")
     start, end = span
     citations = await _json_list(files, CITATIONS, "citations") or []
     for c in citations:

@@ -15,6 +15,7 @@ through the entry point group `switchback.tools` (pyproject.toml).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import posixpath
 
@@ -37,8 +38,8 @@ def extracted_path(source: str) -> str:
 
 async def _extract(files: Files, path: str):
     data = await files.read_bytes(path)
-    try:
-        return extract_text(path, data)
+    try:  # parsing (pypdf is pure Python) runs in a thread, off the worker's event loop
+        return await asyncio.to_thread(extract_text, path, data)
     except DocumentError as e:
         raise ToolError(e.code, str(e)) from e
 
@@ -66,11 +67,11 @@ async def chunk_document(ctx: ToolContext, a: DocumentArgs) -> ToolResult:
     others = [e for e in manifest if e["source"] != a.path]
     start = (min(_num(e["id"]) for e in own) if own
              else max((_num(e["id"]) for e in manifest), default=0) + 1)
-    chunks = chunk_text(a.path, doc, start_index=start)
+    chunks = await asyncio.to_thread(chunk_text, a.path, doc, start_index=start)
     taken = {_num(e["id"]) for e in others}
     if any(_num(c.id) in taken for c in chunks):  # re-chunked into more pieces: append instead
         start = max(taken | {_num(e["id"]) for e in own}) + 1
-        chunks = chunk_text(a.path, doc, start_index=start)
+        chunks = await asyncio.to_thread(chunk_text, a.path, doc, start_index=start)
     changed = [await files.write_text(f"chunks/{c.id}.md", c.text) for c in chunks]
     new_ids = {c.id for c in chunks}
     for stale in own:

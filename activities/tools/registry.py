@@ -176,24 +176,74 @@ def openai_tool(name: str) -> dict:
             "function": {"name": name, "description": spec.description, "parameters": schema}}
 
 
-def parse_arguments(name: str, raw: str | None) -> tuple[BaseModel | None, str | None]:
-    """(arguments, None) or (None, an error message for the model)."""
+MAX_ARGUMENT_CHARS = 1 << 24  # a backstop: model replies cap arguments at limits.max_output_chars
+
+
+def parse_arguments(name: str, raw: str | None,
+                    max_chars: int = MAX_ARGUMENT_CHARS) -> tuple[BaseModel | None, str | None]:
+    """(arguments, None) or (None, an error message for the model). Never raises: whatever
+    the model sent (too long, nested too deeply, not Unicode, NaN, wrong types) is an
+    error it can read."""
     spec = TOOLS.get(name)
     if spec is None:
         return None, f"unknown tool '{name}'"
+    if not isinstance(raw, str | None):
+        return None, f"the arguments of '{name}' must be a JSON object encoded as a string"
+    if raw is not None and len(raw) > max_chars:
+        return None, (f"the arguments of '{name}' are {len(raw):,} characters, over the limit "
+                      f"of {max_chars:,}")
     try:
-        data = json.loads(raw or "{}")
+        data = json.loads(raw or "{}", parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         return None, (f"the arguments of '{name}' are not valid JSON ({e.msg} at char {e.pos}); "
                       "send a JSON object")
+    except RecursionError:
+        return None, f"the arguments of '{name}' are nested too deeply; send a flat JSON object"
+    except ValueError as e:  # NaN / Infinity, an integer of more than 4,300 digits
+        why = (_one_line(e) if "JSON number" in str(e)
+               else "a number has more than 4,300 digits")
+        return None, f"the arguments of '{name}' are not valid JSON ({why})"
     if not isinstance(data, dict):
         return None, f"the arguments of '{name}' must be a JSON object"
+    where = _not_unicode(data)
+    if where is not None:
+        return None, (f"the arguments of '{name}' contain text that is not valid Unicode (a "
+                      f"lone surrogate, in {where!r}); send UTF-8 text")
     try:
         return spec.args.model_validate(data), None
     except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: "
-                             f"{err['msg']}" for err in e.errors()[:5])
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])[:100] or 'arguments'}: "
+                             f"{err['msg'][:200]}" for err in e.errors()[:5])
         return None, f"bad arguments for '{name}': {problems}"
+    except RecursionError:
+        return None, f"the arguments of '{name}' are nested too deeply; send a flat JSON object"
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _not_unicode(data: dict) -> str | None:
+    """Where a string (or key) with a lone surrogate is, or None (iterative: any depth)."""
+    stack: list[tuple[object, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "the arguments"
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                key = f"{where}.{k}" if where else str(k)
+                stack += [(k, key[:80]), (v, key[:80])]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]"[:80]) for i, v in enumerate(value)]
+    return None
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split())[:200]
 
 
 def argument_summary(args: BaseModel | None) -> str:

@@ -13,6 +13,11 @@ retried.
 A tool of an MCP server (named in the job's tool record, `req.tool_record`) is called
 through the worker's session to that server (mcp_sessions.py); `tool_search` searches the
 descriptions of the record, so it finds MCP tools too.
+
+Fenced (see activities/storage/files.py and conversations.py): the tool's workspace
+writes succeed only on the file versions this attempt saw, the stored result and the
+full text of a cut one are written once. An attempt that timed out and goes on
+("zombie") cannot change what the accepted attempt or a later step wrote.
 """
 
 from __future__ import annotations
@@ -62,9 +67,17 @@ class ToolActivities:
         if len(text) <= req.inline_max_chars:  # stored with the next model call
             outcome.summary, outcome.stored = text, False
             return outcome
-        await self.store.put(ws, conv, req.result_index,
-                             {"role": "tool", "tool_call_id": req.call_id, "content": text})
-        outcome.summary = text[:200]
+        # written once: an earlier attempt's stored result (it timed out after writing) is
+        # the result; a late attempt cannot replace it. Not cached when the workflow could
+        # take a retried attempt's short result inline instead, which then replaces it.
+        meta = outcome.model_dump(include={"ok", "code", "changed", "tools_added"})
+        stored, ours = await self.store.put_once(
+            ws, conv, req.result_index, {"role": "tool", "tool_call_id": req.call_id,
+                                         "content": text, "_meta": {"outcome": meta}},
+            cache=not req.inline_max_chars)
+        if not ours:
+            outcome = ToolOutcome(**{**meta, **(stored.get("_meta") or {}).get("outcome", {})})
+        outcome.summary = str(stored.get("content") or "")[:200]
         return outcome
 
     async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
@@ -77,7 +90,8 @@ class ToolActivities:
             where = f"Read on with read_file(path='{path}', offset={offset})."
         else:
             path = layout.tool_output_path(req.conversation, req.result_index)
-            await WorkspaceFiles(self.s3, req.workspace).write_text(path, text, 1 << 40)
+            # once: an earlier attempt's full text stays, and this cut is made from it
+            text = await WorkspaceFiles(self.s3, req.workspace).write_once(path, text)
             where = f"The full result is in {path}; read_file it with offset={limit} for more."
         return f"{text[:limit]}\n\n[... cut at {limit} of {len(text)} characters. {where}]"
 

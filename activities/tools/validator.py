@@ -25,6 +25,7 @@ other words or translations score low, so scores inform the model's decision, no
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
@@ -139,7 +140,7 @@ def rank_similar(statement: str, corpus: list[dict]) -> list[tuple[float, dict]]
 async def _ranked(statement: str) -> list[tuple[float, dict]]:
     rows = await _q("MATCH (r:Requirement) RETURN r.id AS id, r.statement AS statement, "
                     "r.regime AS regime")
-    return rank_similar(statement, rows)
+    return await asyncio.to_thread(rank_similar, statement, rows)
 
 
 def _line(score: float, r: dict) -> str:

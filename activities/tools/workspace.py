@@ -7,6 +7,8 @@ confirmations for writes, never the written content) and the paths it changed.
 
 from __future__ import annotations
 
+import asyncio
+
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.todos_file import check_todos_document, todos_yaml
 from activities.tools.registry import (
@@ -71,13 +73,24 @@ async def search_files(files: WorkspaceFiles, a: SearchFilesArgs,
         text = await files.read_optional(o.key)
         if text is None or "\x00" in text[:1000]:
             continue
-        for n, line in enumerate(text.splitlines(), 1):
-            if needle in line.lower():
-                matches.append(f"{o.key}:{n}: {line.strip()[:200]}")
-                if len(matches) >= MAX_MATCHES:
-                    return ToolResult("\n".join(matches) + f"\n... stopped at {MAX_MATCHES} "
-                                      "matches; narrow the query or the path")
+        want = MAX_MATCHES - len(matches)
+        found = (_matches(text, needle, want) if len(text) < 100_000  # large: in a thread
+                 else await asyncio.to_thread(_matches, text, needle, want))
+        matches += [f"{o.key}:{n}: {line}" for n, line in found]
+        if len(matches) >= MAX_MATCHES:
+            return ToolResult("\n".join(matches) + f"\n... stopped at {MAX_MATCHES} "
+                              "matches; narrow the query or the path")
     return ToolResult("\n".join(matches) if matches else f"No match for '{a.query}'.")
+
+
+def _matches(text: str, needle: str, limit: int) -> list[tuple[int, str]]:
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if needle in line.lower():
+            out.append((n, line.strip()[:200]))
+            if len(out) >= limit:
+                break
+    return out
 
 
 async def todo_write(files: WorkspaceFiles, a: TodoWriteArgs, limits: ToolLimits) -> ToolResult:

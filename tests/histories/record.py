@@ -3,7 +3,8 @@
     python -m tests.histories.record [TAG]
 
 Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure, and
-(from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time).
+(from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time), and
+(from the `typed-failures` set on) a tool run as a local activity that fails for good.
 CI replays every committed file against the current workflow code
 (tests/test_committed_histories.py). Record with a TAG (files `<scenario>.<TAG>.json`)
 after a change guarded by `workflow.patched`, keeping the older files: they prove that
@@ -20,6 +21,8 @@ from pathlib import Path
 
 from temporalio.client import WorkflowFailureError
 
+from activities.tools import registry as tool_registry
+from activities.tools import run as tools
 from activities.tools.mcp_config import parse
 from activities.tools.mcp_sessions import McpServers
 from bench.harness import bench_stack
@@ -30,12 +33,23 @@ from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
+LOCAL_FAILURE = {"extends": "creator", "retries": {"tool_initial_interval_seconds": 0.1,
+                                                  "tool_backoff": 1},
+                 "tools": {"domain": ["fetch_rates"], "local": ["read_file", "write_file",
+                                                                "list_files", "fetch_rates"]}}
 GATED = {"extends": "creator", "approval_required": ["delete_file"],
          "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",
                                  "delete_file"]}}
 
 
+async def _unreachable(files, args, limits):
+    raise ConnectionError("rates service unreachable")
+
+
 async def record() -> None:
+    tool_registry.TOOLS["fetch_rates"] = tool_registry.ToolSpec(
+        "fetch_rates", "Fetch exchange rates.", tool_registry.PathArgs)
+    tools.HANDLERS["fetch_rates"] = _unreachable
     async with bench_stack() as b:
         mcp = McpServers(parse({"servers": {"time": {"command": venv_bin("mcp-server-time")}}},
                                "record"))
@@ -87,8 +101,14 @@ async def record() -> None:
                 + tactical(5) + full_job(1)[-4:],
                 {"extends": "creator", "tools": {"domain": ["time.get_current_time"]}})
             await mcp_job.result()
+            local_failure = await start("local-failure", bootstrap() + [
+                step(call("fetch_rates", path="rates.json"))] + finish(), LOCAL_FAILURE)
+            try:
+                await local_failure.result()
+            except WorkflowFailureError:
+                pass
 
-            for handle in (plain, rewind, approval, failure, mcp_job):
+            for handle in (plain, rewind, approval, failure, mcp_job, local_failure):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

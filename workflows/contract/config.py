@@ -80,6 +80,9 @@ class Limits(_Strict):
     read_max_chars: int = Field(20_000, ge=100)  # read_file answers longer than this are cut
     max_file_bytes: int = Field(5_000_000, ge=1)  # largest write / document accepted
     workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
+    # a model answer's text and each tool call's arguments: longer text is cut, longer
+    # arguments are refused with a tool error (never parsed, never sent back to the model)
+    max_output_chars: int = Field(200_000, ge=1000)
 
 
 class ContextPolicy(_Strict):

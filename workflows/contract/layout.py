@@ -17,7 +17,7 @@ A job's workspace is the prefix `<job id>/` in its bucket. What the model sees:
 
 What only switchback touches (never reachable through a model tool):
 
-    .switchback/conversations/<conversation>/{system.md,summary.md,<n:06d>.json}
+    .switchback/conversations/<conversation>/{system.md,summary_<n>.md,<n:06d>.json}
     .switchback/snapshots/phase_<n>.json    .switchback/blobs/<etag>
     .switchback/config.json                 .switchback/rerun.json
     .switchback/owner.json                  .switchback/tools/<tag>.json (the tools the job
@@ -127,12 +127,20 @@ def split_subjob(prefix: str) -> tuple[str, str] | None:
 # -- .switchback/: switchback's own files ---------------------------------------------
 
 def conversation_path(conversation: str, name: str) -> str:
-    """`name`: system.md, summary.md or a message file (`message_name`)."""
+    """`name`: system.md, a summary (`summary_name`) or a message file (`message_name`)."""
     return f"{INTERNAL}/conversations/{conversation}/{name}"
 
 
 def message_name(index: int) -> str:
     return f"{index:06d}.json"
+
+
+def summary_name(upto: int) -> str:
+    """The running summary that folds messages 0..upto-1 (written once, like a message)."""
+    return f"summary_{upto:06d}.md"
+
+
+LEGACY_SUMMARY = "summary.md"  # the running summary of jobs from before #13, rewritten each time
 
 
 def snapshots_dir() -> str:

@@ -124,6 +124,7 @@ class ModelRequest(BaseModel):
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
     tool_record: str = ""  # S3 key of the job's tool record ("": the worker's own schemas)
+    max_output_chars: int = 200_000  # limits.max_output_chars
 
 
 class Usage(BaseModel):

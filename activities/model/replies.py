@@ -1,0 +1,198 @@
+"""What the model endpoint answers is untrusted: checked and normalized here, once.
+
+`assistant_message(body, max_chars)` turns the raw bytes of a 200 response into the
+assistant message switchback stores, or raises `ModelBadResponse` (an `ApplicationError`
+Temporal retries; after `llm.max_attempts` the job fails with `model_call_failed`):
+
+    the body is not JSON, not an object, over MAX_BODY_BYTES, nested too deeply
+    `choices` is missing, empty or not a list; the first choice has no `message` object
+    `tool_calls` is not a list
+
+Everything else the model may get wrong becomes part of the stored message the model
+reads back, never an exception:
+
+    text that is not valid Unicode (lone surrogates)   replaced by U+FFFD
+    content over `max_chars`                           cut, with a note saying so
+    content as a list of parts                          the text parts, joined
+    a tool call without an id, a duplicate or odd id    a generated id (`sb_call_<n>`)
+    a function name that is missing or not [A-Za-z0-9_-]{1,64}
+                                                        a sanitized name (unknown tools
+                                                        are refused by the workflow)
+    arguments as an object, missing, not a string       JSON text, or `{}` and an error
+    arguments over `max_chars`                          `{}` and an error the model reads
+    more than MAX_TOOL_CALLS calls                      the first MAX_TOOL_CALLS
+    odd `finish_reason` or `usage`                      dropped / clamped
+
+Errors about single tool calls go to `_meta.call_errors` (call id -> message): the
+workflow refuses those calls with `Error [invalid_arguments]: ...` and never runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from temporalio.exceptions import ApplicationError
+
+MAX_BODY_BYTES = 64 << 20
+MAX_TOOL_CALLS = 64
+MAX_USAGE = 100_000_000  # tokens per call; more is a broken endpoint, not a bill
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def bad_response(what: str) -> ApplicationError:
+    return ApplicationError(f"model endpoint answered 200 with {what}", type="ModelBadResponse")
+
+
+def clean_text(text: str) -> str:
+    """`text` with lone surrogates (not encodable as UTF-8) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def snippet(body: bytes, n: int = 120) -> str:
+    return repr(body[:n].decode("utf-8", "replace")) + ("..." if len(body) > n else "")
+
+
+def parse_body(body: bytes) -> dict:
+    """The response body as a JSON object, or ModelBadResponse."""
+    if len(body) > MAX_BODY_BYTES:
+        raise bad_response(f"a body of {len(body):,} bytes (limit {MAX_BODY_BYTES:,})")
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        raise bad_response("JSON nested too deeply") from None
+    except ValueError:
+        raise bad_response(f"a body that is not JSON: {snippet(body)}") from None
+    if not isinstance(data, dict):
+        raise bad_response(f"JSON that is not an object: {snippet(body)}")
+    return data
+
+
+def first_message(data: dict) -> tuple[dict, dict]:
+    """(the first choice, its message) or ModelBadResponse."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise bad_response("no choices" if not choices else "'choices' that is not a list")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise bad_response("a first choice that has no message object")
+    return choice, choice["message"]
+
+
+def assistant_message(body: bytes, max_chars: int) -> dict:
+    """The assistant message to store (usage and call errors in `_meta`)."""
+    data = parse_body(body)
+    choice, msg = first_message(data)
+    calls = msg.get("tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise bad_response(f"'tool_calls' that is not a list ({type(calls).__name__})")
+    stored: dict = {"role": "assistant", "content": _content(msg.get("content"), max_chars)}
+    errors: dict[str, str] = {}
+    if calls:
+        stored["tool_calls"] = _tool_calls(calls[:MAX_TOOL_CALLS], max_chars, errors)
+    meta: dict = {"finish_reason": _finish_reason(choice.get("finish_reason"))}
+    usage = _usage(data.get("usage"))
+    if usage is not None:
+        meta["usage"] = usage
+    if errors:
+        meta["call_errors"] = errors
+    if calls and len(calls) > MAX_TOOL_CALLS:
+        meta["dropped_calls"] = len(calls) - MAX_TOOL_CALLS
+    stored["_meta"] = meta
+    return stored
+
+
+def summary_text(body: bytes) -> tuple[str, dict | None]:
+    """The text of a summarization answer ('' when there is none) and its usage."""
+    data = parse_body(body)
+    _, msg = first_message(data)
+    return _content(msg.get("content"), 1 << 20).strip(), _usage(data.get("usage"))
+
+
+def _content(value: Any, max_chars: int) -> str:
+    if isinstance(value, list):  # content parts: keep the text ones
+        value = "".join(p if isinstance(p, str) else p["text"] for p in value
+                        if isinstance(p, str) or (isinstance(p, dict)
+                                                  and isinstance(p.get("text"), str)))
+    if not isinstance(value, str):
+        return "" if value is None else clean_text(str(value))[:max_chars]
+    text = clean_text(value)
+    if len(text) > max_chars:
+        return (f"{text[:max_chars]}\n\n[... cut by switchback: the answer was {len(text):,} "
+                f"characters; at most {max_chars:,} are kept]")
+    return text
+
+
+def _tool_calls(calls: list, max_chars: int, errors: dict[str, str]) -> list[dict]:
+    out: list[dict] = []
+    ids: set[str] = set()
+    for n, tc in enumerate(calls, 1):
+        tc = tc if isinstance(tc, dict) else {}
+        fn: dict = tc["function"] if isinstance(tc.get("function"), dict) else {}
+        raw_id = tc.get("id")
+        call_id = raw_id if isinstance(raw_id, str) and _ID.fullmatch(raw_id) else ""
+        if not call_id or call_id in ids:
+            call_id = _new_id(n, ids)
+        ids.add(call_id)
+        name, problem = _name(fn.get("name"))
+        arguments, arg_problem = _arguments(fn.get("arguments"), max_chars)
+        out.append({"id": call_id, "type": "function",
+                    "function": {"name": name, "arguments": arguments}})
+        if problem or arg_problem:
+            errors[call_id] = problem or arg_problem
+    return out
+
+
+def _new_id(n: int, taken: set[str]) -> str:
+    k = n
+    while f"sb_call_{k}" in taken:
+        k += 1000
+    return f"sb_call_{k}"
+
+
+def _name(value: Any) -> tuple[str, str]:
+    if isinstance(value, str) and _NAME.fullmatch(value):
+        return value, ""
+    if not isinstance(value, str) or not value:
+        return "unnamed_tool", "the tool call has no function name"
+    name = re.sub(r"[^A-Za-z0-9_-]", "_", clean_text(value))[:64]
+    return name, f"the tool name is not [A-Za-z0-9_-]{{1,64}} (got {value[:80]!r})"
+
+
+def _arguments(value: Any, max_chars: int) -> tuple[str, str]:
+    if value is None or value == "":
+        return "{}", ""
+    if isinstance(value, dict | list):  # some endpoints send an object, not JSON text
+        try:
+            value = json.dumps(value, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return "{}", "the arguments are nested too deeply"
+    if not isinstance(value, str):
+        return "{}", ("the arguments must be a JSON object encoded as a string, got "
+                      f"{type(value).__name__}")
+    if len(value) > max_chars:
+        return ("{}", f"the arguments are {len(value):,} characters, over the limit of "
+                f"{max_chars:,}; send large content in several smaller calls")
+    if _SURROGATE.search(value):
+        return (clean_text(value), "the arguments contain text that is not valid Unicode (a "
+                "lone surrogate); send UTF-8 text")
+    return value, ""
+
+
+def _finish_reason(value: Any) -> str | None:
+    return value if isinstance(value, str) and len(value) <= 40 else None
+
+
+def _usage(value: Any) -> dict | None:
+    if not isinstance(value, dict):
+        return None
+    out = {}
+    for k in ("prompt_tokens", "completion_tokens"):
+        v = value.get(k) or 0
+        if not isinstance(v, int) or isinstance(v, bool):
+            return None
+        out[k] = min(max(v, 0), MAX_USAGE)
+    return out

@@ -1,0 +1,182 @@
+"""Fenced writes: an activity attempt that stalls past its timeout and writes late ("zombie")
+never changes the job's state.
+
+The zombies are faithful: boto3's PUT runs in S3Store's thread pool, so a PUT held in that
+thread (here: until the accepted attempt - or a later step - has written the same key) stalls
+the attempt past its timeout; Temporal retries; then the held PUT goes out. Without the fence
+the late PUT overwrote the accepted one (the assistant message of a model call: `tool call ...
+not found`, issue 13; a workspace file: a later step's content lost).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+
+import botocore.client
+import pytest
+import yaml
+
+from activities.storage.conversations import ConversationStore
+from activities.storage.files import WorkspaceChanged, WorkspaceFiles
+from activities.storage.snapshots import SnapshotActivities
+from activities.storage.workspace import WorkspaceActivities
+from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, finish, step, tactical
+from workflows.contract import SnapshotRequest, WorkspaceRef
+
+B = "switchback"
+
+
+class HeldPut:
+    """Holds the first PutObject that `first(key, body)` picks, in its thread, until a PutObject
+    that `then(key, body)` picks has completed; then lets it go out."""
+
+    def __init__(self, monkeypatch, first, then) -> None:
+        self.first, self.then = first, then
+        self.held = False
+        self.released = threading.Event()
+        self.late: list[str] = []  # what the held PUT got: "written" or the error
+        original = botocore.client.BaseClient._make_api_call
+
+        def make_api_call(client, operation, params):
+            if operation != "PutObject":
+                return original(client, operation, params)
+            key, body = params.get("Key", ""), params.get("Body", b"")
+            body = body if isinstance(body, bytes) else b""
+            if not self.held and self.first(key, body):
+                self.held = True
+                assert self.released.wait(90), "the accepted attempt never wrote"
+                try:
+                    result = original(client, operation, params)
+                    self.late.append("written")
+                    return result
+                except Exception as e:  # a ClientError with S3's code, e.g. PreconditionFailed
+                    self.late.append(getattr(e, "response", {}).get("Error", {}).get("Code")
+                                     or type(e).__name__)
+                    raise
+            result = original(client, operation, params)
+            if self.held and self.then(key, body):
+                self.released.set()
+            return result
+        monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", make_api_call)
+
+
+async def conversation(s3, job_id: str, key: str) -> list[dict]:
+    prefix = f"{job_id}/.switchback/conversations/{key}/"
+    names = sorted(o.key for o in await s3.list(B, prefix) if o.key.endswith(".json"))
+    return [json.loads(await s3.get(B, n)) for n in names]
+
+
+def orphans(messages: list[dict]) -> list[str]:
+    """Tool messages whose call is not in the assistant message before them."""
+    out, ids = [], set()
+    for m in messages:
+        if m["role"] == "assistant":
+            ids = {c["id"] for c in m.get("tool_calls") or []}
+        elif m["role"] == "tool" and m["tool_call_id"] not in ids:
+            out.append(m["tool_call_id"])
+    return out
+
+
+async def test_a_late_model_attempt_cannot_overwrite_the_accepted_answer(
+        client, task_queue, start_job, model_server, s3, monkeypatch):
+    zombie = {"tool_calls": [{"name": "write_file", "id": "call_zombie",
+                              "arguments": {"path": "work/zombie.md", "content": "z"}}],
+              "bind": False}  # a retry of this call gets the next step: another answer
+    live = step(call("write_file", path="work/live.md", content="l"))
+    live["tool_calls"][0]["id"] = "call_live"
+    script = bootstrap() + [zombie, live] + tactical(5) + finish()
+    held = HeldPut(monkeypatch, lambda key, body: b"call_zombie" in body,
+                   lambda key, body: b"call_live" in body)
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, instructions="x", documents=[], config={
+            "extends": "creator", "llm": {"heartbeat_timeout_seconds": 1}})
+        result = await handle.result()
+    assert result.status == "completed"
+    assert held.late == ["PreconditionFailed"]  # the zombie's PUT went out, and was refused
+    messages = await conversation(s3, handle.id, "phase_0002")
+    answers = [c["id"] for m in messages for c in m.get("tool_calls") or []]
+    assert "call_live" in answers and "call_zombie" not in answers
+    assert orphans(messages) == []
+    assert await s3.get(B, f"{handle.id}/work/zombie.md") is None
+
+
+async def test_a_late_tool_attempt_cannot_overwrite_a_later_steps_file(
+        client, task_queue, start_job, model_server, s3, monkeypatch):
+    script = bootstrap() + [
+        step(call("write_file", path="work/a.md", content="v1"), call("todo_complete")),
+        step(call("write_file", path="work/a.md", content="v2"), call("todo_complete")),
+    ] + tactical(3, tag="b") + finish()
+    held = HeldPut(monkeypatch, lambda key, body: key.endswith("/work/a.md") and body == b"v1",
+                   lambda key, body: key.endswith("/work/a.md") and body == b"v2")
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, instructions="x", documents=[], config={
+            "extends": "creator", "retries": {"tool_timeout_seconds": 1,
+                                              "tool_initial_interval_seconds": 0.1}})
+        result = await handle.result()
+    assert result.status == "completed"
+    assert held.late == ["PreconditionFailed"]
+    assert await s3.get(B, f"{handle.id}/work/a.md") == b"v2"
+    archive = yaml.safe_load(await s3.get(B, f"{handle.id}/archive/phase_2.yaml"))
+    assert [t["status"] for t in archive["todos"]] == ["completed"] * 5
+
+
+def ws() -> WorkspaceRef:
+    return WorkspaceRef(bucket=B, job_id=f"fence-{uuid.uuid4().hex[:8]}")
+
+
+async def test_workspace_writes_need_the_version_the_attempt_saw(s3) -> None:
+    w = ws()
+    zombie, accepted = WorkspaceFiles(s3, w), WorkspaceFiles(s3, w)
+    assert await zombie.read_optional("a.md") is None  # the zombie saw: missing
+    await accepted.write_text("a.md", "v1", 100)
+    await WorkspaceFiles(s3, w).write_text("a.md", "v2", 100)  # a later step
+    with pytest.raises(WorkspaceChanged):
+        await zombie.write_text("a.md", "v1", 100)
+    with pytest.raises(WorkspaceChanged):
+        await accepted.delete("a.md")  # it saw v1
+    assert await s3.get(B, f"{w.job_id}/a.md") == b"v2"
+    same = WorkspaceFiles(s3, w)
+    assert await same.read_text("a.md") == "v2"
+    await WorkspaceFiles(s3, w).write_text("a.md", "v3", 100)
+    await same.write_text("a.md", "v3", 100)  # the very bytes that are there: no harm done
+
+
+async def test_activity_results_are_written_once_and_adopted(s3) -> None:
+    w, store = ws(), ConversationStore(s3)
+    first, ours = await store.put_once(w, "phase_0001", 3, {"role": "assistant", "content": "a"})
+    assert ours and first["content"] == "a"
+    again, ours = await ConversationStore(s3).put_once(w, "phase_0001", 3,
+                                                       {"role": "assistant", "content": "b"})
+    assert not ours and again["content"] == "a"
+    assert await ConversationStore(s3).get(w, "phase_0001", 3) == first
+    assert await store.put_text_once(w, "phase_0001", "summary_000004.md", "s1") == "s1"
+    assert await store.put_text_once(w, "phase_0001", "summary_000004.md", "s2") == "s1"
+    assert await WorkspaceFiles(s3, w).write_once("tool_outputs/x.txt", "t1") == "t1"
+    assert await WorkspaceFiles(s3, w).write_once("tool_outputs/x.txt", "t2") == "t1"
+
+
+async def test_a_late_snapshot_never_replaces_the_phase_start_record(s3) -> None:
+    w = ws()
+    await s3.put(B, f"{w.job_id}/a.md", b"at the phase start")
+    snap = SnapshotActivities(s3)
+    assert await snap.snapshot_phase(SnapshotRequest(workspace=w, phase=3, state={"n": 1})) == 1
+    await s3.put(B, f"{w.job_id}/b.md", b"written in phase 3")
+    late = SnapshotRequest(workspace=w, phase=3, state={"n": 2})
+    assert await snap.snapshot_phase(late) == 1  # adopted: the record of the first attempt
+    record = json.loads(await s3.get(B, f"{w.job_id}/.switchback/snapshots/phase_3.json"))
+    assert set(record["files"]) == {"a.md"} and record["state"] == {"n": 1}
+
+
+async def test_the_workflows_records_are_its_own(s3) -> None:
+    w, acts = ws(), WorkspaceActivities(s3)
+    key = f"{w.job_id}/output/completion.json"
+    await s3.put(B, key, b'{"status": "completed", "forged": true}')  # not the workflow's
+    from workflows.contract import WriteOutputRequest
+    req = WriteOutputRequest(workspace=w, path="output/completion.json",
+                             data={"status": "failed"})
+    assert await acts.write_output(req) == "output/completion.json"
+    assert json.loads(await s3.get(B, key)) == {"status": "failed"}
+    assert await acts.write_output(req) == "output/completion.json"  # a retry: the same bytes
