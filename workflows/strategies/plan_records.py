@@ -1,9 +1,10 @@
-"""plan_revise_execute's plan, its checks and its records - pure functions.
+"""plan_revise_execute's plan, its checks, its prompt parts and its records - pure functions.
 
 The plan as the strategy keeps it (`PlanStep`), the check of a submitted plan (ids unique,
-dependencies on earlier steps, the size bounds), and the markdown a person reads in the
-workspace: `archive/plan_r<k>.md` (each submitted plan), `archive/evaluation_r<k>.md`,
-`archive/steps/step_<id>.md` and `archive/plan.md` (the plan as it stands, with results).
+dependencies on earlier steps, the size bounds), what a step's or a revision's prompt says
+about the plan, and the markdown a person reads in the workspace: `archive/plan_r<k>.md`
+(each submitted plan), `archive/evaluation_r<k>.md`, `archive/steps/step_<id>.md` and
+`archive/plan.md` (the plan as it stands, with results).
 """
 
 from __future__ import annotations
@@ -71,6 +72,43 @@ def predecessors(plan: list[PlanStep], step: PlanStep) -> list[PlanStep]:
     if step.after is None:
         return before
     return [p for p in before if p.id in step.after]
+
+
+def predecessors_text(plan: list[PlanStep], step: PlanStep, cap: int) -> str:
+    """The results `step` builds on, as its prompt shows them."""
+    return "\n\n".join(
+        f"### Step {q.id}: {q.title}\n{q.result[:cap]}"
+        + (f"\nFiles: {', '.join(q.files)}" if q.files else "")
+        for q in predecessors(plan, step)) or "(none: this step starts from scratch)"
+
+
+def revision_text(plan: list[PlanStep], rounds: list[Round], threshold: float,
+                  issue: str) -> str:
+    """What the planner must take into account: a failed step (the plan runs), the last
+    evaluation (still planning), an operator's issue; empty for a first plan."""
+    why = f"\n## Why you plan again\n\n{issue}\n" if issue else ""
+    if plan:
+        top = max(p.id for p in plan)
+        return (f"{why}\n## Revise the rest of the plan\n\nThe plan so far ([x] done, [!] "
+                f"failed, [ ] not done yet: dropped unless you plan it again):\n\n"
+                f"{plan_text(plan, results=True)}\n\nSubmit only the steps still to do, with "
+                f"ids above {top}; they may build on done steps ('after').\n")
+    if rounds:
+        last = rounds[-1]
+        verdict = (f"scored {last.score:.2f} (needed {threshold:.2f}). The evaluator's "
+                   f"reasons:\n\n> {last.reasons}" if last.score is not None
+                   else "was not evaluated.")
+        return (f"{why}\n## Revise the plan\n\nThe plan of round {last.round} {verdict}"
+                f"\n\nThat plan:\n\n{plan_text(last.steps)}\n\nSubmit a better plan.\n")
+    return why
+
+
+def plan_detail(plan: list[PlanStep], rounds: list[Round]) -> dict[str, Any]:
+    """The plan and its rounds for `state.strategy_detail` (capped)."""
+    return {"rounds": [{"round": r.round, "kind": r.kind, "steps": len(r.steps),
+                        "score": r.score, "reasons": r.reasons[:300]} for r in rounds[-10:]],
+            "plan": [{"id": p.id, "title": p.title, "status": p.status, "result": p.result[:200]}
+                     for p in plan if p.status != "dropped"]}
 
 
 def todos(plan: list[PlanStep]) -> list[Todo]:

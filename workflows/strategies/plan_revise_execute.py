@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
 from workflows.contract.config import PlanReviseExecuteSettings
 from workflows.prompts import render
+from workflows.strategies import plan_records as pr
 from workflows.strategies.base import (
     CallModel,
     Complete,
@@ -54,18 +55,7 @@ from workflows.strategies.base import (
     job_result,
     plan_calls,
 )
-from workflows.strategies.plan_records import (
-    PlanStep,
-    Round,
-    current_record,
-    evaluation_record,
-    parse_plan,
-    plan_text,
-    predecessors,
-    round_record,
-    step_record,
-    todos,
-)
+from workflows.strategies.plan_records import PlanStep, Round
 
 Kind = Literal["plan", "evaluate", "step", "wrap_up"]
 Variant = Literal["work", "revision", "replan", "rewind", "wrap_up"]
@@ -74,6 +64,7 @@ OWN_TOOLS = frozenset({"submit_plan", "submit_evaluation", "step_result", "job_c
 FINISH = {"plan": "call submit_plan", "evaluate": "call submit_evaluation",
           "step": "call step_result when the step's result exists",
           "wrap_up": "call job_complete with an honest summary of what is done and what is not"}
+PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step", "wrap_up": "react"}
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
           "rewind": "Rewind: reconsider the plan"}
 
@@ -152,15 +143,11 @@ class PlanReviseExecute(Strategy):
         st = self.stage
         info = None if st is None else PhaseInfo(
             number=st.number, kind=st.kind, variant=st.variant, title=st.title, steps=st.steps,
-            tokens_in=st.tokens_in, tokens_out=st.tokens_out, todos=todos(self.plan))
+            tokens_in=st.tokens_in, tokens_out=st.tokens_out, todos=pr.todos(self.plan))
         s = self.settings
-        detail = {
-            "threshold": s.threshold, "max_rounds": s.max_rounds, "replans": self.replans,
-            "note": self.note, "current_step": st.step if st and st.kind == "step" else None,
-            "rounds": [{"round": r.round, "kind": r.kind, "steps": len(r.steps),
-                        "score": r.score, "reasons": r.reasons[:300]} for r in self.rounds[-10:]],
-            "plan": [{"id": p.id, "title": p.title, "status": p.status, "result": p.result[:200]}
-                     for p in self.plan if p.status != "dropped"]}
+        detail = {"threshold": s.threshold, "max_rounds": s.max_rounds, "replans": self.replans,
+                  "note": self.note, "current_step": st.step if st and st.kind == "step" else None,
+                  **pr.plan_detail(self.plan, self.rounds)}
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
                             history=self.history, progress=self.progress, detail=detail)
 
@@ -232,7 +219,7 @@ class PlanReviseExecute(Strategy):
             if st.kind == "step":
                 p = self._step(st.step)
                 p.status, p.result = "failed", f"rewound: {reason}"
-                ops = [WriteText(layout.step_path(p.id), step_record(p)), self._current()]
+                ops = [WriteText(layout.step_path(p.id), pr.step_record(p)), self._current()]
             return Workspace(ops, lambda _: self._next(self._plan_stage("rewind", reason)))
         if what == "wrap_up":
             self.final_status = "budget_exhausted"
@@ -259,7 +246,7 @@ class PlanReviseExecute(Strategy):
     def _submit_plan(self, args: dict[str, Any]) -> ToolOutcome:
         s, executing = self.settings, bool(self.plan)
         taken = {p.id for p in self.plan if p.status in ("done", "failed")}
-        steps, why = parse_plan(args, taken, s.min_steps, s.max_steps)
+        steps, why = pr.parse_plan(args, taken, s.min_steps, s.max_steps)
         if why:
             return ToolOutcome(ok=False, code="plan_rejected", summary=(
                 f"Plan rejected: {why}. Fix it and call submit_plan again."))
@@ -274,7 +261,7 @@ class PlanReviseExecute(Strategy):
             "Its next step starts now." if executing else "An evaluator scores it now."))
 
     def _to_evaluation(self, r: Round) -> Decision:
-        record = WriteText(layout.plan_path(r.round), round_record(r, self._st().issue))
+        record = WriteText(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
         nxt = Stage(number=self._st().number + 1, kind="evaluate", round=r.round,
                     title=f"Evaluate the plan (round {r.round})")
         return Workspace([record], lambda _: self._next(nxt))
@@ -294,7 +281,7 @@ class PlanReviseExecute(Strategy):
             verdict = (f"below the threshold after {len(planned)} rounds (max_rounds): the "
                        f"best plan, round {chosen.round} ({chosen.score:.2f}), runs")
         ops: list[WorkspaceOp] = [WriteText(layout.evaluation_path(r.round),
-                                    evaluation_record(r, s.threshold, verdict))]
+                                    pr.evaluation_record(r, s.threshold, verdict))]
         if chosen is None:
             return Workspace(ops, lambda _: self._next(self._plan_stage("revision")))
         self.plan = [p.model_copy() for p in chosen.steps]
@@ -307,8 +294,9 @@ class PlanReviseExecute(Strategy):
                 p.status = "dropped"
         self.plan += [p.model_copy() for p in r.steps]
         self.note = f"Revised in round {r.round}: {self._st().issue[:300]}"
-        return Workspace([WriteText(layout.plan_path(r.round), round_record(r, self._st().issue)),
-                          self._current()], lambda _: self._next_step())
+        record = pr.round_record(r, self._st().issue)
+        return Workspace([WriteText(layout.plan_path(r.round), record), self._current()],
+                         lambda _: self._next_step())
 
     # -- executing ---------------------------------------------------------------------
 
@@ -323,7 +311,7 @@ class PlanReviseExecute(Strategy):
         st, s = self._st(), self.settings
         p = self._step(st.step)
         p.status, p.result, p.files = ("done" if status == "done" else "failed"), summary, files
-        ops: list[WorkspaceOp] = [WriteText(layout.step_path(p.id), step_record(p)),
+        ops: list[WorkspaceOp] = [WriteText(layout.step_path(p.id), pr.step_record(p)),
                                   self._current()]
         if p.status == "done":
             self.progress += 1
@@ -366,53 +354,24 @@ class PlanReviseExecute(Strategy):
 
     def _first_call(self, memory: str) -> CallModel:
         st, s, prompts = self._st(), self.settings, self.cfg.prompts
-        tools = ", ".join(self.tools())
+        values = {"tools": ", ".join(self.tools()), "workspace_md": memory,
+                  "threshold": f"{s.threshold:.2f}", "issue": st.issue or "(none)"}
         if st.kind == "plan":
-            self._system = render(prompts["plan"], {
-                "tools": tools, "work_tools": ", ".join(self._work_tools()),
-                "min_steps": str(s.min_steps), "max_steps": str(s.max_steps),
-                "threshold": f"{s.threshold:.2f}", "revision": self._revision(st),
-                "workspace_md": memory})
+            values |= {"work_tools": ", ".join(self._work_tools()), "min_steps": str(s.min_steps),
+                       "max_steps": str(s.max_steps),
+                       "revision": pr.revision_text(self.plan, self.rounds, s.threshold, st.issue)}
         elif st.kind == "evaluate":
-            self._system = render(prompts["evaluate"], {
-                "tools": tools, "threshold": f"{s.threshold:.2f}", "round": str(st.round),
-                "plan": plan_text(self._round(st.round).steps)})
+            values |= {"round": str(st.round), "plan": pr.plan_text(self._round(st.round).steps)}
         elif st.kind == "step":
             p = self._step(st.step)
-            before = "\n\n".join(
-                f"### Step {q.id}: {q.title}\n{q.result[:s.result_chars]}"
-                + (f"\nFiles: {', '.join(q.files)}" if q.files else "")
-                for q in predecessors(self.plan, p)) or "(none: this step starts from scratch)"
-            self._system = render(prompts["step"], {
-                "tools": tools, "plan": plan_text(self.plan, results=True),
-                "step_title": f"{p.id}. {p.title}", "step_detail": p.detail or p.title,
-                "predecessors": before, "workspace_md": memory})
-        else:
-            self._system = render(prompts["react"], {"tools": tools, "workspace_md": memory,
-                                                     "issue": st.issue or "(none)"})
+            values |= {"plan": pr.plan_text(self.plan, results=True), "step_title":
+                       f"{p.id}. {p.title}", "step_detail": p.detail or p.title,
+                       "predecessors": pr.predecessors_text(self.plan, p, s.result_chars)}
+        self._system = render(prompts[PROMPT[st.kind]], values)
         issue_note = f"\n\nThis stage was started because of an issue:\n\n> {st.issue}\n" if (
             st.issue and st.kind != "plan") else ""
         return self._call([render(prompts["stage_kickoff"], {
             "title": st.title, "issue_note": issue_note, "finish": FINISH[st.kind]})])
-
-    def _revision(self, st: Stage) -> str:
-        """What the planner must take into account: the last evaluation, a failed step, an
-        operator's issue (empty for a first plan)."""
-        issue = f"\n## Why you plan again\n\n{st.issue}\n" if st.issue else ""
-        if self.plan:
-            top = max(p.id for p in self.plan)
-            return (f"{issue}\n## Revise the rest of the plan\n\nThe plan so far ([x] done, [!] "
-                    f"failed, [ ] not done yet: dropped unless you plan it again):\n\n"
-                    f"{plan_text(self.plan, results=True)}\n\nSubmit only the steps still to "
-                    f"do, with ids above {top}; they may build on done steps ('after').\n")
-        if self.rounds:
-            last = self.rounds[-1]
-            verdict = (f"scored {last.score:.2f} (needed {self.settings.threshold:.2f}). The "
-                       f"evaluator's reasons:\n\n> {last.reasons}" if last.score is not None
-                       else "was not evaluated.")
-            return (f"{issue}\n## Revise the plan\n\nThe plan of round {last.round} {verdict}"
-                    f"\n\nThat plan:\n\n{plan_text(last.steps)}\n\nSubmit a better plan.\n")
-        return issue
 
     def _call(self, user_messages: list[str]) -> CallModel:
         st = self._st()
@@ -440,7 +399,7 @@ class PlanReviseExecute(Strategy):
     # -- records -----------------------------------------------------------------------
 
     def _current(self) -> WriteText:
-        return WriteText(layout.CURRENT_PLAN, current_record(self.plan, self.rounds, self.note))
+        return WriteText(layout.CURRENT_PLAN, pr.current_record(self.plan, self.rounds, self.note))
 
     def _leave(self, status: str) -> None:
         """Record the current stage in `history` (once)."""
