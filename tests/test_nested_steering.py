@@ -42,10 +42,15 @@ async def test_pause_rewind_and_resume_reach_the_children(client, task_queue, st
                                  instructions=scripts.INSTRUCTIONS)
         for kid in kids(job):
             await wait_for_requests(model_server, kid, 1)  # both in their slow first call
+        running = await handle.query("state", result_type=JobState)
+        assert running.phase.kind == "delegate"
+        assert running.strategy_detail["child_jobs"] == {k: "running" for k in kids(job)}
         await handle.signal("pause")
         children = [client.get_workflow_handle(k, result_type=JobResult) for k in kids(job)]
         for c in children:
             await wait_state(c, lambda s: s.status == "paused")
+        paused = await handle.query("state", result_type=JobState)
+        assert paused.strategy_detail["child_jobs"] == {k: "paused" for k in kids(job)}
         await handle.signal("rewind", "write the letters in capitals")
         made = {k: len(model_server.requests(k)) for k in kids(job)}
         await asyncio.sleep(1.0)  # paused: nothing new starts
@@ -54,7 +59,7 @@ async def test_pause_rewind_and_resume_reach_the_children(client, task_queue, st
         result: JobResult = await handle.result()
         results = [await c.result() for c in children]
         state = await handle.query("state", result_type=JobState)
-    assert result.status == "completed"
+    assert result.status == "completed" and "child_jobs" not in state.strategy_detail
     assert result.phases == 3  # bootstrap, delegation, transition: the coordinator kept its plan
     assert not any(p["variant"] == "rewind" for p in state.phases)
     for kid, r in zip(kids(job), results, strict=True):

@@ -44,6 +44,8 @@ async def run(op: RunChildren, ws: WorkspaceRef, steering: Steering) -> list[Chi
     """Run the children of `op`; their outcomes, in order."""
     gate = asyncio.Semaphore(op.max_concurrent)
     running: Handles = {}
+    me = workflow.info().workflow_id
+    steering.children = {f"{me}-{job.key}": "queued" for job in op.jobs}
     tasks = [asyncio.ensure_future(_child(job, steering, gate, running)) for job in op.jobs]
     sent = {"pause": False}  # what the running children were last told
 
@@ -56,6 +58,8 @@ async def run(op: RunChildren, ws: WorkspaceRef, steering: Steering) -> list[Chi
             await workflow.wait_condition(wanted)
             if steering.paused != sent["pause"]:
                 sent["pause"] = steering.paused
+                for child_id in running:
+                    steering.children[child_id] = "paused" if steering.paused else "running"
                 await _signal(running, "pause" if steering.paused else "resume")
             if steering.rewinds and running:
                 issue = steering.take_rewinds()
@@ -65,7 +69,10 @@ async def run(op: RunChildren, ws: WorkspaceRef, steering: Steering) -> list[Chi
         for t in tasks:
             t.cancel()  # each cancels its child and waits for it to end
         await asyncio.gather(*tasks, return_exceptions=True)
+        steering.children = {k: "cancelled" if v in ("queued", "running", "paused") else v
+                             for k, v in steering.children.items()}
         raise
+    steering.children = {}  # the strategy's view has their outcomes now
     return [t.result() for t in tasks]
 
 
@@ -76,6 +83,7 @@ async def _child(job: ChildJob, steering: Steering, gate: asyncio.Semaphore,
                           status="failed")
     problem = job_id_problem(child_id)
     if problem:
+        steering.children[child_id] = "failed"
         return failed.model_copy(update={"error": f"cannot start a child job: {problem}"})
     async with gate:
         await workflow.wait_condition(lambda: not steering.paused)
@@ -86,17 +94,21 @@ async def _child(job: ChildJob, steering: Steering, gate: asyncio.Semaphore,
                 id=child_id, task_queue=workflow.info().task_queue, result_type=JobResult,
                 static_summary=job.title[:200])
         except WorkflowAlreadyStartedError:
+            steering.children[child_id] = "failed"
             return failed.model_copy(update={"error": f"a job '{child_id}' is already running"})
         running[child_id] = handle
+        steering.children[child_id] = "running"
         try:
             if steering.paused:  # paused while it started
                 await _signal({child_id: handle}, "pause")
             result = await handle
         except ChildWorkflowError as e:
             why = cause_of(e).removeprefix(f"{JOB_FAILED_ERROR}: ")
+            steering.children[child_id] = "failed"
             return failed.model_copy(update={"error": why})
         finally:
             running.pop(child_id, None)
+    steering.children[child_id] = result.status
     return failed.model_copy(update={
         "status": result.status, "summary": result.summary,
         "deliverables": result.deliverables, "steps": result.steps,
