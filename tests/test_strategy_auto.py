@@ -107,3 +107,34 @@ async def test_auto_survives_a_killed_worker(client, task_queue, start_job, mode
             os.killpg(first.pid, signal.SIGKILL)
     assert result.status == "completed" and result.phases == 2
     assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)
+
+
+async def test_auto_routes_a_complex_task_to_nested_and_continues_as_new(
+        client, task_queue, start_job, model_server, s3):
+    """Class A runs nested (the default route) - its children included - composed under
+    auto; the job continues as new at each phase start, the route carried along."""
+    job = "auto-nested"
+    parent, children = scripts.nested(job)
+    model_server.set_script(job, scripts.auto("A") + parent)
+    for child_id, script in children.items():
+        model_server.set_script(child_id, script)
+    config = {**CONFIG, "phase_settings": {"min_todos": 1, "max_todos": 4},
+              "continue_as_new": {"every_phases": 1}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(None, job_id=job, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+        runs = [wf async for wf in client.list_workflows(f'WorkflowId="{job}"')]
+    assert result.status == "completed", result
+    assert state.strategy == "auto" and state.strategy_detail["routed_to"] == "nested"
+    assert state.strategy_detail["classification"]["complexity"] == "A"
+    assert [c["status"] for c in state.strategy_detail["children"]] == ["completed"] * 2
+    assert len(runs) == 3  # classification + bootstrap, transition (delegation in between)
+    for kid in children:
+        assert await s3.get("switchback", f"{job}/subjobs/{kid}/result.md") is not None
+    replayer = Replayer(workflows=[AgentJob], data_converter=client.data_converter)
+    for wf in runs:
+        h = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        outcome = await replayer.replay_workflow(h, raise_on_replay_failure=False)
+        assert outcome.replay_failure is None, outcome.replay_failure
