@@ -114,3 +114,17 @@ async def test_react_survives_a_killed_worker(client, task_queue, start_job, mod
     assert result.status == "completed" and result.steps == len(script)
     assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)
     assert (await s3.get("switchback", f"{handle.id}/report.md")).decode() == scripts.REPORT
+
+
+async def test_breaker_notes_speak_reacts_tools(client, task_queue, start_job, model_server,
+                                               s3):
+    config = {**CONFIG, "breakers": {"no_progress_steps": 2}}
+    script = [step(call("read_file", path="instructions.md")), step(call("list_files"))] + (
+        scripts.react()[1:])
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        assert (await handle.result()).status == "completed"
+    note = model_server.requests(handle.id)[2]["messages"][-1]["content"]
+    assert note.startswith("Checkpoint: no progress in the last 2 steps. Try another way")
+    assert "todo_" not in note

@@ -26,7 +26,7 @@ async def observe(breakers: Breakers, view: StrategyView, reply: ModelReply,
         job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
         tool_names=[c.name for c in reply.tool_calls], text=reply.content,
         progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out)))
+        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out), hint=view.stuck_hint))
     first = breakers.state.trip_count - len(trips) + 1
     for n, trip in enumerate(trips, first):
         count_trip(trip.breaker, trip.action)

@@ -156,7 +156,8 @@ class Auto(Strategy):
                          steps=c.steps, tokens_in=c.tokens_in, tokens_out=c.tokens_out)
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
                             history=self.history, progress=0,
-                            detail={"classification": None, "routed_to": None})
+                            detail={"classification": None, "routed_to": None},
+                            stuck_hint=f"Classify the instructions with {TOOL}.")
 
     def after_model(self, reply: ModelReply) -> Decision:
         if self.inner is not None:

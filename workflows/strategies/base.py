@@ -217,6 +217,9 @@ class StrategyView:
     history: list[PhaseRecord]
     progress: int  # grows when the job makes progress (todos completed): the breakers watch it
     detail: dict[str, Any] = field(default_factory=dict)  # JSON: `state.strategy_detail`
+    # what the breakers' notes tell a stuck model to do with this strategy's tools ("": the
+    # todo tools, todo_complete / todo_rewind)
+    stuck_hint: str = ""
 
 
 class Strategy(ABC):

@@ -64,6 +64,12 @@ OWN_TOOLS = frozenset({"submit_plan", "submit_evaluation", "step_result", "job_c
 FINISH = {"plan": "call submit_plan", "evaluate": "call submit_evaluation",
           "step": "call step_result when the step's result exists",
           "wrap_up": "call job_complete with an honest summary of what is done and what is not"}
+STUCK = {"plan": "Submit the plan with submit_plan.",
+         "evaluate": "Submit your evaluation with submit_evaluation.",
+         "step": "Try another way. If the step is done, call step_result(status=\"done\", "
+                 "...); if it cannot be done as planned, call step_result(status=\"failed\", "
+                 "summary=why).",
+         "wrap_up": "Call job_complete with what is done and what is not."}
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step", "wrap_up": "react"}
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
           "rewind": "Rewind: reconsider the plan"}
@@ -149,7 +155,8 @@ class PlanReviseExecute(Strategy):
                   "note": self.note, "current_step": st.step if st and st.kind == "step" else None,
                   **pr.plan_detail(self.plan, self.rounds)}
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
-                            history=self.history, progress=self.progress, detail=detail)
+                            history=self.history, progress=self.progress, detail=detail,
+                            stuck_hint=STUCK.get(st.kind if st else "", ""))
 
     def after_model(self, reply: ModelReply) -> Decision:
         st = self._st()

@@ -97,7 +97,10 @@ class React(Strategy):
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
                             history=self.history, progress=self.writes,
                             detail={"attempt": a.number, "writes": self.writes,
-                                    "issue": a.issue, "loaded_tools": a.loaded})
+                                    "issue": a.issue, "loaded_tools": a.loaded},
+                            stuck_hint="Try another way; if the task is done, call "
+                            "job_complete, and if it cannot be done, call job_complete and "
+                            "say why in its notes.")
 
     def after_model(self, reply: ModelReply) -> Decision:
         a = self.attempt
