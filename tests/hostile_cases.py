@@ -213,7 +213,8 @@ CONFIG = [
     config("declares-a-server", {"mcp": {"servers": {"x": {"command": "sh"}}}},
            "mcp: Extra inputs are not permitted"),
     config("unknown-strategy", {"strategy": "evil"},
-           "strategy: unknown strategy 'evil' (known: phase_alternation, react)"),
+           "strategy: unknown strategy 'evil' (known: auto, nested, phase_alternation, "
+           "plan_revise_execute, react)"),
     config("unknown-tool", {"tools": {"domain": ["no_such_tool"]}},
            "tools: ToolConfigError: 'no_such_tool': unknown tool on this worker"),
     config("undeclared-mcp-server", {"tools": {"domain": ["evil.*"]}},
@@ -311,7 +312,10 @@ TOOL_ARGUMENTS = [
                                              "content": '{"status": "completed"}'}),
          f"Error [read_only]: cannot write 'output/completion.json': {OWNED} (instructions.md, "
          "output/completion.json, output/error.json, output/breakers/**, archive/**, "
-         ".switchback/**); only job_complete completes a job"),
+         "subjobs/**, .switchback/**); only job_complete completes a job"),
+    tool("forge-child-job", ("write_file", {"path": "subjobs/child-1/output/completion.json",
+                                            "content": '{"status": "completed"}'}),
+         f"Error [read_only]: cannot write 'subjobs/child-1/output/completion.json': {OWNED}"),
     tool("forge-error", ("write_file", {"path": "./output//error.json", "content": "{}"}),
          f"Error [read_only]: cannot write 'output/error.json': {OWNED}"),
     tool("forge-trip", ("write_file", {"path": "output/breakers/trip_0001.json",
@@ -456,8 +460,8 @@ SIGNALS = [
     signal("rewind-issue-number", "rewind", '{"issue": 5}',
            "rewind: 'issue' must be a string, got 5; the signal was ignored"),
     signal("rewind-no-issue", "rewind", "{}", "rewind: 'issue' must be a string, got null"),
-    signal("rewind-unknown-key", "rewind", '{"issue": "x", "restore_phase": 2}',
-           'rewind: unknown key "restore_phase" (known: issue); the signal was ignored'),
+    signal("rewind-unknown-key", "rewind", '{"issue": "x", "by": "me"}',
+           'rewind: unknown key "by" (known: issue'),
     signal("rewind-nested", "rewind", deep(3000), "rewind: JSON nested too deeply (more than "
            "100 levels); the signal was ignored"),
     signal("rewind-surrogate", "rewind", '"a\\ud800"', "rewind: the payload contains text that"

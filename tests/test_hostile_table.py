@@ -289,7 +289,8 @@ def check_turn(c: Case, w: World) -> None:
     else:
         assert expect in shown, shown[:2000]
     # nothing the model was refused is in the workspace
-    assert not any(k.startswith(("a.md", "big.md", "gpj", "中", "output/breakers/trip_0001"))
+    refused = ("a.md", "big.md", "gpj", "中", "output/breakers/trip_0001", "subjobs/")
+    assert not any(k.startswith(refused)
                    or ".." in k or "passwd" in k for k in got["keys"]), got["keys"]
 
 
