@@ -44,6 +44,12 @@ def start(name: str, raw: str, expect: str, **extra: Any) -> Case:
     return Case("job input", name, raw, expect, FAILS, extra)
 
 
+def forged(name: str, expect: str, **changes: dict) -> Case:
+    """A hand-made continue-as-new `carry` (it skips load_config): a finished job's phase-1
+    state with its config's `llm` / `workspace` changed (tests/forge.py)."""
+    return Case("job input", name, changes, expect, FAILS, {"forge": True})
+
+
 def config(name: str, inline: dict, expect: str) -> Case:
     """{"config": {"extends": "creator", **inline}, "instructions": "x"} from the CLI."""
     return Case("config", name, inline, expect, FAILS)
@@ -155,6 +161,13 @@ JOB_INPUT = [
     start("pipeline-nested", '{"documents": ' + deep(300) + "}",
           "pipeline input: JSON nested too deeply (more than 100 levels)",
           workflow="DocumentPipeline"),
+    forged("carry-attacker-url", "model call failed (phase 1 strategic step 1): "
+           "EndpointNotAllowed: llm.base_url: '$ATTACKER' is not the URL of an endpoint the "
+           "operator declared", llm={"base_url": "$ATTACKER", "api_key_env": "AWS_SECRET_ACCESS_KEY"}),
+    forged("carry-foreign-key", "llm.api_key_env: 'AWS_SECRET_ACCESS_KEY' is not the key "
+           "variable of endpoint 'default'", llm={"api_key_env": "AWS_SECRET_ACCESS_KEY"}),
+    forged("carry-payload-bucket", "workspace.bucket: 'switchback-payloads' is the payload "
+           "bucket", workspace={"bucket": "switchback-payloads"}),
     start("id-dot-dot", '{"instructions": "x"}', "job id '../victim-$UID' cannot name a "
           "workspace: use 1-200 letters, digits, '.', '_' or '-', not starting with '.'",
           job_id="../victim-$UID"),
@@ -167,13 +180,13 @@ JOB_INPUT = [
 ]
 
 CONFIG = [
-    config("llm-base-url", {"llm": {"base_url": "http://attacker.example/v1"}},
+    config("llm-base-url", {"llm": {"base_url": "$ATTACKER"}},
            "config 'inline': llm.base_url: job input names a model endpoint by name "
            "(llm.endpoint: default, other), not by URL"),
     config("llm-api-key-env", {"llm": {"api_key_env": "AWS_SECRET_ACCESS_KEY"}},
            "config 'inline': llm.api_key_env: job input may not choose the key variable "
            "('AWS_SECRET_ACCESS_KEY')"),
-    config("llm-url-and-key", {"llm": {"base_url": "http://attacker.example/v1",
+    config("llm-url-and-key", {"llm": {"base_url": "$ATTACKER",
                                        "api_key_env": "OPENAI_API_KEY"}},
            "llm.base_url: job input names a model endpoint by name"),
     config("llm-replay-from", {"llm": {"replay_from": "someone-else"}},

@@ -31,6 +31,7 @@ from temporalio.service import RPCError
 
 from tests import hostile_cases as table
 from tests.conftest import running_worker
+from tests.forge import forged_job
 from tests.hostile_cases import (
     CUT,
     FAILS,
@@ -66,6 +67,8 @@ class World:
     secrets: dict[str, str]
     values: dict[str, str]  # placeholder -> value
     tmp: Path
+    attacker: Any = None  # a URL no endpoint declares (RecordingServer)
+    search: Any = None  # the operator's search provider, a careless one (echoes its key)
     seen: dict[str, Any] = field(default_factory=dict)  # case id -> what it got
     jobs: list[str] = field(default_factory=list)  # every job of the table
     errors: dict[str, BaseException] = field(default_factory=dict)  # a run that broke off
@@ -116,12 +119,15 @@ def secrets_environment(tmp, model_url: str, search_url: str) -> tuple[dict, dic
 @pytest.fixture(scope="module")
 async def world(client, model_server, s3, tmp_path_factory):
     """Run every case of the table once; the tests below read what each got."""
-    with RecordingServer(echo_auth=True) as search, pytest.MonkeyPatch.context() as mp:
+    with (RecordingServer(echo_auth=True) as search, RecordingServer() as attacker,
+          pytest.MonkeyPatch.context() as mp):
         tmp = tmp_path_factory.mktemp("hostile")
         env, secrets, values = secrets_environment(tmp, model_server.base_url, search.url)
+        values["$ATTACKER"] = attacker.url
         for k, v in env.items():
             mp.setenv(k, v)
-        w = World(client, f"hostile-{UID}", model_server, s3, secrets, values, tmp)
+        w = World(client, f"hostile-{UID}", model_server, s3, secrets, values, tmp,
+                  attacker=attacker, search=search)
         started = asyncio.get_running_loop().time()
         async with running_worker(client, w.queue):
             runs = {FAILS: refused_at_start, TOOL_ERROR: tool_turns, RETRIED: retried_answers,
@@ -160,19 +166,26 @@ def start_input(c: Case, w: World) -> str:
 async def refused_at_start(w: World) -> None:
     gate = asyncio.Semaphore(4)
 
+    done = asyncio.get_running_loop().create_future()
+
     async def one(c: Case) -> None:
         job_id = w.fill(c.extra.get("job_id", f"hostile-{c.name}-{UID}"))
         w.jobs.append(job_id)
-        raw = start_input(c, w)
-        where = ["--input", raw]
-        if len(raw) > 100_000:  # over what one command-line argument may hold
-            path = w.tmp / f"{c.name}.json"
-            path.write_text(raw)
-            where = ["--input-file", str(path)]
-        async with gate:
-            await asyncio.to_thread(w.cli, "workflow", "start", "--type",
-                                    c.extra.get("workflow", "AgentJob"),
-                                    "--task-queue", w.queue, "--workflow-id", job_id, *where)
+        if c.extra.get("forge"):  # a hand-made carry, from the snapshot of a finished job
+            await forged_job(w.client, w.s3, w.queue, await done, job_id=job_id,
+                             **w.fill(c.send))
+        else:
+            raw = start_input(c, w)
+            where = ["--input", raw]
+            if len(raw) > 100_000:  # over what one command-line argument may hold
+                path = w.tmp / f"{c.name}.json"
+                path.write_text(raw)
+                where = ["--input-file", str(path)]
+            async with gate:
+                await asyncio.to_thread(w.cli, "workflow", "start", "--type",
+                                        c.extra.get("workflow", "AgentJob"),
+                                        "--task-queue", w.queue, "--workflow-id", job_id,
+                                        *where)
         handle = w.client.get_workflow_handle(job_id)
         got: dict[str, Any] = {"job_id": job_id}
         try:
@@ -191,7 +204,17 @@ async def refused_at_start(w: World) -> None:
         got["requests"] = len(w.model_server.requests(job_id))
         w.seen[c.id] = got
 
-    await asyncio.gather(*(one(c) for c in cases(FAILS)))
+    async def finished_job() -> None:  # what the forged carries start from
+        job_id = f"hostile-forge-source-{UID}"
+        w.jobs.append(job_id)
+        w.model_server.set_script(job_id, bootstrap() + tactical(5) + finish())
+        handle = await w.client.start_workflow(
+            "AgentJob", {"config": "creator", "instructions": "x", "documents": []},
+            id=job_id, task_queue=w.queue)
+        await asyncio.wait_for(handle.result(), 120)
+        done.set_result(job_id)
+
+    await asyncio.gather(finished_job(), *(one(c) for c in cases(FAILS)))
 
 
 def check_refused(c: Case, w: World) -> None:
@@ -206,7 +229,7 @@ def check_refused(c: Case, w: World) -> None:
     if got["state"] is not None:  # (DocumentPipeline's state is another one)
         assert got["state"].status == "failed" and expect in (got["state"].last_error or "")
     assert got["requests"] == 0  # never got as far as the model
-    if c.kind in ("job input", "document"):
+    if c.kind in ("job input", "document") and not c.extra.get("forge"):
         assert got["keys"] == []  # everything is checked before anything is written
 
 
@@ -527,6 +550,12 @@ async def test_no_secret_reaches_a_request_history_or_workspace(world: World) ->
              for leak in leaks(world.secrets, where)]
     assert scanned > 500  # requests, history (and its decoded payloads), state, files
     assert not found, found
+    assert world.attacker.seen == []  # no job reached a URL the operator did not declare
+    # the search provider got its own key (it answered with it) and no other credential
+    heard = b"\n".join(world.search.seen)
+    assert world.secrets["SWITCHBACK_WEB_SEARCH_KEY"].encode() in heard
+    assert [n for n, v in world.secrets.items() if v.encode() in heard] == [
+        "SWITCHBACK_WEB_SEARCH_KEY"]
 
 
 async def leaky_control(w: World) -> dict[str, list[str]]:
