@@ -1,6 +1,7 @@
 """A stand-in for an attacker's server: a real HTTP server that records every request it
 gets (request line, headers, body) and answers 503, so a job that reaches it learns
-nothing and its call is not retried for long."""
+nothing and its call is not retried for long. `echo_auth=True` makes it a careless
+provider instead: it answers 401 with the Authorization header it got in the body."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 
 class RecordingServer:
-    def __init__(self) -> None:
+    def __init__(self, echo_auth: bool = False) -> None:
         self.seen: list[bytes] = []
         owner = self
 
@@ -22,10 +23,14 @@ class RecordingServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 owner.seen.append(self.requestline.encode() + b"\n" + bytes(self.headers)
                                   + body)
-                self.send_response(503)
+                answer = b'{"error": {"message": "nothing here"}}'
+                if echo_auth:
+                    answer = f"invalid key {self.headers.get('Authorization')}".encode()
+                self.send_response(401 if echo_auth else 503)
                 self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
-                self.wfile.write(b'{"error": {"message": "nothing here"}}')
+                self.wfile.write(answer)
 
             do_GET = do_POST = do_PUT = _any
 

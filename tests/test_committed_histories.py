@@ -101,3 +101,17 @@ async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem.split(".")[0], json.loads(path.read_text()))
     [report] = await replay([history], pydantic_data_converter)
     assert report.ok, report.detail
+
+
+def test_the_hostile_set_has_the_signals_a_handler_must_survive():
+    """#13: a job sent a rewind that is a number, nested 3,000 deep, a lone surrogate, two
+    inputs, and a signal of an unknown name - each listed in `state.rejected`, none failing
+    a workflow task - then a good rewind and an approval as an undecoded payload."""
+    path = Path(__file__).parent / "histories" / "hostile-steering.hostile.json"
+    events = json.loads(path.read_text())["events"]
+    names = [e["workflowExecutionSignaledEventAttributes"]["signalName"] for e in events
+             if "workflowExecutionSignaledEventAttributes" in e]
+    assert names == ["rewind"] * 4 + ["rewnid", "rewind"]
+    assert not any("workflowTaskFailedEventAttributes" in e for e in events)
+    assert "workflowExecutionCompletedEventAttributes" in events[-1]
+    assert "the scope changed" in payloads("hostile-steering.hostile.json")

@@ -6,6 +6,7 @@ import json
 import uuid
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 
 from activities.graph_store import close_graph_store, graph_store
 from devstack import demo_script
@@ -39,6 +40,43 @@ async def run(client, task_queue, pid: str, max_concurrent: int = 4):
         return handle, await handle.result()
 
 
+CLOSED = {EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED: "completed",
+          EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_FAILED: "failed",
+          EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_CANCELED: "canceled",
+          EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TERMINATED: "terminated",
+          EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_TIMED_OUT: "timed_out"}
+
+
+async def validators_at_once(client, handle) -> tuple[int, int, int]:
+    """(most validator jobs running at once as the pipeline's history tells it - a child
+    counts from the moment it is initiated until its close is recorded -; the same from the
+    validators' own start and close times; how many validators there were)."""
+    running = most = 0
+    names: dict[int, str] = {}
+    async for e in handle.fetch_history_events():
+        if e.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+            wid = e.start_child_workflow_execution_initiated_event_attributes.workflow_id
+            names[e.event_id] = wid
+            if "-validate-" in wid:
+                running += 1
+                most = max(most, running)
+        elif e.event_type in CLOSED:
+            attrs = getattr(e, e.WhichOneof("attributes"))
+            if "-validate-" in names[attrs.initiated_event_id]:
+                running -= 1
+    assert running == 0
+    spans = []
+    for wid in names.values():
+        if "-validate-" in wid:
+            d = await client.get_workflow_handle(wid).describe()
+            spans += [(d.start_time, 1), (d.close_time, -1)]
+    now = by_time = 0
+    for _, delta in sorted(spans, key=lambda x: (x[0], x[1])):  # a close before a start
+        now += delta
+        by_time = max(by_time, now)
+    return most, by_time, len(spans) // 2
+
+
 async def test_pipeline_end_to_end(client, task_queue, model_server, s3, graph):
     pid = f"pipeline-{uuid.uuid4().hex[:6]}"
     scripts(model_server, pid)
@@ -64,6 +102,9 @@ async def test_pipeline_end_to_end(client, task_queue, model_server, s3, graph):
     # each validator is its own job with its own workspace and history
     children = [wf async for wf in client.list_workflows(f'WorkflowId STARTS_WITH "{pid}-"')]
     assert len(children) == len(reqs) + 1
+    # max_concurrent=4: never more than 4 validators at once, and 4 did run together
+    most, by_time, validators = await validators_at_once(client, handle)
+    assert (most, validators) == (4, len(reqs)) and by_time <= 4
 
 
 async def test_a_failed_validator_does_not_lose_the_others(client, task_queue, model_server, s3,
@@ -78,3 +119,5 @@ async def test_a_failed_validator_does_not_lose_the_others(client, task_queue, m
     report = json.loads(await s3.get("switchback", f"{pid}/output/pipeline.json"))
     failed = [o for o in report["outcomes"] if o["error"]]
     assert len(failed) == 1 and "HTTP 400" in failed[0]["error"]
+    most, by_time, validators = await validators_at_once(client, handle)
+    assert (most, validators) == (3, len(reqs)) and by_time <= 3

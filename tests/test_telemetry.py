@@ -31,7 +31,7 @@ from telemetry.tracing import (
     tracing_interceptors,
 )
 from tests.conftest import running_worker
-from tests.scripts import call, full_job, step
+from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from workflows import metrics as wf_metrics
 from workflows.contract import JobInput, JobResult
 
@@ -161,43 +161,69 @@ def _samples(text: str, name: str) -> list[tuple[dict, float]]:
     return out
 
 
-async def test_metrics_endpoint_serves_switchback_and_sdk_metrics(
-        client, task_queue, model_server, s3, monkeypatch):
+def _counts(text: str, name: str, queue: str, *labels: str) -> dict:
+    """A metric's values on the job's task queue, by the given labels."""
+    out: dict = {}
+    for lb, v in _samples(text, name):
+        if lb["task_queue"] == queue:
+            key = tuple(lb[k] for k in labels) if len(labels) != 1 else lb[labels[0]]
+            out[key] = out.get(key, 0) + v
+    return out
+
+
+def known_script() -> list[dict]:
+    """A job whose every count is known: a tool error, a model call retried after a 500, a
+    todo_rewind, a repetition nudge; 100 prompt and 10 completion tokens per answer."""
+    usage = {"usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+    same = step(call("read_file", path="instructions.md"))
+    script = (bootstrap() + tactical(1)
+              + [step(call("todo_rewind", issue="the plan does not hold"))]
+              + transition("Again") + [same] * 5 + tactical(5, "r") + finish())
+    script.insert(1, step(call("read_file", path="missing.md")))  # file_not_found
+    script = [{**s, **usage} for s in script]
+    script.insert(2, {"error": {"status": 500, "message": "boom"}})  # retried: no tokens
+    return script
+
+
+async def test_a_prometheus_scrape_after_a_known_job(client, task_queue, model_server, s3,
+                                                     monkeypatch):
     port = free_port()
-    monkeypatch.setenv("SWITCHBACK_PROMETHEUS_BIND", f"127.0.0.1:{port}")
-    for var in ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT"):
+    monkeypatch.setenv("SWITCHBACK_METRICS_PORT", str(port))
+    for var in ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "SWITCHBACK_PROMETHEUS_BIND"):
         monkeypatch.delenv(var, raising=False)
-    runtime = runtime_from_env()
-    tclient = await _connect(client, runtime=runtime,
+    tclient = await _connect(client, runtime=runtime_from_env(),
                              interceptors=telemetry.interceptors_from_env())
-    script = full_job(1)
-    script.insert(1, step(call("read_file", path="missing.md")))  # a tool error
-    script.insert(2, {"error": {"status": 500, "message": "boom"}})  # a retried model call
+    script = known_script()
     async with running_worker(tclient, task_queue):
-        _, result = await _run_job(tclient, task_queue, model_server, script, config="creator")
+        _, result = await _run_job(tclient, task_queue, model_server, script, config={
+            "extends": "creator", "breakers": {"no_progress_steps": 0}})
     probe_queue = f"{task_queue}-probe"
     async with Worker(tclient, task_queue=probe_queue, workflows=[TelemetryProbe],
                       activities=[probe_log]):
         await tclient.execute_workflow(TelemetryProbe.run, id=f"probe-{uuid.uuid4().hex[:8]}",
                                        task_queue=probe_queue)
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient() as http:  # what a Prometheus scrape gets
         text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
 
-    calls = {lb["outcome"]: v for lb, v in _samples(text, "switchback_model_calls")
-             if lb["task_queue"] == task_queue}
-    assert calls == {"ok": result.steps, "ModelUnavailable": 1}
-    tokens = _samples(text, "switchback_tokens_in")
-    assert sum(v for lb, v in tokens if lb["task_queue"] == task_queue) == result.tokens_in
-    tools = {(lb["tool"], lb["outcome"]): v for lb, v in _samples(text, "switchback_tool_calls")
-             if lb["task_queue"] == task_queue}
-    assert tools[("write_file", "ok")] == 7 and ("read_file", "ok") in tools
-    assert tools[("read_file", "file_not_found")] == 1
-    phases = _samples(text, "switchback_phases")
-    assert [(lb["kind"], lb["variant"], v) for lb, v in phases
-            if lb["task_queue"] == probe_queue] == [("strategic", "rewind", 1.0)]
-    assert any(lb["task_queue"] == probe_queue for lb, _ in _samples(text, "switchback_rewinds"))
-    trips = _samples(text, "switchback_breaker_trips")
-    assert [(lb["breaker"], lb["action"]) for lb, _ in trips] == [("repetition", "nudge")]
+    answers = len(script) - 1
+    assert result.status == "completed" and result.steps == answers == 29
+    assert _counts(text, "switchback_model_calls", task_queue, "outcome") == {
+        "ok": answers, "ModelUnavailable": 1}
+    assert _counts(text, "switchback_tokens_in", task_queue) == {(): 100 * answers}
+    assert _counts(text, "switchback_tokens_out", task_queue) == {(): 10 * answers}
+    assert _counts(text, "switchback_tool_calls", task_queue, "tool", "outcome") == {
+        ("list_files", "ok"): 2, ("read_file", "ok"): 6, ("read_file", "file_not_found"): 1,
+        ("write_file", "ok"): 10, ("todo_write", "ok"): 2}
+    assert _counts(text, "switchback_phases", task_queue, "kind", "variant") == {
+        ("strategic", "bootstrap"): 1, ("tactical", "work"): 2, ("strategic", "rewind"): 1,
+        ("strategic", "transition"): 1}
+    assert _counts(text, "switchback_rewinds", task_queue) == {(): 1}
+    assert _counts(text, "switchback_breaker_trips", task_queue, "breaker", "action") == {
+        ("repetition", "note"): 1}
+    # the probe workflow: the approvals gauge and the labels of each workflow-side metric
+    assert _counts(text, "switchback_breaker_trips", probe_queue, "breaker", "action") == {
+        ("repetition", "nudge"): 1}
     waiting = _samples(text, "switchback_approvals_waiting")
     assert [v for lb, v in waiting if lb["job_id"].startswith("probe-")] == [2.0]
     # the SDK's own metrics on the same endpoint

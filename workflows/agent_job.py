@@ -29,11 +29,12 @@ Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, NoReturn, TypeVar
+from typing import NoReturn, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
@@ -43,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
         LOAD_CONFIG,
+        NO_INPUT,
         WORKFLOW_TYPE,
         InputError,
         JobResult,
@@ -95,11 +97,13 @@ class AgentJob:
 
     # -- steering ---------------------------------------------------------------------
 
-    @workflow.signal(name="rewind")
-    def rewind(self, issue: Any) -> None:
-        """Panic button for a person: takes effect at the next step boundary. An issue
-        string or {"issue": ...}; anything else is recorded in `state` as rejected."""
-        self.steering.request_rewind(issue)
+    @workflow.signal(dynamic=True)
+    def signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """`rewind` (the panic button for a person: takes effect at the next step boundary;
+        an issue string or {"issue": ...}) and any signal of an unknown name. Its payloads
+        arrive undecoded, so none - of any type, count or encoding - can fail the workflow
+        task or be dropped without a trace: what does not fit is in `state.rejected`."""
+        self.steering.on_signal(name, args)
 
     @workflow.signal(name="pause")
     def pause(self) -> None:
@@ -110,11 +114,11 @@ class AgentJob:
         self.steering.paused = False
 
     @workflow.update(name="approve")
-    def approve(self, req: Any) -> str:
+    def approve(self, req: RawValue = NO_INPUT) -> str:
         return self.steering.decide(req)
 
     @approve.validator
-    def _validate_approve(self, req: Any) -> None:
+    def _validate_approve(self, req: RawValue = NO_INPUT) -> None:
         self.steering.check_approval(req)  # rejected: an ApplicationError saying why
 
     @workflow.query(name="state")
@@ -125,9 +129,10 @@ class AgentJob:
     # -- the loop -------------------------------------------------------------------
 
     @workflow.run
-    async def run(self, job: Any = None) -> JobResult:
-        """`job`: raw JSON, checked here (a payload the converter cannot decode would make
-        the SDK retry the workflow task forever instead of failing the job)."""
+    async def run(self, job: RawValue = NO_INPUT) -> JobResult:
+        """`job`: the payload undecoded, decoded and checked here (a payload the converter
+        cannot decode would make the SDK retry the workflow task forever instead of failing
+        the job)."""
         try:
             result = await self._run(job)
         except BaseException as e:
@@ -146,7 +151,7 @@ class AgentJob:
         await workflow.wait_condition(workflow.all_handlers_finished)
         return result
 
-    async def _run(self, raw: Any) -> JobResult:
+    async def _run(self, raw: RawValue) -> JobResult:
         try:
             job = job_run(raw, workflow.info().workflow_id)
         except InputError as e:

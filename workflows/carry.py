@@ -20,6 +20,7 @@ from workflows.contract import (
     JobInput,
     ResolvedConfig,
     StepLine,
+    from_raw,
     job_id_problem,
     job_input,
 )
@@ -56,13 +57,15 @@ class JobRun(JobInput):
 
 
 def job_run(raw: object, job_id: str) -> JobRun:
-    """The workflow's raw input and its id, checked (InputError names the field). `carry`
+    """The workflow's input (undecoded, a RawValue, or JSON) and its id, checked (InputError
+    names the field). `carry`
     comes from continue-as-new or `starter.py rerun`; whatever it says, the activities
     enforce the operator's endpoints, buckets and the job's own prefix (README "Security
     model")."""
     bad_id = job_id_problem(job_id)
     if bad_id:
         raise InputError(bad_id)
+    raw = from_raw(raw, "job input")
     rest: object = raw
     carry: Carried | None = None
     if isinstance(raw, Mapping) and "carry" in raw:

@@ -21,12 +21,13 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
         JOB_FAILED_ERROR,
+        NO_INPUT,
         PIPELINE_TYPE,
         READ_DECISION,
         READ_REQUIREMENTS,
@@ -43,6 +44,7 @@ with workflow.unsafe.imports_passed_through():
         ValidationOutcome,
         WorkspaceRef,
         WriteOutputRequest,
+        from_raw,
         pipeline_input,
     )
     from workflows.failures import cause_of as _cause
@@ -67,10 +69,11 @@ class DocumentPipeline:
                 "outcomes": [o.model_dump() for o in self.outcomes]}
 
     @workflow.run
-    async def run(self, raw: Any = None) -> PipelineResult:
-        """`raw`: the input as JSON, checked first (a bad one fails the pipeline at once)."""
+    async def run(self, raw: RawValue = NO_INPUT) -> PipelineResult:
+        """`raw`: the input, undecoded; decoded and checked first (a bad one fails the
+        pipeline at once)."""
         try:
-            inp = pipeline_input(raw)
+            inp = pipeline_input(from_raw(raw, "pipeline input"))
         except InputError as e:
             raise job_failed(str(e), "invalid_input") from None
         pid = workflow.info().workflow_id

@@ -4,14 +4,15 @@ The workflow's signal and update handlers record requests here; the orchestrator
 acts on them at step boundaries (pause, rewinds) or while a tool call waits for its
 approval (`wait_for_approval`). Plain state, so it survives continue-as-new.
 
-Payloads arrive as raw JSON and are checked here (workflows/contract/inputs.py): a
-`rewind` that does not fit is not dropped silently but kept in `rejected` (shown in
-`state`) with the reason; a bad `approve` is refused by the update's validator.
+Payloads arrive undecoded and are checked here (workflows/contract/inputs.py): a
+`rewind` that does not fit, and a signal of an unknown name, are not dropped silently
+but kept in `rejected` (shown in `state`) with the reason; a bad `approve` is refused by
+the update's validator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from temporalio import workflow
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         PendingApproval,
         ToolCallInfo,
         approve_request,
+        from_raw,
         rewind_request,
     )
     from workflows.contract.config import ApprovalSettings
@@ -45,10 +47,22 @@ class Steering:
         # (workflows/child_jobs.py keeps it; `state` shows it while the children run)
         self.children: dict[str, str] = {}
 
+    def on_signal(self, name: str, args: Sequence[object]) -> None:
+        """A signal the workflow has no handler of its own for: `rewind`, or one it does not
+        know (recorded as rejected)."""
+        if name != "rewind":
+            self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume); the "
+                        "signal was ignored")
+        elif len(args) > 1:
+            self.reject(f"rewind: takes one input (an issue string or {{\"issue\": string}}), "
+                        f"got {len(args)}; the signal was ignored")
+        else:
+            self.request_rewind(args[0] if args else None)
+
     def request_rewind(self, raw: object) -> None:
         """The `rewind` signal: an issue string or {"issue": ...}; refused ones are recorded."""
         try:
-            issue = rewind_request(raw).issue
+            issue = rewind_request(from_raw(raw, "rewind")).issue
         except InputError as e:
             self.reject(f"{e}; the signal was ignored")
             return
@@ -65,7 +79,7 @@ class Steering:
     def check_approval(self, raw: object) -> ApproveRequest:
         """The `approve` update's validator: a well-formed answer for a call that waits."""
         try:
-            req = approve_request(raw)
+            req = approve_request(from_raw(raw, "approve"))
         except InputError as e:
             raise ApplicationError(str(e), type="BadRequest", non_retryable=True) from None
         if req.call_id not in self.approvals:
@@ -75,7 +89,7 @@ class Steering:
         return req
 
     def decide(self, raw: object) -> str:
-        req = approve_request(raw)  # the validator has passed it
+        req = approve_request(from_raw(raw, "approve"))  # the validator has passed it
         self.decisions[req.call_id] = req
         tool = self.approvals[req.call_id].tool
         return f"{'approved' if req.approved else 'denied'} {tool} call {req.call_id}"

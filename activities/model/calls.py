@@ -25,9 +25,14 @@ configs/prompts/summarization.md; the summary is stored with the conversation an
 readable copy goes to the workspace (`summaries/`).
 
 Temporal owns retries: the openai client's own retries are off and HTTP errors
-are translated here, once: 429 -> retryable with Retry-After as the next delay;
+are translated here, once: 429 -> retryable with Retry-After as the next delay (at most
+`llm.max_retry_interval_seconds`: an endpoint cannot park a job for a day);
 408/409/5xx, timeouts and connection errors -> retryable; other 4xx ->
 non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
+
+What the endpoint answers - the body, an error's text - has the worker's credentials
+redacted before anything reads it (activities/redaction.py): an endpoint that echoes its
+key puts it into no history, workspace or prompt.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ from activities.model.prompt import (
 )
 from activities.model.replies import assistant_message, summary_text
 from activities.model.tokens import OFF_LOOP_CHARS, count_messages_async, count_text, prompt_facts
+from activities.redaction import redact, redact_bytes
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import WorkspaceFiles
 from activities.storage.ownership import rerun_source
@@ -182,11 +188,12 @@ class ModelActivities:
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
         raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
-                                    .create(extra_headers=headers, **kwargs))
+                                    .create(extra_headers=headers, **kwargs),
+                                    req.llm.max_retry_interval_seconds)
         body = raw.content
         if len(body) > OFF_LOOP_BYTES:
-            return await asyncio.to_thread(assistant_message, body, req.max_output_chars)
-        return assistant_message(body, req.max_output_chars)
+            return await asyncio.to_thread(_reply, body, req.max_output_chars)
+        return _reply(body, req.max_output_chars)
 
     async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
         """The recorded job's answer at this position if it saw the very same prompt."""
@@ -235,9 +242,10 @@ class ModelActivities:
             kwargs["max_tokens"] = req.llm.max_tokens
         headers = {"X-Switchback-Job": layout.job_of(ws.job_id), "X-Switchback-Call": req.call_key}
         raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
-                                    .create(extra_headers=headers, **kwargs))
+                                    .create(extra_headers=headers, **kwargs),
+                                    req.llm.max_retry_interval_seconds)
         try:
-            text, usage = summary_text(raw.content)
+            text, usage = summary_text(redact_bytes(raw.content))
         except ApplicationError:  # an answer we cannot read: no model summary, as below
             text, usage = "", None
         if not text:  # keep going without a model summary rather than fail the job
@@ -269,6 +277,11 @@ def _call_info(call_id: str, name: str, raw: str, preview: bool,
         needs_approval=asks)
 
 
+def _reply(body: bytes, max_chars: int) -> dict:
+    """The stored assistant message of a 200 body, the worker's credentials redacted."""
+    return assistant_message(redact_bytes(body), max_chars)
+
+
 def _inline_message(m) -> dict:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
@@ -295,22 +308,24 @@ async def _heartbeating(aw: Awaitable[T]) -> T:
                 await task
 
 
-async def _with_heartbeat(aw: Awaitable[T]) -> T:
-    """The model call: heartbeating, its errors become Temporal retry decisions."""
+async def _with_heartbeat(aw: Awaitable[T], max_delay: float) -> T:
+    """The model call: heartbeating, its errors become Temporal retry decisions (a
+    Retry-After of at most `max_delay` seconds)."""
     try:
         return await _heartbeating(aw)
-    except openai.APIStatusError as e:
-        raise _translate(e) from e
+    except openai.APIStatusError as e:  # not chained: the cause's text is unredacted
+        raise _translate(e, max_delay) from None
     except (openai.APITimeoutError, openai.APIConnectionError) as e:
-        raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
-                               type="ModelUnavailable") from e
+        raise ApplicationError(redact(f"model endpoint unreachable: {type(e).__name__}: {e}"),
+                               type="ModelUnavailable") from None
 
 
-def _translate(e: openai.APIStatusError) -> ApplicationError:
+def _translate(e: openai.APIStatusError, max_delay: float) -> ApplicationError:
     status = e.status_code
-    text = f"model endpoint answered HTTP {status}: {' '.join(str(e.message).split())[:300]}"
+    text = redact(f"model endpoint answered HTTP {status}: "
+                  f"{' '.join(str(e.message).split())[:300]}")
     if status == 429:
-        delay = _retry_after(e.response.headers.get("retry-after"))
+        delay = _retry_after(e.response.headers.get("retry-after"), max_delay)
         return ApplicationError(text, type="ModelRateLimited",
                                 next_retry_delay=timedelta(seconds=delay) if delay else None)
     if status in (408, 409) or status >= 500:
@@ -318,8 +333,8 @@ def _translate(e: openai.APIStatusError) -> ApplicationError:
     return ApplicationError(text, type="ModelRequestRejected", non_retryable=True)
 
 
-def _retry_after(value: str | None) -> float | None:
+def _retry_after(value: str | None, max_delay: float) -> float | None:
     try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
+        return min(max_delay, max(0.0, float(value))) if value else None
+    except ValueError:  # an HTTP date, or not a number: the retry policy decides
         return None

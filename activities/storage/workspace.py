@@ -120,6 +120,9 @@ class WorkspaceActivities:
                     data = base64.b64decode(spec.base64 or "", validate=True)
                 except binascii.Error:
                     raise bad("'base64' is not valid base64") from None
+            if len(data) > req.max_file_bytes:  # checked before anything is written
+                raise bad(f"{len(data)} bytes, more than limits.max_file_bytes "
+                          f"({req.max_file_bytes})")
             return _clean_name(spec.name, bad), data
         if not spec.path:
             raise bad("give 'path', 'text' or 'base64'")

@@ -14,6 +14,9 @@ A tool of an MCP server (named in the job's tool record, `req.tool_record`) is c
 through the worker's session to that server (mcp_sessions.py); `tool_search` searches the
 descriptions of the record, so it finds MCP tools too.
 
+Every result has the worker's credentials redacted (activities/redaction.py): a search
+provider or an MCP server that echoes its key does not hand it to the model.
+
 Fenced (see activities/storage/files.py and conversations.py): the tool's workspace
 writes succeed only on the file versions this attempt saw, the stored result and the
 full text of a cut one are written once. An attempt that timed out and goes on
@@ -22,6 +25,7 @@ full text of a cut one are written once. An attempt that timed out and goes on
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Awaitable, Callable
@@ -29,6 +33,7 @@ from collections.abc import Awaitable, Callable
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.redaction import redact
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
@@ -41,6 +46,7 @@ from switchback import ToolError as PublicToolError
 from workflows.contract import RUN_TOOL, ToolOutcome, ToolRequest, layout
 
 Handler = Callable[..., Awaitable[ToolResult]]
+OFF_LOOP_CHARS = 1 << 20
 HANDLERS: dict[str, Handler] = tool_catalog.HANDLERS
 
 
@@ -63,7 +69,9 @@ class ToolActivities:
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
         raw = call["function"]["arguments"]
         outcome = await self._run(req, raw)
-        text = await self._cut(req, raw, outcome.summary)
+        summary = outcome.summary  # a long one is redacted in a thread, off the event loop
+        text = await self._cut(req, raw, redact(summary) if len(summary) < OFF_LOOP_CHARS
+                               else await asyncio.to_thread(redact, summary))
         if len(text) <= req.inline_max_chars:  # stored with the next model call
             outcome.summary, outcome.stored = text, False
             return outcome

@@ -6,6 +6,13 @@ Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a fail
 (from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time), and
 (from the `typed-failures` set on) a tool run as a local activity that fails for good.
 
+    python -m tests.histories.record hostile
+
+records the `hostile` set (#13): a job sent the signals its handlers must not fail on -
+a rewind that is a number, nested 3,000 deep, a lone surrogate, two inputs, a signal of an
+unknown name (all listed in `state.rejected`) - then a good rewind, and an approval sent
+as an undecoded payload.
+
     python -m tests.histories.record strategies
 
 records the `strategies` set instead (#16): one job under each strategy that is not the
@@ -26,7 +33,9 @@ import json
 import sys
 from pathlib import Path
 
+from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowFailureError
+from temporalio.common import RawValue
 
 from activities.tools import registry as tool_registry
 from activities.tools import run as tools
@@ -52,6 +61,39 @@ GATED = {"extends": "creator", "approval_required": ["delete_file"],
 
 async def _unreachable(files, args, limits):
     raise ConnectionError("rates service unreachable")
+
+
+def raw_json(data: bytes) -> RawValue:
+    return RawValue(Payload(metadata={"encoding": b"json/plain"}, data=data))
+
+
+async def record_hostile() -> None:
+    async with bench_stack() as b, running_worker(b.client, "record"):
+        name = "hostile-steering"
+        b.model.set_script(name, bootstrap() + [
+            step(call("write_file", path="tmp.md", content="x")),
+            step(call("delete_file", path="tmp.md")), {**tactical(5)[1], "latency_ms": 1500}]
+            + transition("Revised", 5) + tactical(5, "r") + finish())
+        job = await b.client.start_workflow(
+            "AgentJob", JobInput(config=GATED, instructions="# Recorded job\nx", documents=[]),
+            id=name, task_queue="record", result_type=JobResult)
+        while not (st := await job.query("state"))["pending_approvals"]:
+            await asyncio.sleep(0.05)
+        await job.signal("rewind", 5)
+        await job.signal("rewind", raw_json(b"[" * 3000 + b"]" * 3000))
+        await job.signal("rewind", raw_json(b'"a\\ud800"'))
+        await job.signal("rewind", args=["a", "b"])
+        await job.signal("rewnid", "x")
+        while len((await job.query("state"))["rejected"]) < 5:
+            await asyncio.sleep(0.05)
+        call_id = st["pending_approvals"][0]["call_id"]
+        await job.execute_update("approve", raw_json(
+            json.dumps({"call_id": call_id, "approved": True}).encode()))
+        while len(b.model.requests(name)) < len(bootstrap()) + 3:
+            await asyncio.sleep(0.05)
+        await job.signal("rewind", "the scope changed")
+        await asyncio.wait_for(job.result(), 120)
+        write(name, await job.fetch_history())
 
 
 async def record_strategies() -> None:
@@ -177,4 +219,5 @@ def write(name: str, history) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record_strategies() if TAG == "strategies" else record())
+    asyncio.run(record_strategies() if TAG == "strategies" else record_hostile()
+                if TAG == "hostile" else record())

@@ -24,8 +24,10 @@ from workflows.contract.config import (
     StrategicTodos,
 )
 from workflows.contract.inputs import (
+    NO_INPUT,
     InputError,
     approve_request,
+    from_raw,
     job_id_problem,
     job_input,
     pipeline_input,
@@ -117,5 +119,6 @@ __all__ = [
     "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
     "Usage", "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest", "RewindRequest",
-    "approve_request", "job_id_problem", "job_input", "pipeline_input", "rewind_request",
+    "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input", "pipeline_input",
+    "rewind_request",
 ]

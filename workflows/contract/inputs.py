@@ -1,10 +1,13 @@
 """What a person sends a job, checked: the job input, DocumentPipeline's input, the
 `rewind` signal and the `approve` update.
 
-Payloads arrive as raw JSON (the workflow's parameters are typed `Any`), because a
-payload the data converter cannot decode makes the SDK retry the workflow task forever
-(the job input) or drop the signal without a trace. Each function here turns raw JSON
-into the typed value or raises `InputError` with one line that names the field, e.g.
+Payloads arrive undecoded (the handlers' parameters are typed `RawValue`), because a
+payload the data converter cannot decode - JSON nested deeper than its parser allows, a
+number of more than 4,300 digits, an escaped lone surrogate (`"\ud800"`) - makes the SDK
+retry the workflow task forever (the job input) or drop the signal without a trace.
+`from_raw` decodes them here: JSON of at most MAX_DEPTH levels, every string valid
+Unicode. Each function then turns the JSON into the typed value or raises `InputError`
+with one line that names the field, e.g.
 `job input: 'instructions' must be a string of markdown (at most 200000 characters),
 got 5`. Unknown keys are errors. starter.py uses the same functions before it starts
 anything, so the CLI and the workflow say the same thing.
@@ -20,6 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
+from temporalio.api.common.v1 import Payload
+from temporalio.common import RawValue
 
 from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
 from workflows.contract.pipeline import PipelineInput
@@ -29,6 +34,9 @@ MAX_DOCUMENTS = 200
 MAX_REWIND_CHARS = 2_000
 MAX_NOTE_CHARS = 2_000
 MAX_CALL_ID_CHARS = 200
+MAX_DEPTH = 100  # levels of JSON nesting; a job config needs five
+_SURROGATE = re.compile("[\ud800-\udfff]")
+NO_INPUT = RawValue(Payload(metadata={"encoding": b"binary/null"}))  # a handler's default
 
 JOB_ID = re.compile(r"[A-Za-z0-9._-]{1,200}")
 CONFIG = "a config name (string) or an inline config object"
@@ -47,6 +55,57 @@ def shown(value: object, limit: int = 60) -> str:
     except ValueError:  # circular or otherwise odd: never from JSON input
         text = repr(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def from_raw(value: object, what: str) -> object:
+    """A payload as plain JSON: `value` is what a handler got (a RawValue, or JSON that is
+    already decoded). InputError, naming `what`, for anything else."""
+    if not isinstance(value, RawValue):
+        data = value
+    else:
+        encoding = value.payload.metadata.get("encoding", b"").decode("utf-8", "replace")
+        if encoding == "binary/null":
+            return None
+        if encoding != "json/plain":
+            raise InputError(f"{what} must be JSON, got a payload encoded as {encoding!r}")
+        try:
+            data = json.loads(value.payload.data, parse_constant=_no_constant)
+        except RecursionError:
+            raise InputError(f"{what}: JSON nested too deeply (more than {MAX_DEPTH} "
+                             "levels)") from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"{what} is not JSON ({e.msg} at char {e.pos})") from None
+        except ValueError as e:  # NaN, a number of more than 4,300 digits, not UTF-8
+            why = (str(e) if "JSON number" in str(e) else "not UTF-8"
+                   if isinstance(e, UnicodeDecodeError) else "a number has more than 4,300 "
+                   "digits")
+            raise InputError(f"{what} is not JSON switchback can read ({why})") from None
+    _check_tree(data, what)
+    return data
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_tree(data: object, what: str) -> None:
+    """At most MAX_DEPTH levels, no lone surrogate in a string or key (iterative: any depth)."""
+    stack: list[tuple[object, str, int]] = [(data, "", 0)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"{what}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                field = f"'{_SURROGATE.sub('?', where)}'" if where else "the payload"
+                raise InputError(f"{what}: {field} contains text that is not valid Unicode (a "
+                                 "lone surrogate); send UTF-8 text")
+        elif isinstance(value, Mapping):
+            for k, v in value.items():
+                key = f"{where}.{k}" if where else str(k)
+                stack += [(k, key[:100], depth + 1), (v, key[:100], depth + 1)]
+        elif isinstance(value, list):
+            stack += [(v, f"{where}[{i}]"[:100], depth + 1) for i, v in enumerate(value)]
 
 
 def job_id_problem(job_id: str) -> str | None:
