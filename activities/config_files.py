@@ -40,7 +40,8 @@ from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
 from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
-PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff")
+PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
+           "react_kickoff")
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
 log = logging.getLogger(__name__)
 

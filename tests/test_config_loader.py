@@ -34,8 +34,8 @@ def test_real_creator_config() -> None:
         "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
-    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization",
-                              "react", "react_kickoff"}
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "cut_off",
+                              "summarization", "react", "react_kickoff"}
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
     assert r.strategic_todos.rewind
@@ -43,7 +43,7 @@ def test_real_creator_config() -> None:
 
 def test_defaults_alone(root: Path) -> None:
     r = load_config("defaults", root)
-    assert r.config.phase_settings.min_todos == 5 and r.instructions is None
+    assert r.config.phase_settings.min_todos == 1 and r.instructions is None
     assert r.documents == []
 
 
