@@ -101,8 +101,9 @@ def _block_calls(text: str, known: Collection[str], cut_off: bool) -> list[TextC
 def _one_call(item: object, known: Collection[str]) -> TextCall | None:
     if not isinstance(item, dict):
         return None
-    if isinstance(item.get("function"), dict):
-        item = item["function"]
+    inner = item.get("function")
+    if isinstance(inner, dict):
+        item = inner
     name = item.get("name")
     if not isinstance(name, str) or name not in known:
         return None
