@@ -107,7 +107,7 @@ def _one_call(item: object, known: Collection[str]) -> TextCall | None:
     name = item.get("name")
     if not isinstance(name, str) or name not in known:
         return None
-    args = next((item[k] for k in _ARG_KEYS if k in item), {})
+    args: object = next((item[k] for k in _ARG_KEYS if k in item), {})
     if isinstance(args, str):  # arguments as JSON text, as the API sends them
         try:
             args = json.loads(args or "{}")
