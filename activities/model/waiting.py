@@ -65,7 +65,7 @@ async def with_heartbeat(aw: Awaitable[T]) -> T:
     except openai.APIStatusError as e:
         if e.status_code in (400, 413) and _CONTEXT.search(f"{e.message} {e.body}"):
             raise ContextExceeded(f"model endpoint answered HTTP {e.status_code}: "
-                                  f"{' '.join(str(e.message).split())[:300]}") from e
+                                  f"{_message(e)}") from e
         raise _translate(e) from e
     except (openai.APITimeoutError, openai.APIConnectionError) as e:
         raise ApplicationError(f"model endpoint unreachable: {type(e).__name__}: {e}",
@@ -92,9 +92,15 @@ def count_identical(e: ApplicationError, fingerprint: str, limit: int) -> Applic
                             type="ModelRequestRejected", non_retryable=True)
 
 
+def _message(e: openai.APIStatusError) -> str:
+    """The server's own words: the openai client's "Error code: 500 - " prefix dropped."""
+    text = " ".join(str(e.message).split())
+    return re.sub(r"^Error code: \d+ - ", "", text)[:300]
+
+
 def _translate(e: openai.APIStatusError) -> ApplicationError:
     status = e.status_code
-    text = f"model endpoint answered HTTP {status}: {' '.join(str(e.message).split())[:300]}"
+    text = f"model endpoint answered HTTP {status}: {_message(e)}"
     if status == 429:
         delay = _retry_after(e.response.headers.get("retry-after"))
         return ApplicationError(text, type="ModelRateLimited",

@@ -100,13 +100,14 @@ def _norm(text: str) -> str:
 
 
 def _similar(a: str, b: str) -> bool:
-    """The same task: the same words, or (6 words or more) mostly the same words. Short todos
-    that differ in one word ("write notes/a.md", "write notes/b.md") are different tasks."""
+    """The same task: the same words, or (6 words or more) mostly the same words, or one a
+    cut copy of the other. Short todos that differ in one word ("write notes/a.md", "write
+    notes/b.md") are different tasks."""
     if a == b:
         return True
     wa, wb = set(a.split()), set(b.split())
-    return (min(len(wa), len(wb)) >= 6
-            and len(wa & wb) / len(wa | wb) >= SIMILAR)
+    short, common = min(len(wa), len(wb)), len(wa & wb)
+    return short >= 6 and (common / len(wa | wb) >= SIMILAR or common / short >= 0.9)
 
 
 def _reject(reason: str) -> LoadTodosResult:
