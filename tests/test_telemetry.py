@@ -147,7 +147,7 @@ async def test_spans_carry_job_phase_and_tool(client, task_queue, model_server, 
     assert all(sp.attributes["switchback.job_id"] == handle.id for sp in tools)
     assert all(sp.attributes["switchback.outcome"] == "ok" for sp in tools)
     writes = [sp for sp in tools if sp.attributes["switchback.tool"] == "write_file"]
-    assert {sp.attributes["switchback.phase"] for sp in writes} == {1, 2}
+    assert {sp.attributes["switchback.phase"] for sp in writes} == {1, 2, 3}
     archive = by_name["RunActivity:archive_phase"]
     assert [sp.attributes["switchback.phase"] for sp in archive] == [2]
     provider.shutdown()
@@ -190,7 +190,7 @@ async def test_metrics_endpoint_serves_switchback_and_sdk_metrics(
     assert sum(v for lb, v in tokens if lb["task_queue"] == task_queue) == result.tokens_in
     tools = {(lb["tool"], lb["outcome"]): v for lb, v in _samples(text, "switchback_tool_calls")
              if lb["task_queue"] == task_queue}
-    assert tools[("write_file", "ok")] == 7 and ("read_file", "ok") in tools
+    assert tools[("write_file", "ok")] == 9 and ("read_file", "ok") in tools
     assert tools[("read_file", "file_not_found")] == 1
     phases = _samples(text, "switchback_phases")
     assert [(lb["kind"], lb["variant"], v) for lb, v in phases

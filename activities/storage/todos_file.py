@@ -70,13 +70,13 @@ def stale_problem(marker: dict | None, conversation: str, text: str) -> str | No
     again = "Call todo_write with the todos for the next phase, then todo_complete again."
     if not marker:
         return f"todos.yaml was not written by todo_write. {again}"
+    if marker.get("sha256") != digest(text):
+        return f"todos.yaml was changed after todo_write wrote it (by write_file?). {again}"
     if marker.get("conversation") != conversation:
         where = str(marker.get("conversation", ""))
         n = where.rsplit("_", 1)[-1].lstrip("0") or "?"
         return (f"todos.yaml is left over from phase {n} (todo_write wrote it then), it is not "
                 f"this phase's plan. {again}")
-    if marker.get("sha256") != digest(text):
-        return f"todos.yaml was changed after todo_write wrote it (by write_file?). {again}"
     return None
 
 
