@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from activities.config_files import load_config
 from tests.conftest import running_worker
 from tests.llama import answer
 from tests.scripts import bootstrap, call, finish, step, tactical, todos, transition
@@ -52,11 +53,10 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
                                                                   model_server, s3):
     """The bootstrap todos copied back as the tactical plan, padded (the issue's run re-ran
     them in every tactical phase); then a one-todo plan, which min_todos 1 accepts."""
-    copied = [{"id": 1, "content": "Explore the workspace (list_files); the task "
-                                   "(instructions.md) is in the system message. Write "
-                                   "workspace.md with an overview of the task, the files that "
-                                   "exist and the tools you have."},
-              {"id": 2, "content": "Create an execution plan in main_plan.md from the task."},
+    boot = [t if isinstance(t, str) else t.content
+            for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
+    copied = [{"id": 1, "content": boot[0]},
+              {"id": 2, "content": boot[1].replace(" (write_file)", "")},
               {"id": 3, "content": "Write notes/a.md"}]
     script = bootstrap()[:-2] + [
         step(call("todo_write", phase="P", description="d", todos=copied)),
@@ -103,8 +103,13 @@ async def test_a_predefined_todo_is_not_done_until_its_file_changed(client, task
     assert ("Error [todo_not_done]: Todo 1 is not done: workspace.md has not changed since "
             "this phase began. Do it first (write_file workspace.md with what the todo asks "
             "for), then call todo_complete.") in msgs
-    assert any(m.startswith("Todo 1 done. 3 remaining. Next: 2. Create an execution plan")
+    assert any(m.startswith("Todo 1 done. 3 remaining. Next: 2. Write main_plan.md")
                for m in msgs)  # after the write
+    # the turn that wrote workspace.md without todo_complete got a reminder
+    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "user"]
+    assert ("workspace.md written: that is what task 1 asks for. If task 1 is done, call "
+            "todo_complete() now; if not, finish it first.") in users
 
 
 async def test_a_runaway_turn_completes_one_todo(client, task_queue, start_job, model_server,

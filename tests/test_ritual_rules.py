@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from activities.config_files import load_config
 from activities.storage.todos_file import digest, repeated_plan, stale_problem
-from workflows.contract import TodoSet, TodoSpec, ToolCallInfo
+from workflows.contract import Todo, TodoSet, TodoSpec, ToolCallInfo, ToolOutcome
 from workflows.contract.config import BreakerSettings
 from workflows.strategies import ritual
 from workflows.strategies.base import PlannedCall
@@ -102,3 +102,17 @@ def test_loops_across_phases():
     loops.moving_on("tactical", 1, "rewind")
     assert "rewound 3 times (breakers.max_rewinds=2)" in loops.stop_reason(b)
     assert loops.stop_reason(BreakerSettings()) is None  # off: jobs from before
+
+
+def test_a_turn_that_wrote_what_the_todo_asks_for_is_reminded_to_complete_it():
+    todos = [Todo(id=1, content="Write workspace.md", status="completed"),
+             Todo(id=2, content="Write notes/apples.md with '# Apples'")]
+    wrote = [ToolOutcome(ok=True, changed=["notes/apples.md"])]
+    assert ritual.completion_hint(todos, {}, wrote, completed=False) == [
+        "notes/apples.md written: that is what task 2 asks for. If task 2 is done, call "
+        "todo_complete() now; if not, finish it first."]
+    assert ritual.completion_hint(todos, {}, wrote, completed=True) == []
+    assert ritual.completion_hint(todos, {}, [ToolOutcome(ok=True, changed=["x.md"])],
+                                  completed=False) == []
+    evidence = {2: ["notes/apples.md", "main_plan.md"]}  # a todo's evidence: all of it
+    assert ritual.completion_hint(todos, evidence, wrote, completed=False) == []

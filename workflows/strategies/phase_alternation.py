@@ -128,6 +128,7 @@ class PhaseAlternation(Strategy):
         self.history: list[PhaseRecord] = []
         self.loops = ritual.Loops()
         self._system = ""
+        self._turn_start = 0  # todos completed before the current turn
 
     # -- Strategy --------------------------------------------------------------------
 
@@ -167,7 +168,7 @@ class PhaseAlternation(Strategy):
                                    f"calling a tool in phase {ph.number} "
                                    f"(limits.max_nudges={limits.max_nudges})", code="no_tool_call")
             return self._next_call([nudge_for(self.cfg, reply)])
-        ph.nudges = 0
+        ph.nudges, self._turn_start = 0, self.todos_completed
         planned = ritual.limit_todo_completes(
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
             limits.todo_completes_per_turn)
@@ -205,7 +206,8 @@ class PhaseAlternation(Strategy):
         if self.completion is not None:
             return self._complete()
         if self.pending is None:
-            return self._next_call([])
+            return self._next_call(ritual.completion_hint(
+                ph.todos, ph.evidence, outcomes, self.todos_completed > self._turn_start))
         pending, self.pending = self.pending, None
         if pending.to == "tactical":
             self._record(ph, "completed")

@@ -12,6 +12,8 @@ Each answers a failure seen when a 1.5B model drove the phase machine (README "A
   `todo_complete`/`todo_rewind` do not run, so no earlier call can end the phase and skip it;
 - `avoid_sets`: what a new plan must not repeat: the predefined strategic todos (copied back
   by the model as its tactical plan) and the todos earlier tactical phases completed;
+- `completion_hint`: a turn wrote the file the current todo asks for but did not call
+  todo_complete: the next call says so (a 1.5B model rewrote workspace.md three times);
 - `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
   stops as `stuck` with the reason (`breakers.max_idle_phases`, `breakers.max_rewinds`).
 
@@ -20,12 +22,15 @@ Pure functions of the strategy's state; `PLANNING_FILES` do not count as work do
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
-from workflows.contract import ResolvedConfig, Todo, TodoSet, layout
+from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
 from workflows.contract.config import BreakerSettings
 from workflows.prompts import render
 from workflows.strategies.base import PlannedCall
+from workflows.todos import current_index
 
 PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's job_complete
@@ -58,6 +63,26 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None) -> str | None:
         + ([f"{', '.join(same)} has not changed since this phase began"] if same else []))
     return (f"Todo {todo.id} is not done: {what}. Do it first (write_file "
             f"{(missing + same)[0]} with what the todo asks for), then call todo_complete.")
+
+
+_PATH = re.compile(r"[\w./-]+\.(?:md|txt|json|ya?ml|csv|py|html|xml)\b")
+
+
+def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
+                    outcomes: list[ToolOutcome], completed: bool) -> list[str]:
+    """A reminder when this turn wrote the file(s) the current todo asks for (its evidence,
+    or the paths it names) and completed no todo; [] otherwise."""
+    cur = current_index(todos)
+    if cur is None or completed:
+        return []
+    todo = todos[cur]
+    changed = {p for o in outcomes if o.ok for p in o.changed}
+    wanted = set(evidence.get(todo.id) or _PATH.findall(todo.content))
+    hit = changed & wanted
+    if not hit or (evidence.get(todo.id) and hit != wanted):
+        return []
+    return [f"{', '.join(sorted(hit))} written: that is what task {todo.id} asks for. If task "
+            f"{todo.id} is done, call todo_complete() now; if not, finish it first."]
 
 
 def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[PlannedCall]:
