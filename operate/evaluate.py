@@ -31,7 +31,8 @@ from pathlib import Path
 
 import yaml
 from temporalio.client import Client, WorkflowFailureError
-from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
 from operate import CliError
 from operate.client import BUCKET, ui_link
@@ -140,9 +141,10 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
     async with sem:
         config = {"extends": a.config, "strategy": strategy}
         try:
-            handle = await client.start_workflow(
+            handle = await client.start_workflow(  # an existing one, even closed, is taken up
                 WORKFLOW_TYPE, JobInput(config=config), id=run.job_id,
-                task_queue=a.task_queue, result_type=JobResult)
+                task_queue=a.task_queue, result_type=JobResult,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
             log(f"started {run.job_id}  {ui_link(client, run.job_id)}")
         except WorkflowAlreadyStartedError:
             handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
@@ -152,15 +154,15 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
             run.status, run.tool_calls, run.phases = result.status, result.tool_calls, \
                 result.phases
         except WorkflowFailureError as e:
-            run.status = "failed"
-            run.check = f"job failed: {' '.join(str(e.cause).split())[:200]}"
+            run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
+            run.check = f"job {run.status}: {' '.join(str(e.cause).split())[:200]}"
     d = await handle.describe()
     if d.close_time and d.start_time:
         run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
     with tempfile.TemporaryDirectory() as tmp:
         messages = await download(s3, run.job_id, Path(tmp))
         measure(run, messages, prices_of(a, messages))
-        if run.status != "failed":
+        if run.status not in ("failed", "cancelled"):
             run.success, said = run_checker(checker, Path(tmp))
             run.check = said or ("ok" if run.success else "check failed")
     log(f"{run.job_id}: {run.status}, {'success' if run.success else 'FAILED CHECK'} "
