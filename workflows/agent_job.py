@@ -17,9 +17,11 @@ out, with collaborators that each take what they need as arguments:
 
     model_steps.call_model   one model call over the conversation (workflows/conversation.py)
     tool_steps.run_tool      one tool call
-    WorkspaceOps             the workspace operations strategies ask for
+    WorkspaceOps             the operations strategies ask for (a nested job's child jobs:
+                             child_jobs.py)
     Steering                 pause, rewinds, approvals (what the signals and the update set)
-    Breakers                 deterministic checks after every model step
+    breaker_steps            the deterministic checks after every model step
+    PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes
 
 Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
@@ -35,9 +37,10 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, tool_listing, tool_steps
-    from workflows.breakers import Breakers, StepFacts, cost_of
+    from workflows import breaker_steps, continuation, model_steps, tool_listing, tool_steps
+    from workflows.breakers import Breakers
     from workflows.carry import Carried, JobRun, PhaseStart, job_run
+    from workflows.continuation import PhaseStarts
     from workflows.contract import (
         LOAD_CONFIG,
         WORKFLOW_TYPE,
@@ -49,11 +52,10 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         ToolOutcome,
         WorkspaceRef,
-        layout,
     )
     from workflows.conversation import Conversation
     from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, job_failed, unexpected
-    from workflows.metrics import count_trip, log_extra, phase_started
+    from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
     from workflows.strategies.base import (
@@ -72,7 +74,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
-TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -90,8 +91,7 @@ class AgentJob:
         self.steering = Steering()  # pause, rewinds, approvals
         self.progress = Progress()  # status, last steps, last error: what people follow
         self.publisher = Publisher()
-        self.phases_this_run = 0
-        self.config_recorded = False  # .switchback/config.json written in this run
+        self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
 
     # -- steering ---------------------------------------------------------------------
 
@@ -243,10 +243,11 @@ class AgentJob:
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        info = workflow.info()
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=info.workflow_id,
-                               run=info.first_execution_run_id)
-        self.ops = WorkspaceOps(self.ws, cfg)
+        try:  # the job's prefix, or its folder in its parent's workspace (nested)
+            self.ops = WorkspaceOps.of_job(cfg, self.steering)
+        except InputError as e:
+            self._refuse(str(e), "invalid_config")
+        self.ws = self.ops.ws
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""
@@ -269,45 +270,24 @@ class AgentJob:
             self._on_new_phase()
             self._publish()
         if isinstance(step, CallModel) and step.conversation != self.conversation.key:
-            if self._should_continue_as_new():  # only ever at the start of a phase
+            if self.starts.continue_now(self.cfg):  # only ever at the start of a phase
                 await self._continue_as_new(job)
             phase_started(self._view().phase)
-            await self._snapshot()
+            assert self.cfg and self.breakers
+            await self.starts.snapshot(self._workspace_ops(), self._view().phase, PhaseStart(
+                objective=self.progress.objective, strategy=self._strategy().snapshot(),
+                breakers=self.breakers.state), self.cfg)
         return step
-
-    def _should_continue_as_new(self) -> bool:
-        self.phases_this_run += 1
-        if self.phases_this_run < 2:
-            return False  # this run's first phase: never continue before doing one
-        every = self.cfg.config.continue_as_new.every_phases if self.cfg else 0
-        return (workflow.info().is_continue_as_new_suggested()
-                or bool(every and self.phases_this_run > every))
 
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers
-        await workflow.wait_condition(workflow.all_handlers_finished)
         s, p = self.steering, self.progress
-        carry = Carried(cfg=self.cfg, objective=p.objective,
-                        strategy=self._strategy().snapshot(), breakers=self.breakers.state,
-                        paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
-                        recent=p.recent, runs=p.run + 1, last_error=p.last_error,
-                        closing=self.conversation.inline,
-                        closing_conversation=self.conversation.key)
-        ph = self._view().phase
-        workflow.logger.info("continuing as new at phase %s (run %s)", ph.number if ph else "?",
-                             p.run + 1, extra=log_extra(ph))
-        workflow.continue_as_new(JobRun(config=job.config, carry=carry))
-
-    async def _snapshot(self) -> None:
-        """Record the workspace and the state at this phase start (for `starter.py rerun`)."""
-        assert self.cfg and self.breakers
-        ph = self._view().phase
-        assert ph is not None
-        state = PhaseStart(objective=self.progress.objective,
-                           strategy=self._strategy().snapshot(), breakers=self.breakers.state)
-        await self._workspace_ops().snapshot(ph.number, state.model_dump(mode="json"),
-                                             None if self.config_recorded else self.cfg)
-        self.config_recorded = True
+        await continuation.continue_as_new(job, Carried(
+            cfg=self.cfg, objective=p.objective, strategy=self._strategy().snapshot(),
+            breakers=self.breakers.state, paused=s.paused, rewinds=s.rewinds,
+            rejected=s.rejected, recent=p.recent, runs=p.run + 1, last_error=p.last_error,
+            closing=self.conversation.inline, closing_conversation=self.conversation.key),
+            self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -327,24 +307,10 @@ class AgentJob:
         return turn.reply
 
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
-        """Deterministic checks after the step; trips are written to output/breakers/."""
+        """Deterministic checks after the step (workflows/breaker_steps.py)."""
         assert self.cfg and self.breakers
-        view = self._view()
-        ph, t = view.phase, view.totals
-        assert ph is not None
-        trips = self.breakers.observe(StepFacts(
-            phase=ph.number, phase_steps=ph.steps, phase_variant=ph.variant,
-            job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
-            tool_names=[c.name for c in reply.tool_calls], text=reply.content,
-            progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-            cost=cost_of(self.cfg.config.llm, t.tokens_in, t.tokens_out)))
-        first = self.breakers.state.trip_count - len(trips) + 1
-        for n, trip in enumerate(trips, first):
-            count_trip(trip.breaker, trip.action)
-            await self._workspace_ops().write_output(layout.trip_path(n), trip.model_dump())
-        for trip in sorted(trips, key=lambda t: TRIP_ORDER.index(t.action)):
-            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
-                                    extra=log_extra(ph))
+        for trip in await breaker_steps.observe(self.breakers, self._view(), reply, self.cfg,
+                                                self._workspace_ops()):
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue

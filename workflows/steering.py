@@ -41,6 +41,9 @@ class Steering:
         self.approvals: dict[str, PendingApproval] = {}  # call id -> the call waiting
         self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
         self.rejected: list[str] = []  # signals refused, with the reason (the last few)
+        # a nested job's delegation: child job id -> queued | running | paused | its status
+        # (workflows/child_jobs.py keeps it; `state` shows it while the children run)
+        self.children: dict[str, str] = {}
 
     def request_rewind(self, raw: object) -> None:
         """The `rewind` signal: an issue string or {"issue": ...}; refused ones are recorded."""

@@ -223,7 +223,8 @@ class ModelActivities:
     async def _live(self, req: ModelRequest, kwargs: dict, fingerprint: str) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`). The body
         is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
-        headers = {"X-Switchback-Job": req.workspace.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
+                   "X-Switchback-Call": req.call_key}
         try:
             raw = await with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
                                         .create(extra_headers=headers, **kwargs))
@@ -274,7 +275,8 @@ class ModelActivities:
         previous = (await self.store.summary(ws, conv, req.done)) if req.done else ""
         folded = clear_tool_results(history[req.done:cut], req.context.keep_tool_results,
                                     req.context.clear_min_chars)
-        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(ws.job_id),
+                   "X-Switchback-Call": req.call_key}
         text, usage, messages = "", None, []
         for per_message in (3000, 1000, 300):  # too long for the endpoint: shorter quotes
             body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")

@@ -30,8 +30,13 @@ READ_DECISION = "read_decision"
 LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
 CHECK_FILES = "check_files"  # has a file changed since the phase began (evidence of a todo)
 
-# Tools the workflow itself carries out (they change the strategy's state).
-CONTROL_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
+# Tools the workflow itself carries out (they change the strategy's state); the model
+# activity passes their parsed arguments to the workflow. A strategy offers its own.
+CONTROL_TOOLS = frozenset({
+    "todo_complete", "todo_rewind", "job_complete",  # phase_alternation, nested, react
+    "submit_plan", "submit_evaluation", "step_result",  # plan_revise_execute
+    "classify_task",  # auto
+})
 
 # Search attributes (registered by devstack and worker.py; see README "Operating it").
 SA_PHASE = SearchAttributeKey.for_keyword("SwitchbackPhase")

@@ -27,7 +27,7 @@ import re
 from pydantic import BaseModel
 
 from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
-from workflows.contract.config import BreakerSettings
+from workflows.contract.config import BreakerSettings, StrategicTodos
 from workflows.prompts import render
 from workflows.strategies.base import PlannedCall
 from workflows.todos import current_index
@@ -37,12 +37,13 @@ JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
 
-def strategic_todos(cfg: ResolvedConfig, variant: str, values: dict[str, str]
+def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, str]
                     ) -> tuple[list[Todo], dict[int, list[str]]]:
-    """(the phase's predefined todos, todo id -> the files it must change)."""
+    """(the phase's predefined todos from `predefined` (a config's strategic_todos, or a
+    nested job's), todo id -> the files it must change)."""
     todos: list[Todo] = []
     evidence: dict[int, list[str]] = {}
-    for i, item in enumerate(getattr(cfg.strategic_todos, variant), 1):
+    for i, item in enumerate(getattr(predefined, variant), 1):
         content = item if isinstance(item, str) else item.content
         todos.append(Todo(id=i, content=render(content, values)))
         if not isinstance(item, str) and item.evidence:
