@@ -104,7 +104,8 @@ def test_bad_value_names_field(root: Path) -> None:
 def test_unknown_name_lists_known_configs(root: Path) -> None:
     write(root, "other", {"extends": "defaults"})
     with pytest.raises(ConfigError,
-                       match=r"config 'nope' not found.*\(known: creator, other, validator\)"):
+                       match=r"config 'nope' not found.*"
+                             r"\(known: creator, notes, other, validator\)"):
         load_config("nope", root)
 
 
@@ -158,7 +159,7 @@ def test_missing_default_document(root: Path) -> None:
 
 def test_missing_parent_is_reported(root: Path) -> None:
     write(root, "orphan", {"extends": "nope"})
-    with pytest.raises(ConfigError, match=r"config 'nope' not found.*known: creator, orphan"):
+    with pytest.raises(ConfigError, match=r"config 'nope' not found.*known: creator, notes, orphan"):
         load_config("orphan", root)
 
 
