@@ -159,7 +159,8 @@ def test_missing_default_document(root: Path) -> None:
 
 def test_missing_parent_is_reported(root: Path) -> None:
     write(root, "orphan", {"extends": "nope"})
-    with pytest.raises(ConfigError, match=r"config 'nope' not found.*known: creator, notes, orphan"):
+    with pytest.raises(ConfigError,
+                       match=r"config 'nope' not found.*known: creator, notes, orphan"):
         load_config("orphan", root)
 
 
