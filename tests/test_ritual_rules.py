@@ -52,11 +52,12 @@ def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
 
 def test_predefined_todos_name_their_files_and_the_archive():
     cfg = load_config("defaults", policy=False)
-    todos, evidence = ritual.strategic_todos(cfg, "rewind", {
+    todos, evidence = ritual.strategic_todos(cfg.strategic_todos, "rewind", {
         "min_todos": "1", "max_todos": "20", "archive": "archive/phase_4.yaml"})
     assert "(archive/phase_4.yaml)" in todos[0].content
     assert evidence == {2: ["workspace.md"], 3: ["main_plan.md"]}
-    boot, ev = ritual.strategic_todos(cfg, "bootstrap", {"min_todos": "1", "max_todos": "20"})
+    boot, ev = ritual.strategic_todos(cfg.strategic_todos, "bootstrap",
+                                      {"min_todos": "1", "max_todos": "20"})
     assert "1-20 concrete, actionable todos" in boot[2].content
     assert ev == {1: ["workspace.md"], 2: ["main_plan.md"]}
     assert ritual.missing_evidence(todos[1], {"workspace.md": "changed"}) is None
