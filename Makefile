@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
-.PHONY: demo pipeline test stop status lint typecheck bench clean real-model
+.PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,21 @@ bench: $(STAMP)
 # peak; the build takes 5-18 minutes on 2 cores); then `python -m devstack up --model local`
 real-model: $(STAMP)
 	$(BIN)/python -m devstack.local_model install
+
+# the `notes` job (configs/notes/) on the local model with the default strategy, on the dev
+# stack with llama-server in place of the scripted model; watch it in the web UI (:8233).
+# Checked by configs/notes/check.py; prints wall time, model calls, tokens, cache hits.
+# (Next to other servers on fixed ports: python -m devstack.real_stack -- <the eval below>)
+real-demo: $(STAMP)
+	$(BIN)/python -m devstack up --model local
+	. .stack/env && $(BIN)/python starter.py eval --config notes --runs 1 \
+		--strategies phase_alternation --id real-demo-$(shell date +%H%M%S)
+
+# strategy A/B on the local model: RUNS runs of the notes job per strategy, table + chart
+RUNS ?= 3
+real-eval: $(STAMP)
+	$(BIN)/python -m devstack up --model local
+	. .stack/env && $(BIN)/python starter.py eval --config notes --runs $(RUNS)
 
 clean: stop
 	rm -rf .stack $(VENV)

@@ -19,6 +19,9 @@
     python starter.py report JOB_ID [--out DIR]   chart (PNG) + summary (markdown) of a job
     python starter.py tools [PATTERN ...] [--json] [--mcp-file FILE]
                                              the tools a worker here offers: name, source, arguments
+    python starter.py eval --config C [--runs N] [--strategies S1,S2] [--concurrency K]
+                           [--id PREFIX] [--out DIR]   the job N times per strategy, checked:
+                                             a table and a chart (success, calls, tokens, time)
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
@@ -101,6 +104,20 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--json", action="store_true", help="the full schemas, as JSON")
     t.add_argument("--mcp-file", help="MCP servers file (default: SWITCHBACK_MCP_FILE, else "
                    "configs/mcp.yaml)")
+    ev = sub.add_parser("eval", help="run a job N times under each strategy and compare them")
+    ev.add_argument("--config", required=True, help="a config name with a checker "
+                    "(configs/<name>/check.py or expected.yaml)")
+    ev.add_argument("--runs", type=int, default=3, help="runs per strategy (default 3)")
+    ev.add_argument("--strategies", help="comma-separated (default: every registered one)")
+    ev.add_argument("--concurrency", type=int, default=1, help="jobs at a time (default 1)")
+    ev.add_argument("--id", help="prefix of the job ids; an eval started again with the same "
+                    "prefix takes up its jobs (default eval-<config>-<time>)")
+    ev.add_argument("--check", help="checker command or script (default: the config's own)")
+    ev.add_argument("--price-in", type=float, help="USD per million prompt tokens for the "
+                    "cost estimate (default: the config's llm.price_in_per_mtok)")
+    ev.add_argument("--price-out", type=float, help="USD per million completion tokens")
+    ev.add_argument("--out", default="reports", help="directory for the table, chart, runs")
+    ev.add_argument("--task-queue", default=TASK_QUEUE)
     return p
 
 
@@ -123,6 +140,10 @@ async def run(a: argparse.Namespace) -> int:
     client = await connect(S3Store())
     if job is not None:
         return await commands.start(client, a, job)
+    if a.cmd == "eval":
+        from operate.evaluate import evaluate
+
+        return await evaluate(client, a)
     by_args: dict[str, Any] = {"approve": commands.approve,
                                "pipeline": commands.pipeline, "replay": inspect.replay,
                                "rerun": inspect.rerun, "report": inspect.report}

@@ -15,7 +15,8 @@ The trust boundary (README "Security model") is checked here first, so a job tha
 for what the operator does not offer fails at once, naming the field: an inline config
 (job input) may not set `llm.base_url`, `llm.api_key_env` or `llm.replay_from` (unless
 the operator allows the first two); `llm.endpoint` and `llm.model` must be declared
-(activities/model/endpoints.py); `workspace.bucket` must be a listed workspace bucket
+(activities/model/endpoints.py), and a job on a `slow` endpoint gets its timeout;
+`workspace.bucket` must be a listed workspace bucket
 (activities/storage/buckets.py); `extends`, prompt paths and `documents:` stay inside
 configs/ (resolved, symlinks too); separate `task_queues` must have a worker polling them.
 """
@@ -40,15 +41,15 @@ from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
 from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
-PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff",
-           "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested", "subjob",
-           "classify")
+PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
+           "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
+           "subjob", "classify")
 # the prompts each strategy uses (the resolved config, in history, carries only those)
 PROMPTS_OF = {
-    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge"),
-    "react": ("react", "react_kickoff", "task_nudge"),
+    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off"),
+    "react": ("react", "react_kickoff", "task_nudge", "cut_off"),
     "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
-    "nested": ("nested", "subjob", "kickoff", "nudge"),
+    "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
 }
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
@@ -145,7 +146,12 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
         raise ConfigError(f"{where}: {problems}") from e
     try:
         if policy:
-            select(cfg.llm)
+            _, spec, _, _ = select(cfg.llm)
+            if spec is not None and spec.slow and spec.timeout_seconds \
+                    and cfg.llm.timeout_seconds < spec.timeout_seconds:
+                # a slow endpoint's calls scale up to its timeout: the model activity's own
+                # timeout (llm.timeout_seconds + 30) must let the longest one finish
+                cfg.llm.timeout_seconds = spec.timeout_seconds
     except EndpointError as e:
         raise ConfigError(f"{where}: {e}") from None
     bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None

@@ -4,7 +4,7 @@ The demo is a real 7-phase creator job over the sample documents in
 `configs/creator/documents/`. Its script is generated from those documents with
 the same extraction and chunking code the tools use, so every citation names a
 real chunk id and quotes text that is really in that chunk. One todos.yaml is
-deliberately too short, to show the gate rejecting it.
+deliberately written with write_file instead of todo_write, to show the gate rejecting it.
 
     python -m devstack.demo_script          rewrite the YAML after changing samples
 """
@@ -170,7 +170,8 @@ def build() -> list[dict]:
         s(c("write_file", path="workspace.md", content=(
             f"# Workspace\n\n- Done: {len(gobd) + len(gdpr)} requirements in "
             "output/requirements.json\n")), c("todo_complete")),
-        s(c("todo_complete", notes="plan complete")),
+        s(c("write_file", path="main_plan.md", content=plan + "\nAll phases complete.\n"),
+          c("todo_complete", notes="plan complete")),
         s(c("job_complete", summary=f"Extracted {len(gobd)} GoBD and {len(gdpr)} GDPR "
             "requirements with citations from 3 documents",
             deliverables=["output/requirements.json"], confidence=0.9,
@@ -215,8 +216,9 @@ def validator(req: dict, duplicate_of: str | None = None) -> list[dict]:
         s(decide[0], c("count_graph_statistics"), c("todo_complete")),
         s(decide[-1], c("todo_complete", notes="decision recorded")),
         s(c("read_file", path="output/decision.json"), c("todo_complete")),
-        s(c("todo_complete")),
-        s(c("todo_complete")),
+        s(c("write_file", path="workspace.md", content=f"# Workspace\n\n- {rid}: decided\n"),
+          c("todo_complete")),
+        s(c("write_file", path="main_plan.md", content=plan + "\nDone.\n"), c("todo_complete")),
         s(c("job_complete", summary=f"{rid}: decision recorded",
             deliverables=["output/decision.json"], confidence=0.8, notes="")),
     ]

@@ -2,7 +2,9 @@
 
 A script is a list of steps (or a YAML file with a list or ``{"steps": [...]}``); each
 step is a mapping with ``tool_calls`` (``[{name, arguments, id?}]``), ``content``, or
-``error`` (``{status, retry_after?, message?, type?, code?}``), plus optional
+``error`` (``{status, retry_after?, message?, type?, code?}``), ``raw`` (a 200 body as it is)
+or ``replay`` (a recorded response ``{status, body}``, e.g. from llama-server; see
+devstack/llama_like.py), plus optional
 ``latency_ms``, ``usage``, ``finish_reason`` and ``for_call``. `validate_script`
 normalizes them and raises ValueError naming the offending step. See
 devstack/scripted_model.py for how the server plays them.
@@ -15,8 +17,8 @@ from typing import Any
 
 import yaml
 
-_STEP_KEYS = {"tool_calls", "content", "error", "raw", "latency_ms", "usage", "finish_reason",
-              "for_call", "bind"}
+_STEP_KEYS = {"tool_calls", "content", "error", "raw", "replay", "latency_ms", "usage",
+              "finish_reason", "for_call", "bind"}
 _CALL_KEYS = {"name", "arguments", "id"}
 _ERROR_KEYS = {"status", "retry_after", "message", "type", "code"}
 _USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
@@ -65,6 +67,14 @@ def _normalize_step(index: int, step: Any) -> dict[str, Any]:
         if not isinstance(step["bind"], bool):
             raise bad("bind must be true or false")
         out["bind"] = step["bind"]
+    if "replay" in step:
+        if set(step) & {"tool_calls", "content", "error", "raw", "usage", "finish_reason"}:
+            raise bad("a replay step has only replay, latency_ms, for_call and bind")
+        try:
+            out["replay"] = validate_response(step["replay"])
+        except ValueError as e:
+            raise bad(str(e)) from None
+        return out
     if "raw" in step:
         if set(step) & {"tool_calls", "content", "error", "usage", "finish_reason"}:
             raise bad("a raw step has only raw, latency_ms, for_call and bind")
@@ -121,6 +131,17 @@ def _normalize_step(index: int, step: Any) -> dict[str, Any]:
         raise bad("usage values must be non-negative integers")
     out["usage"] = dict(usage)
     return out
+
+
+def validate_response(value: Any, where: str = "replay") -> dict[str, Any]:
+    """A recorded response: {"status": int, "body": JSON or text}."""
+    if not isinstance(value, dict) or not isinstance(value.get("status"), int) \
+            or "body" not in value or set(value) - {"status", "body", "headers"}:
+        raise ValueError(f"{where} must be a recorded response {{status, body}}")
+    if not 200 <= value["status"] <= 599:
+        raise ValueError(f"{where}.status must be an HTTP status")
+    return {"status": value["status"], "body": value["body"],
+            "headers": dict(value.get("headers") or {})}
 
 
 def validate_script(steps: Any) -> list[dict[str, Any]]:

@@ -17,8 +17,10 @@ Contract:
 * A step is a dict with ``tool_calls`` (list of ``{name, arguments, id?}``; dict/list arguments
   are JSON-encoded, a string is sent verbatim), ``content``, ``error`` (``{status,
   retry_after?, message?, type?, code?}``) or ``raw`` (a 200 body as it is: a string verbatim,
-  a mapping or list JSON-encoded), plus optional ``latency_ms``, ``usage``, ``finish_reason``
-  and ``bind``. Steps are validated when set; problems raise ``ValueError`` naming the step.
+  a mapping or list JSON-encoded) or ``replay`` (a recorded response ``{status, body}``, any
+  status, body verbatim: llama-server's shapes from tests/fixtures/llama_server/), plus optional
+  ``latency_ms``, ``usage``, ``finish_reason`` and ``bind``. Steps are validated when set;
+  problems raise ``ValueError`` naming the step.
   A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
   the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
@@ -26,8 +28,12 @@ Contract:
 * ``{{last_tool_result}}`` in a step's (JSON-encoded) arguments is replaced by the content of
   the request's last ``tool`` message, JSON-escaped: a script can write what a tool returned
   (an MCP server's answer, say) without knowing it in advance.
-* Admin: ``POST /_admin/script`` ``{"job_id", "steps"}``, ``GET /_admin/requests?job_id=X`` (the
-  recorded request bodies plus ``_call_key``), ``POST /_admin/reset`` (forget all jobs).
+* A job's script may come with server checks (``set_script(job, steps, server={...})``) that
+  answer before any step as llama-server does: a history with tool-call arguments that are not
+  JSON (its HTTP 500), a prompt over ``n_ctx`` tokens (its 400); see devstack/llama_like.py.
+* Admin: ``POST /_admin/script`` ``{"job_id", "steps", "server"?}``, ``GET
+  /_admin/requests?job_id=X`` (the recorded request bodies plus ``_call_key``), ``POST
+  /_admin/reset`` (forget all jobs).
 * Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
 """
 
@@ -46,6 +52,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from devstack.llama_like import check_request, validate_server
 from devstack.model_script import _ERROR_TYPES, count_tokens, load_script, validate_script
 
 __all__ = ["ScriptedModelServer", "load_script", "validate_script", "count_tokens"]
@@ -68,19 +75,28 @@ class _Job:
     used: set[int] = field(default_factory=set)
     bindings: dict[str, _Binding] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    server: dict[str, Any] = field(default_factory=dict)  # llama-like checks (llama_like.py)
 
 
 class _HTTPError(Exception):
     def __init__(self, status: int, message: str, err_type: str | None = None,
                  code: str | None = None, headers: dict[str, str] | None = None,
-                 latency_ms: float = 0) -> None:
+                 latency_ms: float = 0, raw: Any = None) -> None:
         super().__init__(message)
         self.status, self.message, self.headers = status, message, headers or {}
         self.latency_ms = latency_ms
         self.err_type = err_type or _ERROR_TYPES.get(status, "server_error")
         self.code = code
+        self.raw = raw  # a recorded body, sent as it is
 
-    def body(self) -> dict[str, Any]:
+    @classmethod
+    def recorded(cls, answer: dict[str, Any], latency_ms: float = 0) -> _HTTPError:
+        return cls(answer["status"], "recorded", headers=answer.get("headers"),
+                   latency_ms=latency_ms, raw=answer["body"])
+
+    def body(self) -> Any:
+        if self.raw is not None:
+            return self.raw
         return {"error": {"message": self.message, "type": self.err_type, "code": self.code}}
 
 
@@ -132,10 +148,12 @@ class ScriptedModelServer:
             raise RuntimeError("scripted model server is not started")
         return f"http://{self.host}:{self.port}/v1"
 
-    def set_script(self, job_id: str, steps: list[dict]) -> None:
-        normalized = validate_script(steps)
+    def set_script(self, job_id: str, steps: list[dict],
+                   server: dict[str, Any] | None = None) -> None:
+        """`server`: checks answered before any step, as llama-server does (llama_like.py)."""
+        normalized, checks = validate_script(steps), validate_server(server)
         with self._lock:
-            self._jobs[job_id] = _Job(steps=normalized)
+            self._jobs[job_id] = _Job(steps=normalized, server=checks)
 
     def requests(self, job_id: str) -> list[dict]:
         with self._lock:
@@ -163,6 +181,9 @@ class ScriptedModelServer:
                              self._default)
                 job = self._jobs[job_id] = _Job(steps=steps)
             job.requests.append({**body, "_call_key": call_key})
+            refused = check_request(job.server, body) if job.server else None
+            if refused is not None:  # what the real server answers before generating
+                raise _HTTPError.recorded(refused)
             binding = job.bindings.get(call_key) if call_key is not None else None
             if binding is None:
                 if job.steps is None:
@@ -177,6 +198,8 @@ class ScriptedModelServer:
                 step = job.steps[index]
                 if "error" in step:
                     raise self._step_error(step)
+                if "replay" in step and step["replay"]["status"] != 200:
+                    raise _HTTPError.recorded(step["replay"], step["latency_ms"])
                 binding = _Binding(step, f"chatcmpl-{uuid.uuid4().hex[:24]}", int(time.time()),
                                    [c["id"] or f"call_{uuid.uuid4().hex[:24]}"
                                     for c in step.get("tool_calls", [])])
@@ -219,6 +242,8 @@ class ScriptedModelServer:
         step = binding.step
         if "raw" in step:
             return step["raw"]
+        if "replay" in step:
+            return step["replay"]["body"]
         message: dict[str, Any] = {"role": "assistant", "content": step["content"]}
         if step["tool_calls"]:
             message["tool_calls"] = [
@@ -321,7 +346,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if not isinstance(body, dict) or not isinstance(body.get("job_id"), str):
                     raise _HTTPError(400, "expected {\"job_id\": str, \"steps\": [...]}")
                 try:
-                    srv.set_script(body["job_id"], body.get("steps"))  # type: ignore[arg-type]
+                    srv.set_script(body["job_id"], body.get("steps"),  # type: ignore[arg-type]
+                                   body.get("server"))
                 except ValueError as exc:
                     raise _HTTPError(400, str(exc)) from None
                 self._send(200, {"ok": True, "job_id": body["job_id"],

@@ -19,7 +19,9 @@ def todos(n: int, prefix: str = "Task") -> list[dict]:
 
 
 def bootstrap(next_title: str = "Phase A", n_todos: int = 5) -> list[dict]:
-    """The 4 bootstrap todos done properly, ending with an accepted todos.yaml."""
+    """The 4 bootstrap todos done properly (workspace.md and main_plan.md written before
+    their todos are completed, one todo_complete per turn), ending with an accepted
+    todos.yaml written by this phase's todo_write."""
     return [
         step(call("list_files")),
         step(call("read_file", path="instructions.md")),
@@ -41,23 +43,31 @@ def tactical(n_todos: int = 5, tag: str = "a") -> list[dict]:
 
 
 def transition(next_title: str, n_todos: int = 5, memory: str = "more") -> list[dict]:
+    """A transition phase whose new todos are not the earlier phases' (the gate refuses a
+    plan that repeats done work)."""
     return [
         step(call("list_files", path="archive")),
-        step(call("write_file", path="workspace.md", content=f"# Workspace\n\n{memory}\n"),
+        step(call("write_file", path="workspace.md",
+                  content=f"# Workspace\n\n{memory} (before {next_title})\n"),
              call("todo_complete", notes="summarized")),
         step(call("todo_complete", notes="memory updated")),
         step(call("write_file", path="main_plan.md", content=f"# Plan\n\n- next: {next_title}\n"),
              call("todo_complete", notes="plan updated")),
-        step(call("todo_write", phase=next_title, description="d", todos=todos(n_todos)),
+        step(call("todo_write", phase=next_title, description="d",
+                  todos=todos(n_todos, prefix=f"{next_title} task")),
              call("todo_complete", notes="todos written")),
     ]
 
 
 def finish(summary: str = "done", deliverables: list[str] | None = None) -> list[dict]:
+    """The last transition phase: its todos done (workspace.md and main_plan.md updated),
+    then job_complete."""
     return [
         step(call("todo_complete", notes="summarized")),
-        step(call("todo_complete", notes="memory")),
-        step(call("todo_complete", notes="plan")),
+        step(call("write_file", path="workspace.md", content=f"# Workspace\n\n{summary}\n"),
+             call("todo_complete", notes="memory")),
+        step(call("write_file", path="main_plan.md", content="# Plan\n\nall done\n"),
+             call("todo_complete", notes="plan")),
         step(call("job_complete", summary=summary, deliverables=deliverables or [],
                   confidence=0.9, notes="")),
     ]

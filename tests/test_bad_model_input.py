@@ -85,7 +85,7 @@ async def test_text_only_turns_are_nudged(client, task_queue, start_job, model_s
               if m["role"] == "user" and "without calling a tool" in m["content"]}
     assert len(nudges) == 1  # the same nudge text, sent twice
     assert sum(1 for r in model_server.requests(handle.id)
-               for m in r["messages"][-1:] if "without calling a tool" in m["content"]) == 2
+               for m in r["messages"][-2:-1] if "without calling a tool" in m["content"]) == 2
 
 
 async def test_too_many_text_turns_fail_the_job(client, task_queue, start_job, model_server, s3):

@@ -24,7 +24,7 @@ def test_there_are_histories_of_each_kind():
     listing (which adds a job calling an MCP server's tool) and after the typed failures
     (which add a failing local-activity tool)."""
     for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
-                       (".typed-failures", {"local-failure"})):
+                       (".typed-failures", {"local-failure"}), (".ritual", {"ritual"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -38,6 +38,16 @@ def patches(name: str) -> set[str]:
             if e.marker_recorded_event_attributes.marker_name == "core_patch"
             for ps in e.marker_recorded_event_attributes.details.values()
             for p in ps.payloads}
+
+
+def test_the_ritual_histories_take_the_ritual_paths():
+    """#17: a todo's files checked before it is done (every job since: the bootstrap todos
+    name workspace.md and main_plan.md), and a turn's job_complete moved last."""
+    for name in ("plain", "ritual"):
+        assert "todo-evidence" in patches(f"{name}.ritual.json")
+    assert "job-complete-last" in patches("ritual.ritual.json")
+    assert "job-complete-last" not in patches("plain.ritual.json")  # asked only when needed
+    assert "todo-evidence" not in patches("plain.typed-failures.json")
 
 
 def test_a_failing_local_activity_history_takes_the_typed_failure_path():

@@ -35,7 +35,8 @@ def test_real_creator_config() -> None:
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
     # the prompts of its strategy (phase_alternation) only: the config is in history
-    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization"}
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "cut_off",
+                              "summarization"}
     assert r.nested_todos is None
     auto = load_config({"extends": "creator", "strategy": "auto",
                         "auto": {"routes": {"A": "nested", "B": "plan_revise_execute"}}},
@@ -44,7 +45,7 @@ def test_real_creator_config() -> None:
     assert set(auto.prompts) == {"classify", "stage_kickoff", "task_nudge", "nested", "subjob",
                                  "kickoff", "nudge", "plan", "evaluate", "step", "react",
                                  "react_kickoff",
-                                 "summarization"}
+                                 "cut_off", "summarization"}
     assert auto.nested_todos is not None
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
@@ -53,7 +54,7 @@ def test_real_creator_config() -> None:
 
 def test_defaults_alone(root: Path) -> None:
     r = load_config("defaults", root)
-    assert r.config.phase_settings.min_todos == 5 and r.instructions is None
+    assert r.config.phase_settings.min_todos == 1 and r.instructions is None
     assert r.documents == []
 
 
@@ -103,7 +104,8 @@ def test_bad_value_names_field(root: Path) -> None:
 def test_unknown_name_lists_known_configs(root: Path) -> None:
     write(root, "other", {"extends": "defaults"})
     with pytest.raises(ConfigError,
-                       match=r"config 'nope' not found.*\(known: creator, other, validator\)"):
+                       match=r"config 'nope' not found.*"
+                             r"\(known: creator, notes, other, validator\)"):
         load_config("nope", root)
 
 
@@ -157,7 +159,8 @@ def test_missing_default_document(root: Path) -> None:
 
 def test_missing_parent_is_reported(root: Path) -> None:
     write(root, "orphan", {"extends": "nope"})
-    with pytest.raises(ConfigError, match=r"config 'nope' not found.*known: creator, orphan"):
+    with pytest.raises(ConfigError,
+                       match=r"config 'nope' not found.*known: creator, notes, orphan"):
         load_config("orphan", root)
 
 

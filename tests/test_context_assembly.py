@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from activities.model.prompt import (
+    TODO_HEADER,
     assemble,
     clear_tool_results,
     safe_cut,
@@ -55,11 +56,33 @@ def test_assemble_layers_and_policy_off():
     msgs = conversation(8)
     policy = ContextPolicy(keep_tool_results=2)
     out = assemble("SYSTEM", "TODOS", "SUMMARY TEXT", msgs, 5, policy)
-    assert out[0] == {"role": "system", "content": "SYSTEM\n\nTODOS"}
+    assert out[0] == {"role": "system", "content": "SYSTEM"}
     assert out[1]["role"] == "user" and "SUMMARY TEXT" in out[1]["content"]
-    assert out[2:] == clear_tool_results(msgs[5:], 2, policy.clear_min_chars)
+    assert out[2:-1] == clear_tool_results(msgs[5:], 2, policy.clear_min_chars)
+    assert out[-1] == {"role": "user", "content": f"{TODO_HEADER}\n\nTODOS"}  # last
     off = assemble("SYSTEM", "TODOS", "SUMMARY TEXT", msgs, 5, ContextPolicy(enabled=False))
-    assert off[1:] == msgs  # whole conversation, no summary, nothing cleared
+    assert off[1:-1] == msgs  # whole conversation, no summary, nothing cleared
+
+
+def test_within_a_phase_each_prompt_extends_the_one_before():
+    """What changes comes last: the next call's prompt starts with the whole previous prompt
+    but its todo block (a server's prompt cache reuses all of it)."""
+    policy = ContextPolicy()
+    before = assemble("SYSTEM", "[ ] 1 CURRENT", None, conversation(3), 0, policy)
+    after = assemble("SYSTEM", "[x] 1\n[ ] 2 CURRENT", None, conversation(4), 0, policy)
+    assert after[:len(before) - 1] == before[:-1]
+    assert before[-1] != after[-1]
+
+
+def test_tool_call_arguments_that_are_not_json_are_sent_as_an_empty_object():
+    """A conversation stored before the replies were checked may hold cut-off arguments;
+    llama-server refuses the whole request with HTTP 500 if they are sent again."""
+    msgs = conversation(2)
+    msgs[1]["tool_calls"][0]["function"]["arguments"] = '{"path": "notes/long.md", "content": "1.'
+    out = assemble("SYSTEM", "", None, msgs, 0, ContextPolicy())
+    assert out[2]["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert out[4] == msgs[3]  # the rest as stored
+    assert msgs[1]["tool_calls"][0]["function"]["arguments"].endswith("1.")  # not changed
 
 
 def test_cuts_never_orphan_a_tool_result():

@@ -87,7 +87,8 @@ def test_the_shipped_file_is_the_default_endpoint(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://models.example/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-default")
     eps, source = endpoints.load()
-    assert source == "configs/endpoints.yaml" and list(eps.endpoints) == ["default"]
+    # default, and local (the llama-server of README "A real model"; SWITCHBACK_LOCAL_BASE_URL)
+    assert source == "configs/endpoints.yaml" and list(eps.endpoints) == ["default", "local"]
     assert not eps.allow_job_base_url and eps.allow_job_api_key_env == []
     t = endpoints.target(LlmSettings())
     assert (t.base_url, t.api_key) == ("http://models.example/v1", "sk-default")
@@ -137,7 +138,7 @@ async def test_an_attacker_url_in_job_input_gets_nothing(client, task_queue, sta
             first, second = await failure_of(both), await failure_of(key_only)
         assert attacker.seen == [] and not attacker.saw(secret)
     assert ("config 'inline': llm.base_url: job input names a model endpoint by name "
-            "(llm.endpoint: default), not by URL") in first
+            "(llm.endpoint: default, local), not by URL") in first
     assert ("config 'inline': llm.api_key_env: job input may not choose the key variable "
             "('AWS_SECRET_ACCESS_KEY')") in second
     assert model_server.requests(both.id) == model_server.requests(key_only.id) == []

@@ -34,17 +34,20 @@ async def test_full_job_three_tactical_phases(client, task_queue, start_job, mod
     completion = json.loads(await s3.get("switchback", f"{job}/output/completion.json"))
     assert completion["status"] == "completed"
     assert completion["summary"] == "all phases done"
-    assert "more" in (await s3.get("switchback", f"{job}/workspace.md")).decode()
+    assert "all phases done" in (await s3.get("switchback", f"{job}/workspace.md")).decode()
 
     # every phase started with an empty conversation: system + kickoff only
     reqs = model_server.requests(job)
-    firsts = [r for r in reqs if len(r["messages"]) == 2]
+    firsts = [r for r in reqs if len(r["messages"]) == 3]
     assert len(firsts) == 7
     for r in firsts:
         assert r["messages"][0]["role"] == "system"
         assert r["messages"][1]["role"] == "user" and "begins" in r["messages"][1]["content"]
-    # the todo block is on every call
-    assert all("ACTIVE TODO LIST" in r["messages"][0]["content"] for r in reqs)
+    # the todo block is on every call, last (what changes comes after the stable prefix)
+    assert all("ACTIVE TODO LIST" in r["messages"][-1]["content"] for r in reqs)
+    assert not any("ACTIVE TODO LIST" in r["messages"][0]["content"] for r in reqs)
+    # and the task is in the system prompt, without a read_file
+    assert all("# Test\nDo the thing." in r["messages"][0]["content"] for r in firsts)
     # workspace.md is injected in the system prompt of the phase after it was written
     assert "explored" in firsts[1]["messages"][0]["content"]
 

@@ -23,7 +23,7 @@ async def archive(s3, job_id: str, phase: int) -> dict:
 
 def system_prompts(model_server, job_id: str) -> list[str]:
     return [r["messages"][0]["content"] for r in model_server.requests(job_id)
-            if len(r["messages"]) == 2]
+            if len(r["messages"]) == 3]
 
 
 async def test_rewind_by_tool(client, task_queue, start_job, model_server, s3):
@@ -43,7 +43,7 @@ async def test_rewind_by_tool(client, task_queue, start_job, model_server, s3):
     assert "Rewind" in prompts[2] and issue in prompts[2]  # phase 3 is the rewind phase
     assert "reconsider" in prompts[2].lower()
     kickoff = [r["messages"][1]["content"] for r in model_server.requests(handle.id)
-               if len(r["messages"]) == 2][2]
+               if len(r["messages"]) == 3][2]
     assert issue in kickoff
 
 

@@ -82,14 +82,14 @@ async def test_nested_job_runs_children_in_sub_folders(client, task_queue, start
 
     # the coordinator's next phase reads the children's summaries in its prompt
     reqs = model_server.requests(job)
-    firsts = [r for r in reqs if len(r["messages"]) == 2]
+    firsts = [r for r in reqs if len(r["messages"]) == 3]  # system, kickoff, todo block
     assert len(firsts) == 2
     assert "result.md written (beta)" in firsts[1]["messages"][0]["content"]
     assert "CHILD JOB" in firsts[0]["messages"][0]["content"]
     # ... sees the children's files, never their .switchback/, and may not change them
     listed = [o.key for o in await s3.list("switchback", f"{job}/subjobs/")]
     assert any("/.switchback/" in k for k in listed)  # they exist ...
-    answers = [m["content"] for m in reqs[6]["messages"][-4:]]
+    answers = [m["content"] for m in reqs[6]["messages"][-5:-1]]  # before the todo block
     assert f"subjobs/{kid}/result.md" in answers[0] and ".switchback" not in answers[0]
     assert "reserved_path" in answers[1]
     assert "read_only" in answers[2] and "read_only" in answers[3]
@@ -124,7 +124,7 @@ async def test_a_failed_child_is_reported_not_fatal(client, task_queue, start_jo
     failed = archive["children"][1]
     assert failed["status"] == "failed" and "model call failed" in failed["error"]
     assert archive["todos"][1]["notes"].startswith("[failed] model call failed")
-    prompt = [r for r in model_server.requests(job) if len(r["messages"]) == 2][1]
+    prompt = [r for r in model_server.requests(job) if len(r["messages"]) == 3][1]
     assert f"{job}-p2-t2 (subjobs/{job}-p2-t2/): failed" in prompt["messages"][0]["content"]
 
 

@@ -147,7 +147,7 @@ async def test_spans_carry_job_phase_and_tool(client, task_queue, model_server, 
     assert all(sp.attributes["switchback.job_id"] == handle.id for sp in tools)
     assert all(sp.attributes["switchback.outcome"] == "ok" for sp in tools)
     writes = [sp for sp in tools if sp.attributes["switchback.tool"] == "write_file"]
-    assert {sp.attributes["switchback.phase"] for sp in writes} == {1, 2}
+    assert {sp.attributes["switchback.phase"] for sp in writes} == {1, 2, 3}
     archive = by_name["RunActivity:archive_phase"]
     assert [sp.attributes["switchback.phase"] for sp in archive] == [2]
     provider.shutdown()
@@ -214,7 +214,7 @@ async def test_a_prometheus_scrape_after_a_known_job(client, task_queue, model_s
     assert _counts(text, "switchback_tokens_out", task_queue) == {(): 10 * answers}
     assert _counts(text, "switchback_tool_calls", task_queue, "tool", "outcome") == {
         ("list_files", "ok"): 2, ("read_file", "ok"): 6, ("read_file", "file_not_found"): 1,
-        ("write_file", "ok"): 10, ("todo_write", "ok"): 2}
+        ("write_file", "ok"): 12, ("todo_write", "ok"): 2}
     assert _counts(text, "switchback_phases", task_queue, "kind", "variant") == {
         ("strategic", "bootstrap"): 1, ("tactical", "work"): 2, ("strategic", "rewind"): 1,
         ("strategic", "transition"): 1}

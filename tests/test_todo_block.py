@@ -30,14 +30,14 @@ def test_block_shows_phase_marks_current_progress_and_instruction() -> None:
     assert "[ ] 4. task 4" in lines
     assert block.count("← CURRENT") == 1
     assert "Progress: 1/4 tasks complete" in lines
-    assert "INSTRUCTION: Complete task 3, then call todo_complete()" in lines
+    assert lines[-3:-1] == ["NEXT STEP (task 3): task 3", "When it is done, call todo_complete()."]
 
 
 def test_block_uses_todo_ids_not_positions() -> None:
     items = [Todo(id=10, content="a", status="completed"), Todo(id=20, content="b")]
     block = todo_block("P", "strategic", 1, items)
     assert "[ ] 20. b      ← CURRENT" in block
-    assert "INSTRUCTION: Complete task 20," in block
+    assert "NEXT STEP (task 20): b\n" in block
 
 
 def test_block_when_everything_is_done() -> None:

@@ -28,7 +28,8 @@ def todo_block(title: str, kind: str, number: int, todos: list[Todo]) -> str:
     lines += ["", f"Progress: {done}/{len(todos)} tasks complete", "", THIN]
     if cur is None:
         lines.append("INSTRUCTION: All tasks are complete.")
-    else:
-        lines.append(f"INSTRUCTION: Complete task {todos[cur].id}, then call todo_complete()")
+    else:  # the current task in full: a small model acts on the last lines it reads
+        lines.append(f"NEXT STEP (task {todos[cur].id}): {todos[cur].content}")
+        lines.append("When it is done, call todo_complete().")
     lines.append(RULE)
     return "\n".join(lines)

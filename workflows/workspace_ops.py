@@ -2,13 +2,16 @@
 
 Each is a few S3 requests; S3 trouble is retried up to `retries.workspace_attempts`
 times with backoff. The reads and writes of phase transitions (`read_memory`,
-`load_todos`, `archive_phase`, `write_output`, `snapshot_phase`) are local
+`load_todos`, `archive_phase`, `write_output`, `snapshot_phase`, `check_files`) are local
 activities, run in the workflow task by the workflow's own worker: a phase
 transition costs no activity dispatch and no extra workflow task per operation.
 An operation that fails for good raises `StepFailed` ("workspace_failed"), so the job
 fails the one typed way (patch `typed-failures`; before it, the activity's error
-failed the workflow).
-`RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
+failed the workflow). `RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
+
+`Versioned(change)` is not an operation but a question a strategy may ask: does this job
+take `change` (`workflow.patched`)? Strategies import nothing from Temporal, so this is how a
+change of their decisions keeps recorded histories replaying.
 """
 
 from __future__ import annotations
@@ -23,12 +26,15 @@ with workflow.unsafe.imports_passed_through():
     from workflows import child_jobs
     from workflows.contract import (
         ARCHIVE_PHASE,
+        CHECK_FILES,
         CREATE_WORKSPACE,
         LOAD_TODOS,
         READ_MEMORY,
         SNAPSHOT_PHASE,
         WRITE_OUTPUT,
         ArchiveRequest,
+        CheckFilesRequest,
+        CheckFilesResult,
         CreateWorkspaceRequest,
         CreateWorkspaceResult,
         DocumentSpec,
@@ -46,17 +52,21 @@ with workflow.unsafe.imports_passed_through():
     from workflows.steering import Steering
     from workflows.strategies.base import (
         Archive,
+        CheckFiles,
         CheckTodos,
         ReadFile,
         ReadMemory,
         RunChildren,
+        Versioned,
         WorkspaceOp,
         WriteOutput,
         WriteText,
     )
 
 LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
-LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE}
+LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,
+                    CHECK_FILES}
+TODO_EVIDENCE = "todo-evidence"  # patch: `check_files` before a todo that names files is done
 
 
 class WorkspaceOps:
@@ -89,8 +99,18 @@ class WorkspaceOps:
                 str, "read workspace.md")
         if isinstance(op, CheckTodos):
             return await self.activity(LOAD_TODOS, LoadTodosRequest(
-                workspace=self.ws, min_todos=op.min_todos, max_todos=op.max_todos),
+                workspace=self.ws, min_todos=op.min_todos, max_todos=op.max_todos,
+                written_in=op.written_in, avoid=list(op.avoid)),
                 LoadTodosResult, "check todos.yaml")
+        if isinstance(op, Versioned):
+            return workflow.patched(op.change)
+        if isinstance(op, CheckFiles):
+            if not workflow.patched(TODO_EVIDENCE):
+                return None  # a job from before the check: the todo counts as done
+            result = await self.activity(CHECK_FILES, CheckFilesRequest(
+                workspace=self.ws, phase=op.phase, paths=list(op.paths)), CheckFilesResult,
+                f"check {', '.join(op.paths)}"[:200])
+            return result.states
         if isinstance(op, Archive):
             return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
                 workspace=self.ws, phase=op.phase, record=op.record), str,

@@ -25,10 +25,23 @@ configs/prompts/summarization.md; the summary is stored with the conversation an
 readable copy goes to the workspace (`summaries/`).
 
 Temporal owns retries: the openai client's own retries are off and HTTP errors
-are translated here, once: 429 -> retryable with Retry-After as the next delay (at most
-`llm.max_retry_interval_seconds`: an endpoint cannot park a job for a day);
-408/409/5xx, timeouts and connection errors -> retryable; other 4xx ->
-non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
+are translated once (activities/model/waiting.py): 429 -> retryable with Retry-After
+as the next delay (at most `llm.max_retry_interval_seconds`: an endpoint cannot park a
+job for a day); 408/409/5xx, timeouts and connection errors -> retryable; other 4xx
+-> non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
+Two answers are not what their status says:
+
+- a context-length error (HTTP 400 "exceeds the available context size", OpenAI's
+  `context_length_exceeded`, ...): the older turns are summarized and the call is made again
+  (`needs_compaction`, as when the estimate passes the threshold); only a prompt that cannot
+  be made smaller fails the job;
+- HTTP 500 to the identical request (same prompt sha) with the identical message
+  `llm.max_identical_failures` times in a row is the request's own fault (llama-server
+  answers a history it cannot parse that way, every time): not retried further. The count
+  travels in the attempt's heartbeat details, so any worker's next attempt sees it.
+
+A slow endpoint (`slow:` in endpoints.yaml) gets a timeout per call that grows with the
+prompt and the answer it may write (endpoints.Target.call_timeout).
 
 What the endpoint answers - the body, an error's text - has the worker's credentials
 redacted before anything reads it (activities/redaction.py): an endpoint that echoes its
@@ -41,9 +54,6 @@ import asyncio
 import contextlib
 import hashlib
 import json
-from collections.abc import Awaitable
-from datetime import timedelta
-from typing import TypeVar
 
 import openai
 from temporalio import activity
@@ -59,7 +69,8 @@ from activities.model.prompt import (
 )
 from activities.model.replies import assistant_message, summary_text
 from activities.model.tokens import OFF_LOOP_CHARS, count_messages_async, count_text, prompt_facts
-from activities.redaction import redact, redact_bytes
+from activities.model.waiting import ContextExceeded, count_identical, heartbeating, with_heartbeat
+from activities.redaction import redact_bytes
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import WorkspaceFiles
 from activities.storage.ownership import rerun_source
@@ -82,10 +93,10 @@ from workflows.contract import (
 )
 from workflows.contract.config import LlmSettings
 
+SLOT = "{{instructions}}"
 MAX_REPLY_TEXT = 2000
 PREVIEW_CHARS = 1000
 OFF_LOOP_BYTES = 4 * OFF_LOOP_CHARS  # bodies this large are parsed in a thread
-T = TypeVar("T")
 
 
 class ModelActivities:
@@ -95,13 +106,16 @@ class ModelActivities:
         self._reruns: set[tuple[str, str, str]] = set()  # (bucket, job, source) checked
         self.records = tool_record.Records(store.s3)  # the jobs' recorded tool schemas
 
-    def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
-        """A client for the endpoint `llm` names, as the operator declared it (endpoints.py:
-        URL and key from the worker's environment, never from the job)."""
+    def target(self, llm: LlmSettings) -> endpoints.Target:
+        """The endpoint `llm` names, as the operator declared it (endpoints.py: URL and key
+        from the worker's environment, never from the job)."""
         try:
-            t = endpoints.target(llm)
+            return endpoints.target(llm)
         except endpoints.EndpointError as e:
             raise ApplicationError(str(e), type="EndpointNotAllowed", non_retryable=True) from e
+
+    def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
+        t = self.target(llm)
         key = (t.base_url, t.api_key, t.timeout)
         if key not in self._clients:
             self._clients[key] = openai.AsyncOpenAI(
@@ -121,7 +135,9 @@ class ModelActivities:
         writes += [self.store.stage(ws, req.closing_conversation, m.index, _inline_message(m))
                    for m in req.closing]
         if req.system_prompt is not None:
-            writes.append(self.store.stage_text(ws, conv, "system.md", req.system_prompt))
+            system = await self._with_instructions(ws, req.system_prompt,
+                                                   req.instructions_max_chars)
+            writes.append(self.store.stage_text(ws, conv, "system.md", system))
         storing = [asyncio.ensure_future(w) for w in writes]
         try:
             reply = await self._answer(req)
@@ -132,6 +148,18 @@ class ModelActivities:
             raise
         await asyncio.gather(*storing)
         return reply
+
+    async def _with_instructions(self, ws: WorkspaceRef, system: str, limit: int) -> str:
+        """`{{instructions}}` in a system prompt becomes the task, instructions.md (cut at
+        `limit` characters): the model has it without asking for it."""
+        if SLOT not in system or limit <= 0:
+            return system
+        text = await WorkspaceFiles(self.store.s3, ws).read_optional(layout.INSTRUCTIONS)
+        text = (text or "(instructions.md is empty)").strip()
+        if len(text) > limit:
+            text = (f"{text[:limit]}\n\n[... instructions.md has {len(text):,} characters; "
+                    f"read_file it from offset {limit} for the rest]")
+        return system.replace(SLOT, text)
 
     async def _answer(self, req: ModelRequest) -> ModelReply:
         ws, conv = req.workspace, req.conversation
@@ -145,7 +173,7 @@ class ModelActivities:
                   else None)
         tools = (record.schemas(req.tools) if record is not None
                  else [openai_tool(n) for n in req.tools if n in TOOLS])
-        estimate, fingerprint = await _heartbeating(prompt_facts(messages, tools, req.llm.model))
+        estimate, fingerprint = await heartbeating(prompt_facts(messages, tools, req.llm.model))
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
                 and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
@@ -156,14 +184,28 @@ class ModelActivities:
         # transform of typed params walks every message (the largest CPU cost per step in
         # a long phase), and these are plain JSON dicts already
         body: dict = {"messages": messages, **({"tools": tools} if tools else {})}
-        kwargs: dict = {"model": req.llm.model, "messages": [], "extra_body": body}
+        kwargs: dict = {"model": req.llm.model, "messages": [], "extra_body": body,
+                        "timeout": self.target(req.llm).call_timeout(estimate,
+                                                                     req.llm.max_tokens)}
         if req.llm.temperature is not None:
             kwargs["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
         stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
         if stored is None:
-            stored = await self._live(req, kwargs)
+            try:
+                stored = await self._live(req, kwargs, fingerprint)
+            except ContextExceeded as e:
+                if (req.may_compact and req.context.enabled and summary_cut(
+                        history, req.summary_upto, req.context.keep_recent_messages)
+                        > req.summary_upto):  # fold older turns, then ask again
+                    return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
+                                      needs_compaction=True)
+                why = ("even after the older turns were summarized" if not req.may_compact
+                       else "and the conversation is too short to summarize")
+                raise ApplicationError(f"{e} {why}: the system prompt, tools and recent "
+                                       "messages alone are too long for this endpoint",
+                                       type="ModelContextExceeded", non_retryable=True) from e
         stored["_meta"] = {**stored.get("_meta", {}), "prompt_sha": fingerprint}
         # written once: if an earlier attempt of this call stored its answer (and timed out
         # after), that answer is the one: this reply describes it, ours is dropped
@@ -171,7 +213,7 @@ class ModelActivities:
         u = stored["_meta"].get("usage")
         usage = Usage(**u) if u else Usage(
             prompt_tokens=estimate,
-            completion_tokens=await _heartbeating(count_messages_async([stored], None,
+            completion_tokens=await heartbeating(count_messages_async([stored], None,
                                                                        req.llm.model)))
         errors = stored["_meta"].get("call_errors") or {}
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
@@ -182,18 +224,24 @@ class ModelActivities:
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
                           message_index=req.length, estimated_prompt_tokens=estimate)
 
-    async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
+    async def _live(self, req: ModelRequest, kwargs: dict, fingerprint: str) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`). The body
         is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
-        raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
-                                    .create(extra_headers=headers, **kwargs),
-                                    req.llm.max_retry_interval_seconds)
-        body = raw.content
+        try:
+            raw = await with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
+                                        .create(extra_headers=headers, **kwargs),
+                                        req.llm.max_retry_interval_seconds)
+        except ApplicationError as e:
+            counted = count_identical(e, fingerprint, req.llm.max_identical_failures)
+            if counted is e:
+                raise
+            raise counted from e
+        body, known = raw.content, tuple(req.tools)
         if len(body) > OFF_LOOP_BYTES:
-            return await asyncio.to_thread(_reply, body, req.max_output_chars)
-        return _reply(body, req.max_output_chars)
+            return await asyncio.to_thread(_reply, body, req.max_output_chars, known)
+        return _reply(body, req.max_output_chars, known)
 
     async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
         """The recorded job's answer at this position if it saw the very same prompt."""
@@ -230,31 +278,40 @@ class ModelActivities:
         if cut <= req.done:
             return SummarizeResult(upto=req.done)
         previous = (await self.store.summary(ws, conv, req.done)) if req.done else ""
-        body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
-                + "## Conversation to fold into the summary\n\n"
-                + transcript(clear_tool_results(history[req.done:cut],
-                                                req.context.keep_tool_results,
-                                                req.context.clear_min_chars)))
-        messages = [{"role": "system", "content": req.prompt}, {"role": "user", "content": body}]
-        kwargs: dict = {"model": req.llm.model, "messages": [],
-                        "extra_body": {"messages": messages}}
-        if req.llm.max_tokens is not None:
-            kwargs["max_tokens"] = req.llm.max_tokens
-        headers = {"X-Switchback-Job": layout.job_of(ws.job_id), "X-Switchback-Call": req.call_key}
-        raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
-                                    .create(extra_headers=headers, **kwargs),
-                                    req.llm.max_retry_interval_seconds)
-        try:
-            text, usage = summary_text(redact_bytes(raw.content))
-        except ApplicationError:  # an answer we cannot read: no model summary, as below
-            text, usage = "", None
+        folded = clear_tool_results(history[req.done:cut], req.context.keep_tool_results,
+                                    req.context.clear_min_chars)
+        headers = {"X-Switchback-Job": layout.job_of(ws.job_id),
+                   "X-Switchback-Call": req.call_key}
+        text, usage, messages = "", None, []
+        for per_message in (3000, 1000, 300):  # too long for the endpoint: shorter quotes
+            body = ((f"## Previous summary\n\n{previous}\n\n" if previous else "")
+                    + "## Conversation to fold into the summary\n\n"
+                    + transcript(folded, per_message))
+            messages = [{"role": "system", "content": req.prompt},
+                        {"role": "user", "content": body}]
+            kwargs: dict = {"model": req.llm.model, "messages": [],
+                            "extra_body": {"messages": messages}}
+            if req.llm.max_tokens is not None:
+                kwargs["max_tokens"] = req.llm.max_tokens
+            try:
+                raw = await with_heartbeat(self.client(req.llm).chat.completions
+                                            .with_raw_response.create(extra_headers=headers,
+                                                                      **kwargs),
+                                            req.llm.max_retry_interval_seconds)
+            except ContextExceeded:
+                continue
+            try:
+                text, usage = summary_text(redact_bytes(raw.content))
+            except ApplicationError:  # an answer we cannot read: no model summary, as below
+                text, usage = "", None
+            break
         if not text:  # keep going without a model summary rather than fail the job
             text = fallback_summary(history[req.done:cut])
         text = await self.store.put_text_once(ws, conv, layout.summary_name(cut), text)
         record = (f"# Summary of {conv}, messages 0-{cut - 1}\n\n{text}\n")
         await WorkspaceFiles(self.store.s3, ws).write_once(req.record_path, record)
         if usage is None:
-            usage = {"prompt_tokens": await _heartbeating(count_messages_async(
+            usage = {"prompt_tokens": await heartbeating(count_messages_async(
                          messages, None, req.llm.model)),
                      "completion_tokens": count_text(text, req.llm.model)}
         return SummarizeResult(upto=cut, chars=len(text), usage=Usage(**usage))
@@ -277,64 +334,12 @@ def _call_info(call_id: str, name: str, raw: str, preview: bool,
         needs_approval=asks)
 
 
-def _reply(body: bytes, max_chars: int) -> dict:
+def _reply(body: bytes, max_chars: int, known: tuple[str, ...]) -> dict:
     """The stored assistant message of a 200 body, the worker's credentials redacted."""
-    return assistant_message(redact_bytes(body), max_chars)
+    return assistant_message(redact_bytes(body), max_chars, known)
 
 
 def _inline_message(m) -> dict:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
     return {"role": "user", "content": m.content}
-
-
-async def _heartbeating(aw: Awaitable[T]) -> T:
-    """Await `aw` (the model's answer, token counting in a thread), heartbeating meanwhile."""
-    task = asyncio.ensure_future(aw)
-    interval = 2.0
-    info = activity.info()
-    if info.heartbeat_timeout:
-        interval = max(0.5, min(10.0, info.heartbeat_timeout.total_seconds() / 3))
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=interval)
-            if done:
-                return task.result()
-            activity.heartbeat()
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-
-
-async def _with_heartbeat(aw: Awaitable[T], max_delay: float) -> T:
-    """The model call: heartbeating, its errors become Temporal retry decisions (a
-    Retry-After of at most `max_delay` seconds)."""
-    try:
-        return await _heartbeating(aw)
-    except openai.APIStatusError as e:  # not chained: the cause's text is unredacted
-        raise _translate(e, max_delay) from None
-    except (openai.APITimeoutError, openai.APIConnectionError) as e:
-        raise ApplicationError(redact(f"model endpoint unreachable: {type(e).__name__}: {e}"),
-                               type="ModelUnavailable") from None
-
-
-def _translate(e: openai.APIStatusError, max_delay: float) -> ApplicationError:
-    status = e.status_code
-    text = redact(f"model endpoint answered HTTP {status}: "
-                  f"{' '.join(str(e.message).split())[:300]}")
-    if status == 429:
-        delay = _retry_after(e.response.headers.get("retry-after"), max_delay)
-        return ApplicationError(text, type="ModelRateLimited",
-                                next_retry_delay=timedelta(seconds=delay) if delay else None)
-    if status in (408, 409) or status >= 500:
-        return ApplicationError(text, type="ModelUnavailable")
-    return ApplicationError(text, type="ModelRequestRejected", non_retryable=True)
-
-
-def _retry_after(value: str | None, max_delay: float) -> float | None:
-    try:
-        return min(max_delay, max(0.0, float(value))) if value else None
-    except ValueError:  # an HTTP date, or not a number: the retry policy decides
-        return None

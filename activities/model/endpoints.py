@@ -11,9 +11,14 @@ folder; without that file, the built-in `default` below):
         api_key_env: OPENAI_API_KEY
         models: ["*"]                  # fnmatch patterns of the model names it offers
       local:
-        base_url: http://127.0.0.1:8080/v1
+        base_url_env: SWITCHBACK_LOCAL_BASE_URL  # set: this URL; unset: base_url
+        base_url: http://127.0.0.1:8401/v1
         models: [qwen2.5-*]
-        timeout_seconds: 120           # caps llm.timeout_seconds for calls to it
+        timeout_seconds: 1800          # caps llm.timeout_seconds for calls to it
+        slow:                          # a slow server: each call's timeout scales with it
+          first_token_seconds: 60
+          prompt_tokens_per_second: 10
+          completion_tokens_per_second: 2
 
 A job config says `llm.endpoint: local` and `llm.model: ...`. `target(llm)` is what the
 model activity sends a request with (URL, key, timeout); it is computed here, in the
@@ -26,6 +31,12 @@ carried config from continue-as-new or a rerun goes through them too):
   any other URL is refused unless `allow_job_base_url`, and then gets no key at all;
 - `llm.api_key_env` other than the endpoint's own is refused unless listed in
   `allow_job_api_key_env`, and is sent only to a declared endpoint's URL.
+
+A `slow` endpoint (a local server on a few cores) gets a timeout per call that fits the call:
+`first_token_seconds + prompt tokens / prompt_tokens_per_second + max_tokens /
+completion_tokens_per_second`, within `timeout_seconds` and the job's `llm.timeout_seconds`;
+`load_config` raises a job's `llm.timeout_seconds` to such an endpoint's `timeout_seconds`,
+so the longest call it allows fits the model activity's own timeout.
 
 `check_job_llm` refuses, in `load_config`, the raw fields an inline config (job input)
 sets, naming the field, before anything runs.
@@ -57,18 +68,29 @@ class EndpointError(ValueError):
         self.field = field
 
 
+class SlowEndpoint(BaseModel):
+    """How fast a slow server is (measure it: llama-server reports `timings`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    first_token_seconds: float = Field(30, ge=0)
+    prompt_tokens_per_second: float = Field(gt=0)
+    completion_tokens_per_second: float = Field(gt=0)
+
+
 class EndpointSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     base_url: str | None = None
-    base_url_env: str | None = None
+    base_url_env: str | None = None  # when set (and not empty) it wins over base_url
     api_key_env: str | None = None
     models: list[str] = ["*"]
     timeout_seconds: float | None = Field(None, gt=0)
+    slow: SlowEndpoint | None = None
 
     def url(self) -> str:
         env = os.environ.get(self.base_url_env) if self.base_url_env else None
-        return _norm(self.base_url or env or OPENAI_DEFAULT_URL)
+        return _norm(env or self.base_url or OPENAI_DEFAULT_URL)
 
 
 class EndpointsFile(BaseModel):
@@ -91,6 +113,17 @@ class Target:
     base_url: str
     api_key: str
     timeout: float
+    slow: SlowEndpoint | None = None
+
+    def call_timeout(self, prompt_tokens: int, max_tokens: int | None) -> float:
+        """Seconds one call may take: `timeout`, or for a slow endpoint what a call of this
+        size needs (never more than `timeout`)."""
+        if self.slow is None:
+            return self.timeout
+        s = self.slow
+        need = (s.first_token_seconds + prompt_tokens / s.prompt_tokens_per_second
+                + (max_tokens or 1024) / s.completion_tokens_per_second)
+        return min(self.timeout, need)
 
 
 _cache: dict[str, tuple[tuple[int, int], EndpointsFile]] = {}
@@ -192,7 +225,8 @@ def target(llm: LlmSettings) -> Target:
     timeout = llm.timeout_seconds
     if spec is not None and spec.timeout_seconds:
         timeout = min(timeout, spec.timeout_seconds)
-    return Target(endpoint=name, base_url=url, api_key=key, timeout=timeout)
+    return Target(endpoint=name, base_url=url, api_key=key, timeout=timeout,
+                  slow=spec.slow if spec is not None else None)
 
 
 def _norm(url: str) -> str:

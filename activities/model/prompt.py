@@ -1,10 +1,19 @@
 """Context assembly: what one model call carries, as a pure function of state and policy.
 
-    1 system prompt  }  one system message - protected, never cut
-    2 todo block     }
+    1 system prompt     the system message - protected, never cut
     3 tool schemas      the request's `tools` - protected, never cut
     4 running summary   a user message, when earlier turns were folded into one
     5 recent messages   the conversation since the summary, old tool results cleared
+    2 todo block        the last message (a user message) - protected, never cut
+
+The order keeps what changes at the end: within a phase, each call's prompt is the previous
+call's prompt minus its todo block plus the new turn, so a server's prompt cache reuses all
+of it (llama-server measured: one line inserted at the top of the system message made it
+process the whole prompt again, 3 of 1,930 tokens reused; tests/fixtures/llama_server/h*).
+The todo block changes at every todo_complete; in the system message it moved the prefix.
+
+Tool-call arguments that are not a JSON object (stored before #17 checked them) are sent as
+`{}`: a server that parses the history (llama-server) refuses the whole request otherwise.
 
 Compaction, cheapest first: old tool results are replaced by a placeholder that
 says where the content lives (`clear_tool_results`); oversized results were already
@@ -15,6 +24,7 @@ passes the policy's threshold, the orchestrator has older turns summarized
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
@@ -23,23 +33,50 @@ from workflows.contract.config import ContextPolicy
 _POINTER = re.compile(r"(tool_outputs/\S+?\.txt)")
 
 
+TODO_HEADER = "[switchback] Your todo list, as of now:"
+
+
 def assemble(system: str, todo_block: str, summary: str | None, messages: list[dict],
              start: int, policy: ContextPolicy) -> list[dict]:
-    """The messages of one model call (layers 1, 2, 4, 5)."""
-    out: list[dict] = [{"role": "system", "content": f"{system}\n\n{todo_block}".strip()}]
+    """The messages of one model call (layers 1, 4, 5 and then 2)."""
+    out: list[dict] = [{"role": "system", "content": system.strip()}]
+    todo = ([{"role": "user", "content": f"{TODO_HEADER}\n\n{todo_block}"}]
+            if todo_block.strip() else [])
     messages = [_public(m) for m in messages]
     if not policy.enabled:
-        return out + messages
+        return out + messages + todo
     if summary and start > 0:
         out.append({"role": "user", "content": "Summary of the earlier part of this phase "
                     f"(the messages it replaces are gone):\n\n{summary}"})
     recent = messages[start:]
-    return out + clear_tool_results(recent, policy.keep_tool_results, policy.clear_min_chars)
+    return (out + clear_tool_results(recent, policy.keep_tool_results, policy.clear_min_chars)
+            + todo)
 
 
 def _public(m: dict) -> dict:
-    """Drop switchback's own bookkeeping keys (`_meta`) before a message is sent."""
-    return {k: v for k, v in m.items() if not k.startswith("_")} if "_meta" in m else m
+    """Drop switchback's own bookkeeping keys (`_meta`) before a message is sent; tool-call
+    arguments that are not a JSON object go as `{}`."""
+    if "_meta" in m:
+        m = {k: v for k, v in m.items() if not k.startswith("_")}
+    calls = m.get("tool_calls")
+    if calls and not all(_json_object(tc.get("function", {}).get("arguments")) for tc in calls):
+        m = {**m, "tool_calls": [
+            tc if _json_object(tc.get("function", {}).get("arguments"))
+            else {**tc, "function": {**tc.get("function", {}), "arguments": "{}"}}
+            for tc in calls]}
+    return m
+
+
+def _json_object(arguments: object) -> bool:
+    return isinstance(arguments, str) and _decodes_to_object(arguments)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decodes_to_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def clear_tool_results(messages: list[dict], keep: int, min_chars: int) -> list[dict]:

@@ -20,20 +20,34 @@ reads back, never an exception:
                                                         are refused by the workflow)
     arguments as an object, missing, not a string       JSON text, or `{}` and an error
     arguments over `max_chars`                          `{}` and an error the model reads
+    arguments that are not a JSON object: cut off at    repaired when nothing is lost
+      the token limit (`finish_reason: length`),          (trailing text after a whole
+      broken, NaN, nested too deeply, a list, ...         object, JSON inside a JSON
+                                                          string), else `{}` and an error
+    calls written as text (fenced JSON, <tool_call>     tool calls, when they name a tool
+      tags, a bare JSON answer: text_calls.py)            the model was offered (`known`)
     more than MAX_TOOL_CALLS calls                      the first MAX_TOOL_CALLS
     odd `finish_reason` or `usage`                      dropped / clamped
 
+So every stored call's `arguments` is the JSON text of an object: a server that parses the
+history (llama-server answers a broken one with HTTP 500, every time) never sees it again.
 Errors about single tool calls go to `_meta.call_errors` (call id -> message): the
 workflow refuses those calls with `Error [invalid_arguments]: ...` and never runs them.
+`_meta.usage` keeps the prompt tokens the endpoint served from its cache
+(`prompt_tokens_details.cached_tokens`), `_meta.timings` llama-server's timings.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
 from temporalio.exceptions import ApplicationError
+
+from activities.model.text_calls import find_calls
+from activities.tools.registry import decode_arguments
 
 MAX_BODY_BYTES = 64 << 20
 MAX_TOOL_CALLS = 64
@@ -82,21 +96,39 @@ def first_message(data: dict) -> tuple[dict, dict]:
     return choice, choice["message"]
 
 
-def assistant_message(body: bytes, max_chars: int) -> dict:
-    """The assistant message to store (usage and call errors in `_meta`)."""
+def assistant_message(body: bytes, max_chars: int, known: Collection[str] = ()) -> dict:
+    """The assistant message to store (usage and call errors in `_meta`); `known`: the tools
+    the model was offered (calls written as text are recognised only for these)."""
     data = parse_body(body)
     choice, msg = first_message(data)
     calls = msg.get("tool_calls")
     if calls is not None and not isinstance(calls, list):
         raise bad_response(f"'tool_calls' that is not a list ({type(calls).__name__})")
-    stored: dict = {"role": "assistant", "content": _content(msg.get("content"), max_chars)}
+    finish = _finish_reason(choice.get("finish_reason"))
+    content = msg.get("content")
+    meta: dict = {"finish_reason": finish}
+    written: dict[str, str] = {}  # call id -> problem, for calls written as text
+    if not calls and isinstance(content, str) and known:
+        found, rest = find_calls(clean_text(content), known, cut_off=finish == "length")
+        if found:
+            calls = [{"id": f"sb_text_{n}", "type": "function",
+                      "function": {"name": c.name, "arguments": c.arguments}}
+                     for n, c in enumerate(found, 1)]
+            written = {f"sb_text_{n}": c.problem for n, c in enumerate(found, 1) if c.problem}
+            content = rest
+            meta["text_calls"] = len(found)
+    stored: dict = {"role": "assistant", "content": _content(content, max_chars)}
     errors: dict[str, str] = {}
     if calls:
-        stored["tool_calls"] = _tool_calls(calls[:MAX_TOOL_CALLS], max_chars, errors)
-    meta: dict = {"finish_reason": _finish_reason(choice.get("finish_reason"))}
+        stored["tool_calls"] = _tool_calls(calls[:MAX_TOOL_CALLS], max_chars, errors,
+                                           finish == "length")
+        errors.update({k: v for k, v in written.items() if k not in errors})
     usage = _usage(data.get("usage"))
     if usage is not None:
         meta["usage"] = usage
+    timings = _timings(data.get("timings"))
+    if timings:
+        meta["timings"] = timings
     if errors:
         meta["call_errors"] = errors
     if calls and len(calls) > MAX_TOOL_CALLS:
@@ -126,7 +158,8 @@ def _content(value: Any, max_chars: int) -> str:
     return text
 
 
-def _tool_calls(calls: list, max_chars: int, errors: dict[str, str]) -> list[dict]:
+def _tool_calls(calls: list, max_chars: int, errors: dict[str, str],
+                cut_off: bool = False) -> list[dict]:
     out: list[dict] = []
     ids: set[str] = set()
     for n, tc in enumerate(calls, 1):
@@ -138,7 +171,7 @@ def _tool_calls(calls: list, max_chars: int, errors: dict[str, str]) -> list[dic
             call_id = _new_id(n, ids)
         ids.add(call_id)
         name, problem = _name(fn.get("name"))
-        arguments, arg_problem = _arguments(fn.get("arguments"), max_chars)
+        arguments, arg_problem = _arguments(fn.get("arguments"), max_chars, name, cut_off)
         out.append({"id": call_id, "type": "function",
                     "function": {"name": name, "arguments": arguments}})
         if problem or arg_problem:
@@ -162,7 +195,9 @@ def _name(value: Any) -> tuple[str, str]:
     return name, f"the tool name is not [A-Za-z0-9_-]{{1,64}} (got {value[:80]!r})"
 
 
-def _arguments(value: Any, max_chars: int) -> tuple[str, str]:
+def _arguments(value: Any, max_chars: int, name: str = "",
+               cut_off: bool = False) -> tuple[str, str]:
+    """(the JSON text of an object to store, what was wrong with what the model sent)."""
     if value is None or value == "":
         return "{}", ""
     if isinstance(value, dict | list):  # some endpoints send an object, not JSON text
@@ -176,10 +211,45 @@ def _arguments(value: Any, max_chars: int) -> tuple[str, str]:
     if len(value) > max_chars:
         return ("{}", f"the arguments are {len(value):,} characters, over the limit of "
                 f"{max_chars:,}; send large content in several smaller calls")
+    problem = ""
     if _SURROGATE.search(value):
-        return (clean_text(value), "the arguments contain text that is not valid Unicode (a "
-                "lone surrogate); send UTF-8 text")
-    return value, ""
+        value, problem = clean_text(value), ("the arguments contain text that is not valid "
+                                             "Unicode (a lone surrogate); send UTF-8 text")
+    _, error = decode_arguments(name, value, max_chars)
+    if error is None:
+        return value, problem
+    repaired = _repair(value)
+    if repaired is not None:
+        return repaired, problem
+    if cut_off:
+        error = (f"the arguments of '{name}' were cut off at the token limit (finish_reason "
+                 f"'length') after {len(value):,} characters, so the call was not run and "
+                 "nothing was changed. Make the call again with less in it: split long "
+                 "content over several calls")
+    return "{}", problem or error
+
+
+def _repair(value: str) -> str | None:
+    """The arguments as the JSON text of an object if that loses nothing the model meant:
+    one whole object followed by stray text, or an object encoded twice (a JSON string)."""
+    text = value.strip()
+    try:
+        data, end = json.JSONDecoder().raw_decode(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(data, str):  # '"{\"path\": ...}"': the object's JSON, encoded again
+        try:
+            data, end = json.loads(data), len(text)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(data, dict) or text[end:].strip(" \n\t}]`") != "":
+        return None
+    try:
+        repaired = json.dumps(data, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return None
+    ok, _ = decode_arguments("", repaired)
+    return repaired if ok is not None else None
 
 
 def _finish_reason(value: Any) -> str | None:
@@ -195,4 +265,21 @@ def _usage(value: Any) -> dict | None:
         if not isinstance(v, int) or isinstance(v, bool):
             return None
         out[k] = min(max(v, 0), MAX_USAGE)
+    details = value.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0:
+        out["cached_tokens"] = min(cached, out["prompt_tokens"])
     return out
+
+
+_TIMINGS = ("cache_n", "prompt_n", "prompt_ms", "predicted_n", "predicted_ms")
+
+
+def _timings(value: Any) -> dict:
+    """llama-server's `timings` (tokens taken from its prompt cache, processed, generated,
+    and the milliseconds each took), the numbers only."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: round(v, 1) if isinstance(v, float) else v for k, v in value.items()
+            if k in _TIMINGS and isinstance(v, int | float) and not isinstance(v, bool)
+            and 0 <= v < 1e12}

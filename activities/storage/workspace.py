@@ -3,7 +3,8 @@
 create_workspace (claims the prefix, then instructions.md, documents/ and a workspace.md
 stub; documents from where document_sources.py allows),
 read_memory (workspace.md, capped), load_todos (the gate on todos.yaml),
-archive_phase (archive/phase_<n>.yaml) and write_output (output/*.json).
+archive_phase (archive/phase_<n>.yaml), write_output (output/*.json) and check_files
+(which files changed since the phase began: a todo's evidence).
 Every write is a whole-object PUT under a fixed key: no duplicates, nothing
 half-written. Late ("zombie") attempts are fenced with conditional writes:
 
@@ -31,14 +32,17 @@ from activities.document_sources import DocumentRefused, local_document
 from activities.storage import ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
-from activities.storage.todos_file import parse_todos_yaml
+from activities.storage.todos_file import parse_todos_yaml, repeated_plan, stale_problem
 from workflows.contract import (
     ARCHIVE_PHASE,
+    CHECK_FILES,
     CREATE_WORKSPACE,
     LOAD_TODOS,
     READ_MEMORY,
     WRITE_OUTPUT,
     ArchiveRequest,
+    CheckFilesRequest,
+    CheckFilesResult,
     CreateWorkspaceRequest,
     CreateWorkspaceResult,
     DocumentSpec,
@@ -146,8 +150,45 @@ class WorkspaceActivities:
 
     @activity.defn(name=LOAD_TODOS)
     async def load_todos(self, req: LoadTodosRequest) -> LoadTodosResult:
+        """The gate: todos.yaml parses, has min-max todos, was written by todo_write in this
+        phase (`written_in`) and repeats none of `avoid`."""
         text = await WorkspaceFiles(self.s3, req.workspace).read_optional(layout.TODOS)
-        return parse_todos_yaml(text, req.min_todos, req.max_todos)
+        result = parse_todos_yaml(text, req.min_todos, req.max_todos)
+        if not result.ok or text is None:
+            return result
+        if req.written_in:
+            raw = await self.s3.get(req.workspace.bucket,
+                                    layout.key(req.workspace.job_id, layout.TODOS_WRITTEN))
+            try:
+                marker = json.loads(raw) if raw else None
+            except ValueError:
+                marker = None
+            stale = stale_problem(marker if isinstance(marker, dict) else None,
+                                  req.written_in, text)
+            if stale:
+                return LoadTodosResult(ok=False, reason=stale)
+        repeat = repeated_plan(result.todos, req.avoid)
+        if repeat:
+            return LoadTodosResult(ok=False, reason=repeat)
+        return result
+
+    @activity.defn(name=CHECK_FILES)
+    async def check_files(self, req: CheckFilesRequest) -> CheckFilesResult:
+        """For each path: 'missing', 'unchanged' (the version the phase began with, from its
+        snapshot) or 'changed'."""
+        ws = req.workspace
+        raw = await self.s3.get(ws.bucket, layout.key(ws.job_id, layout.snapshot_path(req.phase)))
+        try:
+            before = json.loads(raw).get("files", {}) if raw else {}
+        except (ValueError, AttributeError):
+            before = {}
+        states: dict = {}
+        for path in req.paths:
+            etag = await self.s3.head(ws.bucket, layout.key(ws.job_id, path))
+            old = before.get(path) if isinstance(before, dict) else None
+            states[path] = ("missing" if etag is None else "unchanged"
+                            if isinstance(old, dict) and old.get("etag") == etag else "changed")
+        return CheckFilesResult(states=states)
 
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:
@@ -185,7 +226,7 @@ class WorkspaceActivities:
 
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,
-                self.write_output]
+                self.write_output, self.check_files]
 
 
 def _clean_name(name: str, bad) -> str:

@@ -187,6 +187,27 @@ def parse_arguments(name: str, raw: str | None,
     spec = TOOLS.get(name)
     if spec is None:
         return None, f"unknown tool '{name}'"
+    data, problem = decode_arguments(name, raw, max_chars)
+    if data is None:
+        return None, problem
+    where = _not_unicode(data)
+    if where is not None:
+        return None, (f"the arguments of '{name}' contain text that is not valid Unicode (a "
+                      f"lone surrogate, in {where!r}); send UTF-8 text")
+    try:
+        return spec.args.model_validate(data), None
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])[:100] or 'arguments'}: "
+                             f"{err['msg'][:200]}" for err in e.errors()[:5])
+        return None, f"bad arguments for '{name}': {problems}"
+    except RecursionError:
+        return None, f"the arguments of '{name}' are nested too deeply; send a flat JSON object"
+
+
+def decode_arguments(name: str, raw: object,
+                     max_chars: int = MAX_ARGUMENT_CHARS) -> tuple[dict | None, str | None]:
+    """(the arguments as a JSON object, None) or (None, what is wrong with them, for the
+    model): any tool's, known here or not (the model's answers are checked with it)."""
     if not isinstance(raw, str | None):
         return None, f"the arguments of '{name}' must be a JSON object encoded as a string"
     if raw is not None and len(raw) > max_chars:
@@ -205,18 +226,7 @@ def parse_arguments(name: str, raw: str | None,
         return None, f"the arguments of '{name}' are not valid JSON ({why})"
     if not isinstance(data, dict):
         return None, f"the arguments of '{name}' must be a JSON object"
-    where = _not_unicode(data)
-    if where is not None:
-        return None, (f"the arguments of '{name}' contain text that is not valid Unicode (a "
-                      f"lone surrogate, in {where!r}); send UTF-8 text")
-    try:
-        return spec.args.model_validate(data), None
-    except ValidationError as e:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])[:100] or 'arguments'}: "
-                             f"{err['msg'][:200]}" for err in e.errors()[:5])
-        return None, f"bad arguments for '{name}': {problems}"
-    except RecursionError:
-        return None, f"the arguments of '{name}' are nested too deeply; send a flat JSON object"
+    return data, None
 
 
 def _no_constant(name: str) -> object:

@@ -37,6 +37,7 @@ from activities.redaction import redact
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
+from activities.storage.todos_file import digest
 from activities.tools import catalog as tool_catalog
 from activities.tools import search
 from activities.tools.mcp_sessions import McpServers
@@ -69,6 +70,8 @@ class ToolActivities:
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
         raw = call["function"]["arguments"]
         outcome = await self._run(req, raw)
+        if req.name == "todo_write" and outcome.ok:
+            await self._mark_todos(req)
         summary = outcome.summary  # a long one is redacted in a thread, off the event loop
         text = await self._cut(req, raw, redact(summary) if len(summary) < OFF_LOOP_CHARS
                                else await asyncio.to_thread(redact, summary))
@@ -87,6 +90,15 @@ class ToolActivities:
             outcome = ToolOutcome(**{**meta, **(stored.get("_meta") or {}).get("outcome", {})})
         outcome.summary = str(stored.get("content") or "")[:200]
         return outcome
+
+    async def _mark_todos(self, req: ToolRequest) -> None:
+        """Note which phase's todo_write wrote todos.yaml (the gate takes only this phase's
+        plan; see activities/storage/todos_file.py). The model cannot write it."""
+        ws = req.workspace
+        text = await WorkspaceFiles(self.s3, ws).read_optional(layout.TODOS) or ""
+        marker = {"conversation": req.conversation, "sha256": digest(text)}
+        await self.s3.put(ws.bucket, layout.key(ws.job_id, layout.TODOS_WRITTEN),
+                          json.dumps(marker).encode(), "application/json")
 
     async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
         limit = req.limits.max_result_chars

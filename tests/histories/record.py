@@ -4,7 +4,10 @@
 
 Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure, and
 (from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time), and
-(from the `typed-failures` set on) a tool run as a local activity that fails for good.
+(from the `typed-failures` set on) a tool run as a local activity that fails for good, and
+(from the `ritual` set on) a job whose model breaks the ritual's rules: a predefined todo
+completed before its file changed (check_files), a turn with several todo_complete calls, a
+turn whose job_complete follows a todo_complete that would end the phase.
 
     python -m tests.histories.record hostile
 
@@ -45,7 +48,7 @@ from bench.harness import bench_stack
 from devstack.processes import venv_bin
 from tests import strategy_scripts
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
+from tests.scripts import bootstrap, call, finish, full_job, step, tactical, todos, transition
 from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
@@ -203,7 +206,20 @@ async def record() -> None:
             except WorkflowFailureError:
                 pass
 
-            for handle in (plain, rewind, approval, failure, mcp_job, local_failure):
+            ritual = await start("ritual", [
+                step(call("list_files")),
+                step(call("todo_complete", notes="explored")),  # workspace.md unchanged
+            ] + bootstrap()[2:] + [
+                step(call("write_file", path="work/a.md", content="a"),
+                     call("todo_complete", notes="a"), call("todo_complete", notes="b"))]
+                + tactical(4)[1:] + transition("Last")[:4] + [
+                step(call("todo_write", phase="Last", description="d",
+                          todos=todos(1, "Polish")),
+                     call("todo_complete", notes="todos"),
+                     call("job_complete", summary="done", deliverables=["work/a.md"],
+                          confidence=0.9, notes=""))])
+            await ritual.result()
+            for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

@@ -50,6 +50,7 @@ from workflows.contract.job import (
 from workflows.contract.names import (
     ARCHIVE_PHASE,
     CALL_MODEL,
+    CHECK_FILES,
     CONTROL_TOOLS,
     CREATE_WORKSPACE,
     JOB_FAILED_ERROR,
@@ -80,6 +81,8 @@ from workflows.contract.pipeline import (
 )
 from workflows.contract.requests import (
     ArchiveRequest,
+    CheckFilesRequest,
+    CheckFilesResult,
     CreateWorkspaceRequest,
     CreateWorkspaceResult,
     InlineMessage,
@@ -93,6 +96,7 @@ from workflows.contract.requests import (
     SnapshotRequest,
     SummarizeRequest,
     SummarizeResult,
+    TodoSet,
     TodoSpec,
     ToolCallInfo,
     ToolLimits,
@@ -105,18 +109,21 @@ from workflows.contract.requests import (
 )
 
 __all__ = [
-    "ARCHIVE_PHASE", "CALL_MODEL", "CONTROL_TOOLS", "CREATE_WORKSPACE", "JOB_FAILED_ERROR",
+    "ARCHIVE_PHASE", "CALL_MODEL", "CHECK_FILES", "CONTROL_TOOLS", "CREATE_WORKSPACE",
+    "JOB_FAILED_ERROR",
     "LIST_TOOLS", "LOAD_CONFIG", "LOAD_TODOS", "PIPELINE_TYPE", "READ_DECISION", "READ_MEMORY",
     "READ_REQUIREMENTS", "RUN_TOOL", "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_TOKENS",
     "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE", "WORKFLOW_TYPE", "WRITE_OUTPUT",
-    "ApproveRequest", "ArchiveRequest", "ContextPolicy", "CreateWorkspaceRequest",
+    "ApproveRequest", "ArchiveRequest", "CheckFilesRequest", "CheckFilesResult",
+    "ContextPolicy", "CreateWorkspaceRequest",
     "CreateWorkspaceResult", "DocumentSpec", "InlineMessage", "InputError", "JobConfig",
     "JobInput", "JobResult", "JobState", "JobStatus", "ListToolsRequest", "LlmSettings",
     "LoadConfigRequest",
     "LoadTodosRequest", "LoadTodosResult", "ModelReply", "ModelRequest", "PendingApproval",
     "PhaseView", "PipelineInput", "PipelineResult", "ReadMemoryRequest",
     "ReadRequirementsRequest", "RequirementRef", "ResolvedConfig", "SnapshotRequest",
-    "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSpec",
+    "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSet",
+    "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
     "Usage", "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest", "RewindRequest",
     "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input", "pipeline_input",

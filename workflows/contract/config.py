@@ -29,6 +29,9 @@ class LlmSettings(_Strict):
     heartbeat_timeout_seconds: float = Field(3, gt=0)
     max_attempts: int = Field(10, ge=1)
     max_retry_interval_seconds: float = Field(60, gt=0)
+    # HTTP 500 to the identical request this many times in a row: the request fails, not
+    # the endpoint (llama-server answers a history it cannot parse that way): no more retries
+    max_identical_failures: int = Field(3, ge=1)
     replay_from: str | None = None  # rerun: answer from this job's recorded responses ...
     replay_on_divergence: Literal["live", "stop"] = "live"  # ... until the prompts differ
     price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
@@ -61,7 +64,7 @@ class ToolSets(_Strict):
 
 
 class PhaseSettings(_Strict):
-    min_todos: int = Field(5, ge=1)
+    min_todos: int = Field(1, ge=1)
     max_todos: int = Field(20, ge=1)
     archive_on_transition: bool = True
 
@@ -83,6 +86,11 @@ class Limits(_Strict):
     # a model answer's text and each tool call's arguments: longer text is cut, longer
     # arguments are refused with a tool error (never parsed, never sent back to the model)
     max_output_chars: int = Field(200_000, ge=1000)
+    # instructions.md in the system prompt (`{{instructions}}`), cut at this many characters
+    instructions_max_chars: int = Field(6000, ge=0)
+    # todo_complete calls that take effect in one model turn (0: any number, as jobs from
+    # before #17); the others are refused: the work of a todo comes before its completion
+    todo_completes_per_turn: int = Field(0, ge=0)
 
 
 class ContextPolicy(_Strict):
@@ -133,6 +141,10 @@ class BreakerSettings(_Strict):
     exempt_tools: list[str] = []  # polling tools whose repetition is legitimate
     no_progress_steps: int = Field(15, ge=0)  # 0: off
     max_steps_per_job: int = Field(2000, ge=0)  # 0: off
+    # across phases (phase_alternation); 0: off, as for jobs from before #17 whose carried
+    # config lacks the keys (configs/defaults.yaml turns them on)
+    max_idle_phases: int = Field(0, ge=0)  # tactical phases in a row that changed no file
+    max_rewinds: int = Field(0, ge=0)  # rewind phases in a job
 
 
 class ApprovalSettings(_Strict):
@@ -156,6 +168,7 @@ class Prompts(_Strict):
     tactical: str = "prompts/tactical.md"
     kickoff: str = "prompts/kickoff.md"
     nudge: str = "prompts/nudge.md"
+    cut_off: str = "prompts/cut_off.md"  # a turn without a tool call cut at max_tokens
     summarization: str = "prompts/summarization.md"
     react: str = "prompts/react.md"  # the react strategy's system prompt
     react_kickoff: str = "prompts/react_kickoff.md"
@@ -244,11 +257,21 @@ class JobConfig(_Strict):
     auto: AutoSettings = AutoSettings()
 
 
+class StrategicTodo(_Strict):
+    """A predefined todo with the files it must change before it counts as done."""
+
+    content: str
+    evidence: list[str] = []  # workspace paths that must have changed in the phase
+
+
 class StrategicTodos(_Strict):
-    bootstrap: list[str]
-    transition: list[str]
-    rewind: list[str]
-    wrap_up: list[str]
+    """The predefined todos of the strategic phases; `{{min_todos}}`, `{{max_todos}}` and
+    `{{archive}}` (the file of the phase before) are filled in when a phase starts."""
+
+    bootstrap: list[str | StrategicTodo]
+    transition: list[str | StrategicTodo]
+    rewind: list[str | StrategicTodo]
+    wrap_up: list[str | StrategicTodo]
 
 
 class ResolvedConfig(BaseModel):

@@ -22,6 +22,7 @@ What only switchback touches (never reachable through a model tool):
     .switchback/config.json                 .switchback/rerun.json
     .switchback/owner.json                  .switchback/tools/<tag>.json (the tools the job
                                             may use, as the model sees them)
+    .switchback/todos_written.json          the conversation whose todo_write wrote todos.yaml
 
 What the model may read but not write or delete (`WORKFLOW_OWNED`; the workflow's own
 writes pass `system=True` to the workspace store):
@@ -166,6 +167,7 @@ def tool_record_path(tag: str) -> str:
 
 
 CONFIG_RECORD = f"{INTERNAL}/config.json"
+TODOS_WRITTEN = f"{INTERNAL}/todos_written.json"  # which phase's todo_write wrote todos.yaml
 RERUN_NOTE = f"{INTERNAL}/rerun.json"
 OWNER = f"{INTERNAL}/owner.json"  # which run created the workspace (or which job it reruns)
 

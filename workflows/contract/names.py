@@ -28,6 +28,7 @@ RUN_TOOL = "run_tool"
 READ_REQUIREMENTS = "read_requirements"
 READ_DECISION = "read_decision"
 LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
+CHECK_FILES = "check_files"  # has a file changed since the phase began (evidence of a todo)
 
 # Tools the workflow itself carries out (they change the strategy's state); the model
 # activity passes their parsed arguments to the workflow. A strategy offers its own.

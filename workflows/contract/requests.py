@@ -53,10 +53,33 @@ class ReadMemoryRequest(BaseModel):
     path: str = ""  # "": workspace.md (a stub when missing); else that file ("" when missing)
 
 
+class TodoSet(BaseModel):
+    """Todos a new plan must not repeat: the predefined strategic ones, an earlier phase's."""
+
+    label: str  # e.g. "the predefined bootstrap todos", "phase 2's todos"
+    todos: list[str]
+
+
 class LoadTodosRequest(BaseModel):
     workspace: WorkspaceRef
     min_todos: int
     max_todos: int
+    # set: todos.yaml must have been written by todo_write in this conversation (the phase),
+    # not left over from an earlier phase ("": no check, jobs from before the check)
+    written_in: str = ""
+    avoid: list[TodoSet] = []  # a plan that repeats one of these is rejected
+
+
+class CheckFilesRequest(BaseModel):
+    """Input of `check_files`: which of `paths` changed since `phase` began."""
+
+    workspace: WorkspaceRef
+    phase: int
+    paths: list[str]
+
+
+class CheckFilesResult(BaseModel):
+    states: dict[str, Literal["changed", "unchanged", "missing"]]
 
 
 class TodoSpec(BaseModel):
@@ -125,6 +148,8 @@ class ModelRequest(BaseModel):
     closing_conversation: str = ""
     tool_record: str = ""  # S3 key of the job's tool record ("": the worker's own schemas)
     max_output_chars: int = 200_000  # limits.max_output_chars
+    # `{{instructions}}` in the system prompt becomes instructions.md, cut at this many chars
+    instructions_max_chars: int = 0
 
 
 class Usage(BaseModel):

@@ -32,7 +32,14 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from workflows.contract import ModelReply, ResolvedConfig, Todo, ToolCallInfo, ToolOutcome
+from workflows.contract import (
+    ModelReply,
+    ResolvedConfig,
+    Todo,
+    TodoSet,
+    ToolCallInfo,
+    ToolOutcome,
+)
 from workflows.contract.job import JobResult
 
 # -- next steps ---------------------------------------------------------------------------
@@ -87,6 +94,27 @@ class CheckTodos:
 
     min_todos: int
     max_todos: int
+    written_in: str = ""  # set: only a todos.yaml that todo_write wrote in this conversation
+    avoid: tuple[TodoSet, ...] = ()  # a plan repeating one of these is rejected
+
+
+@dataclass(frozen=True)
+class CheckFiles:
+    """Which of `paths` changed since phase `phase` began (result: dict path -> 'changed' |
+    'unchanged' | 'missing', or None for a job recorded before the check existed)."""
+
+    phase: int
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Versioned:
+    """Does this job take `change`, a change of the strategy's decisions (result: bool)? True
+    when the job reaches this point on code with the change, False when a history recorded
+    before it is replayed (the orchestrator asks `workflow.patched(change)`): a strategy stays
+    free of Temporal and still keeps old jobs replaying."""
+
+    change: str
 
 
 @dataclass(frozen=True)
@@ -154,7 +182,8 @@ class ChildOutcome(BaseModel):
     error: str | None = None  # why it failed (its failure, as the parent saw it)
 
 
-WorkspaceOp = ReadMemory | CheckTodos | Archive | WriteOutput | ReadFile | WriteText | RunChildren
+WorkspaceOp = (ReadMemory | CheckTodos | CheckFiles | Archive | WriteOutput | Versioned | ReadFile
+               | WriteText | RunChildren)
 
 T = TypeVar("T")
 
@@ -299,6 +328,15 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
         else:
             out.append(PlannedCall(call))
     return out
+
+
+def nudge_for(cfg: ResolvedConfig, reply: ModelReply, nudge: str | None = None) -> str:
+    """What a turn without a tool call gets: the nudge (`nudge`, else prompts/nudge.md), or,
+    when the answer was cut off at the token limit (`finish_reason: length`), what happened
+    and what to do instead."""
+    if reply.finish_reason == "length" and cfg.prompts.get("cut_off"):
+        return cfg.prompts["cut_off"]
+    return cfg.prompts["nudge"] if nudge is None else nudge
 
 
 def job_result(status: str, args: dict[str, Any], reason: str, totals: Totals) -> JobResult:

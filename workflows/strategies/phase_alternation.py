@@ -16,6 +16,10 @@
 - Interrupts from outside the model's turn (the `rewind` signal, breakers, the
   budget, cancellation) go through `interrupt`: the current todos are archived with
   what was done, then a rewind or wrap-up phase starts, or the job ends.
+- The rules that keep a small model to the ritual (workflows/strategies/ritual.py): the
+  gate takes only a todos.yaml this phase's todo_write wrote and no repeat of done work;
+  a todo whose files did not change is not done; one todo_complete per turn; a turn's
+  job_complete runs last; idle tactical phases and rewinds are capped.
 
 Reads and writes of the workspace are `Workspace(ops, then)` decisions: the
 orchestrator runs them and calls `then` with the results.
@@ -39,9 +43,11 @@ from workflows.contract import (
     layout,
 )
 from workflows.prompts import render
+from workflows.strategies import ritual
 from workflows.strategies.base import (
     Archive,
     CallModel,
+    CheckFiles,
     CheckTodos,
     Complete,
     Decision,
@@ -55,9 +61,11 @@ from workflows.strategies.base import (
     StrategyView,
     ToolDecision,
     Totals,
+    Versioned,
     Workspace,
     WriteOutput,
     job_result,
+    nudge_for,
     plan_calls,
 )
 from workflows.todos import current_index, todo_block
@@ -78,6 +86,8 @@ class Phase(BaseModel):
     todos: list[Todo]
     issue: str = ""  # rewind phases: what went wrong
     loaded: list[str] = []  # deferred tools tool_search loaded in this phase
+    evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
+    writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0
@@ -93,6 +103,7 @@ class Snapshot(BaseModel):
     history: list[PhaseRecord]
     todos_completed: int
     final_status: Literal["completed", "budget_exhausted"]
+    loops: ritual.Loops = ritual.Loops()
 
 
 class Pending(BaseModel):
@@ -116,7 +127,9 @@ class PhaseAlternation(Strategy):
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.todos_completed = 0
         self.history: list[PhaseRecord] = []
+        self.loops = ritual.Loops()
         self._system = ""
+        self._turn_start = 0  # todos completed before the current turn
 
     # -- Strategy --------------------------------------------------------------------
 
@@ -125,13 +138,14 @@ class PhaseAlternation(Strategy):
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(phase=self._ph(), totals=self.totals, history=self.history,
-                        todos_completed=self.todos_completed,
-                        final_status=self.final_status).model_dump(mode="json")
+                        todos_completed=self.todos_completed, final_status=self.final_status,
+                        loops=self.loops).model_dump(mode="json")
 
     def resume(self, snapshot: dict[str, Any]) -> Decision:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history = snap.totals, snap.history
         self.todos_completed, self.final_status = snap.todos_completed, snap.final_status
+        self.loops = snap.loops
         return self._enter(snap.phase, count=False)
 
     def view(self) -> StrategyView:
@@ -154,9 +168,16 @@ class PhaseAlternation(Strategy):
                 return ReportError(f"the model answered {ph.nudges} times in a row without "
                                    f"calling a tool in phase {ph.number} "
                                    f"(limits.max_nudges={limits.max_nudges})", code="no_tool_call")
-            return self._next_call([self.cfg.prompts["nudge"]])
-        ph.nudges = 0
-        return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind))
+            return self._next_call([nudge_for(self.cfg, reply)])
+        ph.nudges, self._turn_start = 0, self.todos_completed
+        planned = ritual.limit_todo_completes(
+            plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
+            limits.todo_completes_per_turn)
+        reordered = ritual.job_complete_last(planned)
+        if reordered is None:
+            return ExecuteTools(planned)
+        return Workspace([Versioned(ritual.JOB_COMPLETE_LAST)],
+                         lambda r: ExecuteTools(reordered if r[0] else planned))
 
     def owns_tool(self, name: str) -> bool:
         return name in OWN_TOOLS
@@ -181,11 +202,13 @@ class PhaseAlternation(Strategy):
         ph.tool_calls += len(outcomes)
         for o in outcomes:
             ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
+            ph.writes += bool(o.ok and set(o.changed) - ritual.PLANNING_FILES)
         self.totals.tool_calls += len(outcomes)
         if self.completion is not None:
             return self._complete()
         if self.pending is None:
-            return self._next_call([])
+            return self._next_call(ritual.completion_hint(
+                ph.todos, ph.evidence, outcomes, self.todos_completed > self._turn_start))
         pending, self.pending = self.pending, None
         if pending.to == "tactical":
             self._record(ph, "completed")
@@ -229,12 +252,26 @@ class PhaseAlternation(Strategy):
             limit = self.cfg.config.limits.max_phases
             return ReportError(f"the job reached limits.max_phases={limit} without job_complete",
                                code="phase_limit")
+        ph = self._ph()
+        self.loops.moving_on(ph.kind, ph.writes, nxt.variant)
+        loop = self.loops.stop_reason(self.cfg.config.breakers)
+        if loop is not None:
+            trip = {"breaker": "phase_loop", "action": "stop", "message": loop,
+                    "phase": ph.number}
+            return Workspace([WriteOutput(f"output/breakers/phase_loop_{ph.number}.json", trip)],
+                             lambda _: self._complete("stuck", loop))
         return self._enter(nxt)
 
     def _strategic_phase(self, number: int, variant: Variant, issue: str = "") -> Phase:
-        todos = getattr(self._predefined(), "transition" if variant == "work" else variant)
+        ps = self.cfg.config.phase_settings
+        archived = (layout.archive_path(number - 1) if number > 1 and ps.archive_on_transition
+                    else "(none yet)")
+        todos, evidence = ritual.strategic_todos(
+            self._predefined(), "transition" if variant == "work" else variant,
+            {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
+             "archive": archived})
         return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
-                     issue=issue, todos=[Todo(id=i, content=t) for i, t in enumerate(todos, 1)])
+                     issue=issue, todos=todos, evidence=evidence)
 
     def _enter(self, phase: Phase, count: bool = True) -> Decision:
         """Start `phase`: read workspace.md for its system prompt, then its first call."""
@@ -257,11 +294,15 @@ class PhaseAlternation(Strategy):
 
     def _first_call(self, phase: Phase, memory: str) -> CallModel:
         self._system = self._system_prompt(phase, memory)
+        ps = self.cfg.config.phase_settings
+        archived = (f" The todos of phase {phase.number - 1}, with what was done, are in "
+                    f"{layout.archive_path(phase.number - 1)}."
+                    if phase.number > 1 and ps.archive_on_transition else "")
         kickoff = render(self.cfg.prompts["kickoff"], {
             "phase_number": str(phase.number), "phase_kind": phase.kind,
             "phase_title": phase.title,
             "issue_note": (f"\n\nThis phase was started because of an issue:\n\n> {phase.issue}\n"
-                           if phase.issue else ""),
+                           f"{archived}" if phase.issue else ""),
         })
         return self._next_call([kickoff])
 
@@ -282,7 +323,23 @@ class PhaseAlternation(Strategy):
         cur = current_index(ph.todos)
         if cur is None:
             return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
-        todo = ph.todos[cur]
+        paths = ph.evidence.get(ph.todos[cur].id)
+        if paths:  # its files must have changed in this phase
+            return Workspace([CheckFiles(ph.number, tuple(paths))],
+                             lambda r: self._evidenced(ph.todos[cur], notes, r[0]))
+        return self._done(ph.todos[cur], notes)
+
+    def _evidenced(self, todo: Todo, notes: str, states: dict[str, str] | None
+                   ) -> ToolDecision:
+        missing = ritual.missing_evidence(todo, states)
+        if missing is not None:
+            return ToolOutcome(ok=False, code="todo_not_done", summary=(
+                f"Error [todo_not_done]: {missing}"))
+        return self._done(todo, notes)
+
+    def _done(self, todo: Todo, notes: str) -> ToolDecision:
+        """`todo` is complete: the next one, or the end of the phase (the gate)."""
+        ph = self._ph()
         todo.status, todo.notes = "completed", notes[:2000]
         self.todos_completed += 1
         nxt = current_index(ph.todos)
@@ -298,7 +355,8 @@ class PhaseAlternation(Strategy):
             return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. All todos of this phase "
                                "are complete; the next phase starts now.")
         ps = self.cfg.config.phase_settings
-        return Workspace([CheckTodos(ps.min_todos, ps.max_todos)],
+        return Workspace([CheckTodos(ps.min_todos, ps.max_todos, f"phase_{ph.number:04d}",
+                                     ritual.avoid_sets(self.cfg, self.loops.done_plans))],
                          lambda results: self._gate(todo, results[0]))
 
     def _gate(self, todo: Todo, gate: LoadTodosResult) -> ToolOutcome:
@@ -324,6 +382,8 @@ class PhaseAlternation(Strategy):
                  then: Callable[[], Decision]) -> Decision:
         """Record the phase, write archive/phase_<n>.yaml (when configured), then `then`."""
         self._record(ph, status)
+        if ph.kind == "tactical":  # a later plan must not do this again
+            self.loops.archived([t.content for t in ph.todos if t.status == "completed"])
         if not self.cfg.config.phase_settings.archive_on_transition:
             return then()
         record = {"phase": ph.number, "title": ph.title, "status": status,

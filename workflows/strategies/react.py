@@ -37,6 +37,7 @@ from workflows.strategies.base import (
     Workspace,
     WriteOutput,
     job_result,
+    nudge_for,
     plan_calls,
 )
 
@@ -114,7 +115,7 @@ class React(Strategy):
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
             self.completion = {"summary": reply.content or "the model stopped calling tools"}
             return self._complete()
-        return self._call([self._nudge()])
+        return self._call([nudge_for(self.cfg, reply, self._nudge())])
 
     def owns_tool(self, name: str) -> bool:
         return name == "job_complete"

@@ -1,0 +1,211 @@
+"""`starter.py eval`: the same job N times under each strategy, against the configured endpoint.
+
+    python starter.py eval --config notes --runs 3 [--strategies phase_alternation,react]
+                           [--concurrency 1] [--id PREFIX] [--out reports]
+
+Every run is an ordinary job (`<prefix>-<strategy>-<n>`, config `{"extends": <config>,
+"strategy": <strategy>}`): durable, visible in the web UI, at most `--concurrency` at a time.
+Started again with the same `--id`, eval takes up the jobs that exist instead of starting
+them again, so an interrupted eval resumes. Each finished run is checked with the job's own
+checker (`configs/<config>/check.py <workspace folder>`, exit status 0 = success; or
+`configs/<config>/expected.yaml`: `{path: [text the file must contain, ...]}`; or `--check`),
+on a copy of its workspace. Measured per run: status, success, model calls (assistant
+messages stored, plus summaries), prompt / completion tokens and the prompt tokens the endpoint
+served from its cache (`usage.prompt_tokens_details.cached_tokens`), cost (the config's
+prices, or --price-in/--price-out), wall time (the workflow's start to close). Then a table
+per strategy (success rate; median and min-max of the rest), `<prefix>.md`, `<prefix>.json`
+and a chart `<prefix>.png` (operate/eval_report.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+from temporalio.client import Client, WorkflowFailureError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
+
+from operate import CliError
+from operate.client import BUCKET, ui_link
+from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+@dataclass
+class Run:
+    strategy: str
+    n: int
+    job_id: str
+    status: str = "running"
+    success: bool = False
+    check: str = ""  # what the checker said
+    model_calls: int = 0
+    summaries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    tool_calls: int = 0
+    phases: int = 0
+    cost_usd: float = 0.0
+    wall_seconds: float = 0.0
+
+
+def strategies_arg(value: str | None) -> list[str]:
+    from workflows.strategies import REGISTRY  # what this code base has (more after merges)
+
+    names = [s.strip() for s in value.split(",") if s.strip()] if value else sorted(REGISTRY)
+    unknown = [s for s in names if s not in REGISTRY]
+    if unknown:
+        raise CliError(f"--strategies: unknown {', '.join(unknown)} (known: "
+                       f"{', '.join(sorted(REGISTRY))})", 2)
+    return names
+
+
+def checker_for(config: str, check: str | None) -> list[str] | dict[str, list[str]]:
+    """The command that checks a workspace folder, or the expected files and contents."""
+    if check:
+        return [sys.executable, check] if check.endswith(".py") else check.split()
+    folder = CONFIGS / config
+    if (folder / "check.py").is_file():
+        return [sys.executable, str(folder / "check.py")]
+    if (folder / "expected.yaml").is_file():
+        data = yaml.safe_load((folder / "expected.yaml").read_text()) or {}
+        return {str(k): [str(x) for x in (v or [])] for k, v in data.items()}
+    raise CliError(f"config '{config}' has no checker: add configs/{config}/check.py or "
+                   "expected.yaml, or pass --check", 2)
+
+
+def run_checker(checker: list[str] | dict[str, list[str]], folder: Path) -> tuple[bool, str]:
+    if isinstance(checker, dict):
+        for path, needles in checker.items():
+            f = folder / path
+            if not f.is_file():
+                return False, f"{path} is missing"
+            text = f.read_text(errors="replace")
+            for needle in needles:
+                if needle not in text:
+                    return False, f"{path} does not contain {needle!r}"
+        return True, f"{len(checker)} files as expected"
+    proc = subprocess.run([*checker, str(folder)], capture_output=True, text=True, timeout=120)
+    said = " ".join((proc.stdout + proc.stderr).split())[:300]
+    return proc.returncode == 0, said
+
+
+async def download(s3, job_id: str, folder: Path) -> dict[str, dict]:
+    """The workspace's files into `folder`; the stored assistant messages (by key)."""
+    messages: dict[str, dict] = {}
+    for o in await s3.list(BUCKET, layout.prefix(job_id)):
+        rel = o.key[len(job_id) + 1:]
+        data = await s3.get(BUCKET, o.key)
+        if data is None:
+            continue
+        if layout.is_internal(rel):
+            if rel.startswith(f"{layout.INTERNAL}/conversations/") and rel.endswith(".json"):
+                messages[rel] = json.loads(data)
+            elif rel.endswith(".md") and "/summary_" in rel:
+                messages[rel] = {"role": "summary"}
+            continue
+        target = folder / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return messages
+
+
+def measure(run: Run, messages: dict[str, dict], prices: tuple[float, float]) -> None:
+    for m in messages.values():
+        if m.get("role") == "summary":
+            run.summaries += 1
+        elif m.get("role") == "assistant":
+            run.model_calls += 1
+            usage = (m.get("_meta") or {}).get("usage") or {}
+            run.prompt_tokens += int(usage.get("prompt_tokens", 0))
+            run.completion_tokens += int(usage.get("completion_tokens", 0))
+            run.cached_tokens += int(usage.get("cached_tokens", 0))
+    run.cost_usd = round((run.prompt_tokens * prices[0] + run.completion_tokens * prices[1])
+                         / 1e6, 6)
+
+
+async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
+              checker, sem: asyncio.Semaphore, log) -> Run:
+    run = Run(strategy=strategy, n=n, job_id=f"{a.id}-{strategy.replace('_', '-')}-{n}")
+    async with sem:
+        config = {"extends": a.config, "strategy": strategy}
+        try:
+            handle = await client.start_workflow(  # an existing one, even closed, is taken up
+                WORKFLOW_TYPE, JobInput(config=config), id=run.job_id,
+                task_queue=a.task_queue, result_type=JobResult,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+            log(f"started {run.job_id}  {ui_link(client, run.job_id)}")
+        except WorkflowAlreadyStartedError:
+            handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
+            log(f"taking up {run.job_id} (it exists)")
+        try:
+            result = await handle.result()
+            run.status, run.tool_calls, run.phases = result.status, result.tool_calls, \
+                result.phases
+        except WorkflowFailureError as e:
+            run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
+            run.check = f"job {run.status}: {' '.join(str(e.cause).split())[:200]}"
+    d = await handle.describe()
+    if d.close_time and d.start_time:
+        run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        messages = await download(s3, run.job_id, Path(tmp))
+        measure(run, messages, prices_of(a, messages))
+        if run.status not in ("failed", "cancelled"):
+            run.success, said = run_checker(checker, Path(tmp))
+            run.check = said or ("ok" if run.success else "check failed")
+    log(f"{run.job_id}: {run.status}, {'success' if run.success else 'FAILED CHECK'} "
+        f"({run.check[:120]}), {run.model_calls} model calls, {run.wall_seconds:.0f} s")
+    return run
+
+
+def prices_of(a: argparse.Namespace, messages: dict) -> tuple[float, float]:
+    if a.price_in is not None or a.price_out is not None:
+        return a.price_in or 0.0, a.price_out or 0.0
+    from activities.config_files import load_config
+
+    llm = load_config({"extends": a.config}, CONFIGS, policy=False).config.llm
+    return llm.price_in_per_mtok, llm.price_out_per_mtok
+
+
+async def evaluate(client: Client, a: argparse.Namespace) -> int:
+    from activities.storage.s3 import S3Store
+    from operate.eval_report import write_report
+
+    strategies = strategies_arg(a.strategies)
+    checker = checker_for(a.config, a.check)
+    if a.runs < 1 or a.concurrency < 1:
+        raise CliError("--runs and --concurrency must be at least 1", 2)
+    a.id = a.id or f"eval-{a.config}-{time.strftime('%Y%m%d-%H%M%S')}"
+    print(f"eval {a.id}: config {a.config}, strategies {', '.join(strategies)}, "
+          f"{a.runs} runs each, {a.concurrency} at a time", flush=True)
+    t0 = time.monotonic()
+    sem = asyncio.Semaphore(a.concurrency)
+    s3 = S3Store()
+    try:
+        # round robin: run 1 of every strategy, then run 2, ... (drift hits them alike)
+        runs = await asyncio.gather(*(
+            one(client, s3, a, s, n, checker, sem, lambda t: print(t, flush=True))
+            for n in range(1, a.runs + 1) for s in strategies))
+    finally:
+        s3.close()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{a.id}.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
+    table = write_report(runs, strategies, out / a.id, title=(
+        f"{a.id}: config {a.config}, {a.runs} runs per strategy, {a.concurrency} at a time, "
+        f"{time.monotonic() - t0:.0f} s in all"))
+    print(table)
+    print(f"\nreport {out / a.id}.md, chart {out / a.id}.png, runs {out / a.id}.json")
+    return 0 if all(r.success for r in runs) else 1

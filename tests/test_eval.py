@@ -1,0 +1,90 @@
+"""`starter.py eval` on the real job's config (configs/notes), with the scripted model standing
+in for the local endpoint: two strategies, two runs each, two at a time, every run an ordinary
+job checked by configs/notes/check.py; the table, the runs, the chart; started again with the
+same id it takes up the jobs instead of running them again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from operate.evaluate import evaluate
+from tests.conftest import running_worker
+from tests.scripts import call, step
+
+APPLES = "# Apples\n\nApples grow on trees.\n"
+BANANAS = "# Bananas\n\nBananas are yellow.\n"
+SUMMARY = "# Summary\n\n- notes/apples.md: Apples\n- notes/bananas.md: Bananas\n"
+
+
+def phase_alternation(summary: str) -> list[dict]:
+    todos = [{"id": 1, "content": "Write notes/apples.md"},
+             {"id": 2, "content": "Write notes/bananas.md"},
+             {"id": 3, "content": "Write output/summary.md"}]
+    return [
+        step(call("write_file", path="workspace.md", content="# Workspace\n\nthree notes\n"),
+             call("todo_complete", notes="overview")),
+        step(call("write_file", path="main_plan.md", content="# Plan\n\n1. notes 2. summary\n"),
+             call("todo_complete", notes="plan")),
+        step(call("todo_complete", notes="one phase")),
+        step(call("todo_write", phase="Notes", description="d", todos=todos),
+             call("todo_complete", notes="todos")),
+        step(call("write_file", path="notes/apples.md", content=APPLES),
+             call("todo_complete", notes="apples")),
+        step(call("write_file", path="notes/bananas.md", content=BANANAS),
+             call("todo_complete", notes="bananas")),
+        step(call("write_file", path="output/summary.md", content=summary),
+             call("todo_complete", notes="summary")),
+        step(call("todo_complete", notes="all three written")),
+        step(call("write_file", path="workspace.md", content="# Workspace\n\ndone\n"),
+             call("todo_complete", notes="memory")),
+        step(call("write_file", path="main_plan.md", content="# Plan\n\ndone\n"),
+             call("todo_complete", notes="plan")),
+        step(call("job_complete", summary="three notes", deliverables=["output/summary.md"],
+                  confidence=0.9, notes="")),
+    ]
+
+
+def react() -> list[dict]:
+    return [
+        step(call("write_file", path="notes/apples.md", content=APPLES),
+             call("write_file", path="notes/bananas.md", content=BANANAS)),
+        step(call("write_file", path="output/summary.md", content=SUMMARY)),
+        step(call("job_complete", summary="three notes", deliverables=["output/summary.md"],
+                  confidence=0.9, notes="")),
+    ]
+
+
+async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_queue, s3,
+                                                               model_server, monkeypatch,
+                                                               tmp_path, capsys):
+    monkeypatch.setenv("SWITCHBACK_LOCAL_BASE_URL", model_server.base_url)  # `local` endpoint
+    prefix = f"eval-{task_queue}"
+    scripts = {f"{prefix}-phase-alternation-1": phase_alternation(SUMMARY),
+               f"{prefix}-phase-alternation-2": phase_alternation("# Summary\n\n- apples\n"),
+               f"{prefix}-react-1": react(), f"{prefix}-react-2": react()}
+    for job_id, script in scripts.items():
+        model_server.set_script(job_id, script)
+    args = argparse.Namespace(config="notes", runs=2, strategies="phase_alternation,react",
+                              concurrency=2, id=prefix, check=None, price_in=0.15,
+                              price_out=0.6, out=str(tmp_path), task_queue=task_queue)
+    async with running_worker(client, task_queue):
+        assert await evaluate(client, args) == 1  # one run failed its check
+        first = json.loads((tmp_path / f"{prefix}.json").read_text())
+        assert await evaluate(client, args) == 1  # again: the same jobs, taken up
+    out = capsys.readouterr().out
+    assert out.count("taking up ") == 4 and out.count("started ") == 4
+    runs = {r["job_id"]: r for r in first}
+    assert set(runs) == set(scripts)
+    bad = runs[f"{prefix}-phase-alternation-2"]
+    assert not bad["success"] and "lacks the line '- notes/apples.md: Apples'" in bad["check"]
+    for job_id in (f"{prefix}-phase-alternation-1", f"{prefix}-react-1", f"{prefix}-react-2"):
+        assert runs[job_id]["success"] and runs[job_id]["status"] == "completed"
+    assert runs[f"{prefix}-react-1"]["model_calls"] == 3
+    assert runs[f"{prefix}-phase-alternation-1"]["model_calls"] == 11
+    assert all(r["prompt_tokens"] > 0 and r["cost_usd"] > 0 and r["wall_seconds"] > 0
+               for r in first)
+    table = (tmp_path / f"{prefix}.md").read_text()
+    assert "| phase_alternation | 2 | 1/2 (50%) | 11 |" in table
+    assert "| react | 2 | 2/2 (100%) | 3 |" in table
+    assert (tmp_path / f"{prefix}.png").stat().st_size > 10_000

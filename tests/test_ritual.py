@@ -1,0 +1,179 @@
+"""The ritual holds for a small model: each failure seen when Qwen2.5-Coder-1.5B drove the phase
+machine (issue #17), replayed with the scripted model in llama-server's shapes, now meets a
+rule - and the job goes on (or stops with the reason).
+
+- a stale todos.yaml after a rejected todo_write is refused by the gate;
+- a plan that copies the predefined bootstrap todos, or a done phase's todos, is refused;
+- the task reaches the model in the system prompt; a predefined todo whose file did not
+  change is not complete; one todo_complete per turn; job_complete is never lost;
+- idle tactical phases and rewinds stop the job as stuck; rewind prompts name the archive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from activities.config_files import load_config
+from tests.conftest import running_worker
+from tests.llama import answer
+from tests.scripts import bootstrap, call, finish, step, tactical, todos, transition
+from tests.test_bad_model_input import tool_messages
+
+CONFIG = {"extends": "creator", "breakers": {"no_progress_steps": 0}}
+
+
+async def run(client, task_queue, start_job, model_server, script, config=None, **inp):
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config or CONFIG,
+                                 **{"instructions": "x", "documents": [], **inp})
+        result = await asyncio.wait_for(handle.result(), 150)
+    return handle, result, tool_messages(model_server, handle.id)
+
+
+async def test_a_stale_todos_yaml_is_refused_after_a_rejected_todo_write(
+        client, task_queue, start_job, model_server):
+    """The issue's run: todo_write rejected, then todo_complete - the file phase 1 left passed
+    the gate four times. Now the gate says whose it is; the model writes this phase's."""
+    stale = transition("Phase 2")[:4] + [
+        step(call("todo_write", phase="Phase 2", description="d", todos=[])),  # 0: rejected
+        step(call("todo_complete", notes="todos written")),
+        step(call("todo_write", phase="Phase 2", description="d", todos=todos(2, "Next"))),
+        step(call("todo_complete", notes="todos written")),
+    ]
+    script = bootstrap("Phase 1") + tactical(5) + stale + tactical(2, "b") + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed" and result.phases == 5
+    assert any(m.startswith("Error [invalid_todos]") for m in msgs)
+    assert any("Phase transition rejected: todos.yaml is left over from phase 1 (todo_write "
+               "wrote it then), it is not this phase's plan. Call todo_write" in m for m in msgs)
+
+
+async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_queue, start_job,
+                                                                  model_server, s3):
+    """The bootstrap todos copied back as the tactical plan, padded (the issue's run re-ran
+    them in every tactical phase); then a one-todo plan, which min_todos 1 accepts."""
+    boot = [t if isinstance(t, str) else t.content
+            for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
+    copied = [{"id": 1, "content": boot[0]},
+              {"id": 2, "content": boot[1].replace(" (write_file)", "")},
+              {"id": 3, "content": "Write notes/a.md"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=copied)),
+        step(call("todo_complete", notes="todos")),
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": 1, "content": "Write notes/a.md"}])),
+        step(call("todo_complete", notes="todos")),
+    ] + tactical(1) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed"
+    assert any("Phase transition rejected: the plan repeats the predefined bootstrap todos of a "
+               "strategic phase (2 of 3 todos" in m for m in msgs)
+    assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
+
+
+async def test_the_task_is_in_the_prompt_and_cut_to_its_bound(client, task_queue, start_job,
+                                                              model_server):
+    task = "# Notes\nWrite notes/a.md.\n" + "More detail. " * 400
+    config = {**CONFIG, "limits": {"instructions_max_chars": 1000}}
+    handle, result, _ = await run(client, task_queue, start_job, model_server,
+                                  bootstrap() + tactical(5) + finish(), config,
+                                  instructions=task)
+    assert result.status == "completed"
+    first = model_server.requests(handle.id)[0]
+    system = first["messages"][0]["content"]
+    assert "## The task (instructions.md)\n# Notes\nWrite notes/a.md." in system
+    assert (f"[... instructions.md has {len(task.strip()):,} characters; read_file it from "
+            "offset 1000 for the rest]") in system
+    assert "{{instructions}}" not in system
+
+
+async def test_a_predefined_todo_is_not_done_until_its_file_changed(client, task_queue,
+                                                                    start_job, model_server,
+                                                                    s3):
+    """'Populate workspace.md' completed with workspace.md untouched (the issue: main_plan.md
+    first written in phase 9): refused, saying what is missing, until it is written."""
+    script = [step(call("list_files")),
+              step(call("todo_complete", notes="explored")),  # workspace.md untouched
+              step(call("write_file", path="workspace.md", content="# Workspace\n\ntask: x\n")),
+              step(call("todo_complete", notes="explored"))] + bootstrap()[3:] + \
+        tactical(5) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed"
+    assert ("Error [todo_not_done]: Todo 1 is not done: workspace.md has not changed since "
+            "this phase began. Do it first (write_file workspace.md with what the todo asks "
+            "for), then call todo_complete.") in msgs
+    assert any(m.startswith("Todo 1 done. 3 remaining. Next: 2. Write main_plan.md")
+               for m in msgs)  # after the write
+    # the turn that wrote workspace.md without todo_complete got a reminder
+    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "user"]
+    assert ("workspace.md written: that is what task 1 asks for. If task 1 is done, call "
+            "todo_complete() now; if not, finish it first.") in users
+
+
+async def test_a_runaway_turn_completes_one_todo(client, task_queue, start_job, model_server,
+                                                 s3):
+    """A turn of many calls, mostly todo_complete (the issue: turns of 31 and 27 calls, 71 of
+    122 calls todo_complete): one takes effect, the others say why not."""
+    runaway = answer([("write_file", {"path": "work/a_1.md", "content": "result a 1\n"})]
+                     + [("todo_complete", {"notes": f"done {i}"}) for i in range(6)], seed=7)
+    script = bootstrap() + [runaway] + tactical(5)[1:] + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed"
+    assert sum(m.startswith("Error [one_todo_per_turn]: only 1 todo_complete takes effect per "
+                            "turn") for m in msgs) == 5
+    state_phase = [r for r in model_server.requests(handle.id)
+                   if "Progress: 1/5 tasks complete" in r["messages"][-1]["content"]]
+    assert state_phase  # after the runaway turn: 1 of 5, not 5 of 5
+
+
+async def test_job_complete_is_never_lost_to_call_ordering(client, task_queue, start_job,
+                                                           model_server, s3):
+    """The issue's run: the only job_complete came after a todo_complete that ended the phase,
+    and was skipped ("an earlier call in this turn ended the phase")."""
+    last = answer([("todo_write", {"phase": "More", "description": "d",
+                                   "todos": [{"id": 1, "content": "Polish"}]}),
+                   ("todo_complete", {"notes": "todos written"}),
+                   ("job_complete", {"summary": "all done", "deliverables": ["work/a_1.md"],
+                                     "confidence": 0.8, "notes": ""})], seed=8)
+    script = bootstrap() + tactical(5) + transition("Next")[:4] + [last]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed" and result.summary == "all done"
+    assert result.phases == 3  # the todo_complete that would have started phase 4 did not run
+    assert await s3.get("switchback", f"{handle.id}/archive/phase_4.yaml") is None
+
+
+async def test_idle_tactical_phases_stop_the_job(client, task_queue, start_job, model_server, s3):
+    """Tactical phases that only call todo_complete (no file changed): after
+    breakers.max_idle_phases of them the job stops as stuck, saying why."""
+    idle = [step(call("todo_complete", notes="done")) for _ in range(2)]
+    script = (bootstrap(n_todos=2) + idle + transition("Again", 2, memory="m1") + idle
+              + transition("More", 2, memory="m2"))
+    config = {**CONFIG, "breakers": {"no_progress_steps": 0, "max_idle_phases": 2}}
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "stuck"
+    assert result.summary.startswith("2 tactical phases in a row changed no file besides the "
+                                     "plan (breakers.max_idle_phases=2)")
+    trip = json.loads(await s3.get("switchback",
+                                   f"{handle.id}/output/breakers/phase_loop_4.json"))
+    assert trip["breaker"] == "phase_loop" and trip["action"] == "stop"
+
+
+async def test_rewinds_are_capped_and_name_the_archive(client, task_queue, start_job,
+                                                       model_server, s3):
+    rewind = [step(call("todo_rewind", issue="this cannot work"))]
+    script = (bootstrap(n_todos=2) + [tactical(2)[0]] + rewind
+              + transition("Revised", 2, memory="r1") + [tactical(2, "r")[0]] + rewind
+              + transition("Revised again", 2, memory="r2"))
+    config = {**CONFIG, "breakers": {"no_progress_steps": 0, "max_rewinds": 1}}
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "stuck"
+    assert "the job was rewound 2 times (breakers.max_rewinds=1)" in result.summary
+    first_rewind = next(r for r in model_server.requests(handle.id)
+                        if "begins: Rewind" in r["messages"][1]["content"])
+    assert ("The todos of phase 2, with what was done, are in archive/phase_2.yaml."
+            in first_rewind["messages"][1]["content"])
+    assert "the phase that failed (archive/phase_2.yaml)" in first_rewind["messages"][-1][
+        "content"]
+    assert await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml") is not None

@@ -1,0 +1,119 @@
+"""The ritual's rules on their own (pure): the gate's staleness and repeat checks, the turn
+rules, the predefined todos' evidence, loops across phases."""
+
+from __future__ import annotations
+
+from activities.config_files import load_config
+from activities.storage.todos_file import digest, repeated_plan, stale_problem
+from workflows.contract import Todo, TodoSet, TodoSpec, ToolCallInfo, ToolOutcome
+from workflows.contract.config import BreakerSettings
+from workflows.strategies import ritual
+from workflows.strategies.base import PlannedCall
+
+
+def specs(*contents: str) -> list[TodoSpec]:
+    return [TodoSpec(id=i, content=c) for i, c in enumerate(contents, 1)]
+
+
+def planned(*names: str, refused: int | None = None) -> list[PlannedCall]:
+    return [PlannedCall(ToolCallInfo(id=f"c{i}", name=n), "no" if i == refused else None)
+            for i, n in enumerate(names)]
+
+
+def test_a_todos_yaml_is_this_phases_only_if_its_todo_write_wrote_it():
+    text = "phase: P\ntodos:\n- id: 1\n  content: x\n"
+    ok = {"conversation": "phase_0003", "sha256": digest(text)}
+    assert stale_problem(ok, "phase_0003", text) is None
+    assert "left over from phase 1 (todo_write wrote it then)" in stale_problem(
+        {**ok, "conversation": "phase_0001"}, "phase_0003", text)
+    assert "changed after todo_write wrote it (by write_file?)" in stale_problem(
+        ok, "phase_0003", text + "- id: 2\n  content: y\n")
+    assert "not written by todo_write" in stale_problem(None, "phase_0003", text)
+
+
+def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
+    cfg = load_config("defaults", policy=False)
+    boot = [t if isinstance(t, str) else t.content for t in cfg.strategic_todos.bootstrap]
+    copied = specs(boot[0], boot[1].replace("main_plan.md", "the plan file"), "Write notes/a.md",
+                   "Write notes/b.md")  # the model's copy, padded (as the issue's run did)
+    why = repeated_plan(copied, list(ritual.avoid_sets(cfg, [])))
+    assert why and why.startswith("the plan repeats the predefined bootstrap todos of a "
+                                  "strategic phase (2 of 4 todos")
+    done = [["Write notes/a.md", "Write notes/b.md"]]
+    assert "todos an earlier phase completed" in repeated_plan(
+        specs("write notes/a.md", "Write notes/b.md", "Write output/summary.md"),
+        list(ritual.avoid_sets(cfg, done)))
+    # short todos that differ in one word are different tasks; one repeat in four is fine
+    assert repeated_plan(specs("Write notes/c.md", "Write notes/d.md"),
+                         list(ritual.avoid_sets(cfg, done))) is None
+    assert repeated_plan(specs("Write notes/a.md", "Write c", "Write d", "Write e"),
+                         [TodoSet(label="x", todos=done[0])]) is None
+
+
+def test_predefined_todos_name_their_files_and_the_archive():
+    cfg = load_config("defaults", policy=False)
+    todos, evidence = ritual.strategic_todos(cfg.strategic_todos, "rewind", {
+        "min_todos": "1", "max_todos": "20", "archive": "archive/phase_4.yaml"})
+    assert "(archive/phase_4.yaml)" in todos[0].content
+    assert evidence == {2: ["workspace.md"], 3: ["main_plan.md"]}
+    boot, ev = ritual.strategic_todos(cfg.strategic_todos, "bootstrap",
+                                      {"min_todos": "1", "max_todos": "20"})
+    assert "1-20 concrete, actionable todos" in boot[2].content
+    assert ev == {1: ["workspace.md"], 2: ["main_plan.md"]}
+    assert ritual.missing_evidence(todos[1], {"workspace.md": "changed"}) is None
+    assert ritual.missing_evidence(todos[1], None) is None  # a job from before the check
+    assert ritual.missing_evidence(todos[1], {"workspace.md": "unchanged"}) == (
+        "Todo 2 is not done: workspace.md has not changed since this phase began. Do it "
+        "first (write_file workspace.md with what the todo asks for), then call todo_complete.")
+
+
+def test_one_todo_complete_per_turn():
+    plan = ritual.limit_todo_completes(planned("write_file", "todo_complete", "write_file",
+                                               "todo_complete", "todo_complete"), 1)
+    assert [p.refusal_code for p in plan if p.refusal] == ["one_todo_per_turn"] * 2
+    assert plan[1].refusal is None and plan[2].refusal is None
+    unlimited = planned("todo_complete", "todo_complete")
+    assert ritual.limit_todo_completes(unlimited, 0) == unlimited
+
+
+def test_job_complete_runs_last_and_nothing_ends_the_phase_before_it():
+    plan = ritual.job_complete_last(planned("todo_complete", "job_complete", "write_file",
+                                            "todo_rewind"))
+    assert plan is not None
+    assert [p.call.name for p in plan] == ["todo_complete", "write_file", "todo_rewind",
+                                           "job_complete"]
+    assert [p.refusal_code for p in plan if p.refusal] == ["job_completing"] * 2
+    assert plan[-1].refusal is None
+    assert ritual.job_complete_last(planned("write_file", "job_complete")) is None
+    assert ritual.job_complete_last(planned("write_file", "todo_complete")) is None
+    assert ritual.job_complete_last(planned("job_complete", "write_file", refused=0)) is None
+
+
+def test_loops_across_phases():
+    loops, b = ritual.Loops(), BreakerSettings(max_idle_phases=2, max_rewinds=2)
+    loops.moving_on("tactical", 0, "transition")
+    assert loops.stop_reason(b) is None
+    loops.moving_on("strategic", 0, "work")  # strategic phases neither count nor reset
+    loops.moving_on("tactical", 0, "transition")
+    assert loops.stop_reason(b).startswith("2 tactical phases in a row changed no file besides "
+                                           "the plan (breakers.max_idle_phases=2)")
+    loops.moving_on("tactical", 1, "rewind")
+    assert loops.idle_phases == 0 and loops.stop_reason(b) is None
+    loops.moving_on("tactical", 1, "rewind")
+    loops.moving_on("tactical", 1, "rewind")
+    assert "rewound 3 times (breakers.max_rewinds=2)" in loops.stop_reason(b)
+    assert loops.stop_reason(BreakerSettings()) is None  # off: jobs from before
+
+
+def test_a_turn_that_wrote_what_the_todo_asks_for_is_reminded_to_complete_it():
+    todos = [Todo(id=1, content="Write workspace.md", status="completed"),
+             Todo(id=2, content="Write notes/apples.md with '# Apples'")]
+    wrote = [ToolOutcome(ok=True, changed=["notes/apples.md"])]
+    assert ritual.completion_hint(todos, {}, wrote, completed=False) == [
+        "notes/apples.md written: that is what task 2 asks for. If task 2 is done, call "
+        "todo_complete() now; if not, finish it first."]
+    assert ritual.completion_hint(todos, {}, wrote, completed=True) == []
+    assert ritual.completion_hint(todos, {}, [ToolOutcome(ok=True, changed=["x.md"])],
+                                  completed=False) == []
+    evidence = {2: ["notes/apples.md", "main_plan.md"]}  # a todo's evidence: all of it
+    assert ritual.completion_hint(todos, evidence, wrote, completed=False) == []

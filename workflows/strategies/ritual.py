@@ -1,0 +1,166 @@
+"""The ritual's rules that keep a small model honest (issue #17), for phase alternation.
+
+Each answers a failure seen when a 1.5B model drove the phase machine (README "A real model"):
+
+- `strategic_todos`: the predefined todos of a strategic phase, with the phase's numbers
+  filled in (`{{min_todos}}`, `{{max_todos}}`, `{{archive}}`: the archive file of the phase
+  before, so a rewind names the file to read) and the files each must change (`evidence`);
+- `missing_evidence`: why a todo whose files did not change in the phase is not done;
+- `limit_todo_completes`: at most N `todo_complete` calls take effect in one turn (a runaway
+  turn of 31 calls completed whole todo lists without doing them);
+- `job_complete_last`: a turn's `job_complete` runs after the turn's other calls and its
+  `todo_complete`/`todo_rewind` do not run, so no earlier call can end the phase and skip it;
+- `avoid_sets`: what a new plan must not repeat: the predefined strategic todos (copied back
+  by the model as its tactical plan) and the todos earlier tactical phases completed;
+- `completion_hint`: a turn wrote the file the current todo asks for but did not call
+  todo_complete: the next call says so (a 1.5B model rewrote workspace.md three times);
+- `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
+  stops as `stuck` with the reason (`breakers.max_idle_phases`, `breakers.max_rewinds`).
+
+Pure functions of the strategy's state; `PLANNING_FILES` do not count as work done.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel
+
+from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
+from workflows.contract.config import BreakerSettings, StrategicTodos
+from workflows.prompts import render
+from workflows.strategies.base import PlannedCall
+from workflows.todos import current_index
+
+PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
+JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's job_complete
+VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
+
+
+def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, str]
+                    ) -> tuple[list[Todo], dict[int, list[str]]]:
+    """(the phase's predefined todos from `predefined` (a config's strategic_todos, or a
+    nested job's), todo id -> the files it must change)."""
+    todos: list[Todo] = []
+    evidence: dict[int, list[str]] = {}
+    for i, item in enumerate(getattr(predefined, variant), 1):
+        content = item if isinstance(item, str) else item.content
+        todos.append(Todo(id=i, content=render(content, values)))
+        if not isinstance(item, str) and item.evidence:
+            evidence[i] = list(item.evidence)
+    return todos, evidence
+
+
+def missing_evidence(todo: Todo, states: dict[str, str] | None) -> str | None:
+    """Why `todo` is not done yet (its files missing or unchanged), or None."""
+    if not states:
+        return None
+    missing = [p for p, s in states.items() if s == "missing"]
+    same = [p for p, s in states.items() if s == "unchanged"]
+    if not missing and not same:
+        return None
+    what = "; ".join(
+        ([f"{', '.join(missing)} does not exist"] if missing else [])
+        + ([f"{', '.join(same)} has not changed since this phase began"] if same else []))
+    return (f"Todo {todo.id} is not done: {what}. Do it first (write_file "
+            f"{(missing + same)[0]} with what the todo asks for), then call todo_complete.")
+
+
+_PATH = re.compile(r"[\w./-]+\.(?:md|txt|json|ya?ml|csv|py|html|xml)\b")
+
+
+def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
+                    outcomes: list[ToolOutcome], completed: bool) -> list[str]:
+    """A reminder when this turn wrote the file(s) the current todo asks for (its evidence,
+    or the paths it names) and completed no todo; [] otherwise."""
+    cur = current_index(todos)
+    if cur is None or completed:
+        return []
+    todo = todos[cur]
+    changed = {p for o in outcomes if o.ok for p in o.changed}
+    wanted = set(evidence.get(todo.id) or _PATH.findall(todo.content))
+    hit = changed & wanted
+    if not hit or (evidence.get(todo.id) and hit != wanted):
+        return []
+    return [f"{', '.join(sorted(hit))} written: that is what task {todo.id} asks for. If task "
+            f"{todo.id} is done, call todo_complete() now; if not, finish it first."]
+
+
+def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[PlannedCall]:
+    """The turn with every todo_complete after the first `per_turn` refused (0: no limit)."""
+    if per_turn <= 0:
+        return planned
+    out, seen = [], 0
+    for p in planned:
+        if p.refusal is None and p.call.name == "todo_complete":
+            seen += 1
+            if seen > per_turn:
+                p = PlannedCall(p.call, f"only {per_turn} todo_complete takes effect per turn; "
+                                "this one was not run. Do the work of the current todo first, "
+                                "then call todo_complete again", "one_todo_per_turn")
+        out.append(p)
+    return out
+
+
+def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
+    """The turn with its first job_complete moved to the end and the calls that could end
+    the phase before it refused; None when that changes nothing."""
+    runnable = [i for i, p in enumerate(planned) if p.refusal is None]
+    jc = [i for i in runnable if planned[i].call.name == "job_complete"]
+    if not jc:
+        return None
+    first = jc[0]
+    enders = [i for i in runnable if i != first and planned[i].call.name in (
+        "todo_complete", "todo_rewind", "job_complete")]
+    if not enders and first == len(planned) - 1:
+        return None
+    out = []
+    for i, p in enumerate(planned):
+        if i == first:
+            continue
+        if i in enders:
+            p = PlannedCall(p.call, "not run: this turn calls job_complete, which ends the job",
+                            "job_completing")
+        out.append(p)
+    return out + [planned[first]]
+
+
+def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0
+               ) -> tuple[TodoSet, ...]:
+    """The predefined todos and the completed todos of earlier tactical phases."""
+    sets = [TodoSet(label=f"the predefined {v.replace('_', '-')} todos of a strategic phase",
+                    todos=[t if isinstance(t, str) else t.content
+                           for t in getattr(cfg.strategic_todos, v)]) for v in VARIANTS]
+    sets += [TodoSet(label=f"todos an earlier phase completed ({n + 1} of the last "
+                     f"{len(done)} tactical phases)", todos=todos)
+             for n, todos in enumerate(done) if todos]
+    return tuple(sets)
+
+
+class Loops(BaseModel):
+    """What the ritual remembers across phases (carried by continue-as-new)."""
+
+    done_plans: list[list[str]] = []  # completed todos of the last 10 tactical phases
+    idle_phases: int = 0  # tactical phases in a row that changed no file besides the plan
+    rewinds: int = 0  # rewind phases started
+
+    def archived(self, completed: list[str]) -> None:
+        """A tactical phase ended with these todos completed."""
+        self.done_plans = (self.done_plans + [completed])[-10:]
+
+    def moving_on(self, kind: str, writes: int, next_variant: str) -> None:
+        """A phase of `kind` that changed `writes` files ends; a `next_variant` one starts."""
+        if kind == "tactical":
+            self.idle_phases = 0 if writes else self.idle_phases + 1
+        self.rewinds += next_variant == "rewind"
+
+    def stop_reason(self, b: BreakerSettings) -> str | None:
+        """Why the job stops as stuck (idle phases, too many rewinds), or None."""
+        if b.max_idle_phases and self.idle_phases >= b.max_idle_phases:
+            return (f"{self.idle_phases} tactical phases in a row changed no file besides the "
+                    f"plan (breakers.max_idle_phases={b.max_idle_phases}): the job loops "
+                    "without doing work")
+        if b.max_rewinds and self.rewinds > b.max_rewinds:
+            return (f"the job was rewound {self.rewinds} times (breakers.max_rewinds="
+                    f"{b.max_rewinds}) without finishing")
+        return None
