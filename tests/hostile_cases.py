@@ -346,21 +346,22 @@ TOOL_ARGUMENTS = [
          f"Error [invalid_arguments]: bad tool call: the arguments are {len(BIG_ARGS):,} "
          "characters, over the limit of 200,000; send large content in several smaller calls"),
     tool("nested-20000", ("write_file", '{"path": ' + deep(20_000) + ', "content": "x"}'),
-         "Error [invalid_arguments]: the arguments of 'write_file' are nested too deeply; send "
-         "a flat JSON object"),
+         "Error [invalid_arguments]: bad tool call: the arguments of 'write_file' are nested "
+         "too deeply; send a flat JSON object"),
     tool("wrong-types", ("write_file", '{"path": 5, "content": ["a"]}'),
          "Error [invalid_arguments]: bad arguments for 'write_file': path: Input should be a "
          "valid string; content: Input should be a valid string"),
     tool("not-an-object", ("write_file", '["a.md", "x"]'),
-         "Error [invalid_arguments]: the arguments of 'write_file' must be a JSON object"),
+         "Error [invalid_arguments]: bad tool call: the arguments of 'write_file' must be a JSON "
+         "object"),
     tool("nan", ("read_file", '{"path": "a.md", "offset": NaN}'),
          "the arguments of 'read_file' are not valid JSON (NaN is not a JSON number)"),
     tool("number-5000-digits", ("read_file", '{"path": "a.md", "offset": 1' + "0" * 5000 + "}"),
          "the arguments of 'read_file' are not valid JSON (a number has more than 4,300 "
          "digits)"),
     tool("truncated-json", ("write_file", '{"path": "a.md", "content": '),
-         "Error [invalid_arguments]: the arguments of 'write_file' are not valid JSON "
-         "(Expecting value at char 28); send a JSON object"),
+         "Error [invalid_arguments]: bad tool call: the arguments of 'write_file' are not valid "
+         "JSON (Expecting value at char 28); send a JSON object"),
     tool("missing-field", ("write_file", {"content": "no path"}),
          "bad arguments for 'write_file': path: Field required"),
     tool("negative-offset", ("read_file", {"path": "instructions.md", "offset": -1}),
@@ -413,7 +414,7 @@ MODEL_OUTPUT = [
            "a body that is not JSON: '<html>bad key [redacted OPENAI_API_KEY]</html>'"),
     answer("500-echoes-the-key", {"error": {"status": 500, "message": "upstream rejected "
                                             "Bearer $OPENAI_API_KEY"}},
-           "model endpoint answered HTTP 500: Error code: 500 - upstream rejected Bearer [redacted "
+           "model endpoint answered HTTP 500: upstream rejected Bearer [redacted "
            "OPENAI_API_KEY]"),
     answer("429-retry-after-a-day", {"error": {"status": 429, "retry_after": 86400}},
            "model endpoint answered HTTP 429"),
@@ -452,7 +453,7 @@ MODEL_OUTPUT = [
     answer("4xx-echoes-the-key", {"error": {"status": 401, "message": "Incorrect API key "
                                             "provided: $OPENAI_API_KEY"}},
            "model call failed (phase 1 strategic step 1): ModelRequestRejected: model endpoint "
-           "answered HTTP 401: Error code: 401 - Incorrect API key provided: [redacted "
+           "answered HTTP 401: Incorrect API key provided: [redacted "
            "OPENAI_API_KEY]",
            FAILS_CLEANLY),
     answer("unreadable-every-time", "<html>oops</html>",
