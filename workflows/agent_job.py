@@ -19,8 +19,9 @@ out, with collaborators that each take what they need as arguments:
     tool_steps.run_tool      one tool call
     WorkspaceOps             the workspace operations strategies ask for
     Steering                 pause, rewinds, approvals (what the signals and the update set)
-    Breakers                 deterministic checks after every model step
-    visibility               the `state` query, current details, search attributes
+    Breakers, trips          deterministic checks after every model step, their records
+    visibility               the `state` query, current details, search attributes, memo
+    restores                 a rewind that puts the workspace back as it was at a phase start
 
 Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
 """
@@ -35,9 +36,9 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, tool_listing, tool_steps
-    from workflows.breakers import Breakers, StepFacts, cost_of
-    from workflows.carry import Carried, JobRun, PhaseStart, job_run
+    from workflows import model_steps, restores, tool_listing, tool_steps, trips, visibility
+    from workflows.breakers import Breakers
+    from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
     from workflows.contract import (
         LOAD_CONFIG,
         WORKFLOW_TYPE,
@@ -49,11 +50,10 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         ToolOutcome,
         WorkspaceRef,
-        layout,
     )
     from workflows.conversation import Conversation
     from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, job_failed, unexpected
-    from workflows.metrics import count_trip, log_extra, phase_started
+    from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
     from workflows.strategies.base import (
@@ -68,11 +68,9 @@ with workflow.unsafe.imports_passed_through():
         Totals,
         Workspace,
     )
-    from workflows.visibility import Progress, Publisher, job_state, objective_of, record_step
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
-TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
 @workflow.defn(name=WORKFLOW_TYPE)
@@ -88,28 +86,31 @@ class AgentJob:
         self.conversation = Conversation()  # the current conversation, by reference
         self.notes: list[str] = []  # breaker messages for the next model call
         self.steering = Steering()  # pause, rewinds, approvals
-        self.progress = Progress()  # status, last steps, last error: what people follow
-        self.publisher = Publisher()
+        self.progress = visibility.Progress()  # status, last steps, errors: what people follow
+        self.publisher = visibility.Publisher()
         self.phases_this_run = 0
         self.config_recorded = False  # .switchback/config.json written in this run
 
     # -- steering ---------------------------------------------------------------------
 
-    @workflow.signal(name="rewind")
+    @workflow.signal(name="rewind", description='Re-plan around an issue at the next step: '
+                     '"issue" or {"issue": "...", "restore_phase": N} (files back to phase N)')
     def rewind(self, issue: Any) -> None:
-        """Panic button for a person: takes effect at the next step boundary. An issue
-        string or {"issue": ...}; anything else is recorded in `state` as rejected."""
-        self.steering.request_rewind(issue)
+        """Panic button for a person: takes effect at the next step boundary. Anything that
+        does not fit is recorded in `state` as rejected."""
+        ph = self._view().phase
+        self.steering.request_rewind(issue, ph.number if ph else 0)
 
-    @workflow.signal(name="pause")
+    @workflow.signal(name="pause", description="Pause at the next step boundary (no input)")
     def pause(self) -> None:
         self.steering.paused = True
 
-    @workflow.signal(name="resume")
+    @workflow.signal(name="resume", description="Resume a paused job (no input)")
     def resume(self) -> None:
         self.steering.paused = False
 
-    @workflow.update(name="approve")
+    @workflow.update(name="approve", description='Answer a tool call waiting for approval: '
+                     '{"call_id": "call_3", "approved": true, "note": "ok"}')
     def approve(self, req: Any) -> str:
         return self.steering.decide(req)
 
@@ -117,9 +118,9 @@ class AgentJob:
     def _validate_approve(self, req: Any) -> None:
         self.steering.check_approval(req)  # rejected: an ApplicationError saying why
 
-    @workflow.query(name="state")
+    @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
-        return job_state(workflow.info().workflow_id, self.progress, self.steering,
+        return visibility.job_state(workflow.info().workflow_id, self.progress, self.steering,
                          self._view(), self.cfg, self.breakers)
 
     # -- the loop -------------------------------------------------------------------
@@ -195,7 +196,7 @@ class AgentJob:
         if not instructions:
             self._refuse(f"config '{cfg.name}' has no instructions.md and the job input gives "
                          "no 'instructions'", "invalid_input")
-        self.progress.objective = objective_of(instructions)
+        self.progress.objective = visibility.objective_of(instructions)
         self._open_workspace(cfg)
         try:
             await self._workspace_ops().create(
@@ -221,13 +222,8 @@ class AgentJob:
     async def _resume(self, carry: Carried) -> NextStep:
         """A continued run: restore the compact state, re-enter the phase about to start."""
         self.cfg = carry.cfg
-        self.progress.objective, self.progress.run = carry.objective, carry.runs
         self.strategy = self._new_strategy(carry.cfg, carry)
-        s = self.steering
-        s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
-        s.rejected = carry.rejected + s.rejected
-        self.progress.recent, self.progress.last_error = carry.recent, carry.last_error
-        self.conversation.inline, self.conversation.key = carry.closing, carry.closing_conversation
+        take_over(carry, self.steering, self.progress, self.conversation)
         self._open_workspace(carry.cfg)
         self.progress.status = "running"
         return await self._settle(self.strategy.resume(carry.strategy))
@@ -264,7 +260,9 @@ class AgentJob:
             await workflow.wait_condition(lambda: not self.steering.paused)
             self.progress.status = "running"
         if self.steering.rewinds and not isinstance(step, Complete | ReportError):
-            issue = self.steering.take_rewinds()
+            issue, restore = self.steering.take_rewinds()
+            issue = await restores.rewind_issue(issue, restore, self._phase_number(),
+                                                *self._job(), self.progress)
             step = await self._settle(self._strategy().interrupt("rewind", issue))
             self._on_new_phase()
             self._publish()
@@ -286,26 +284,19 @@ class AgentJob:
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers
         await workflow.wait_condition(workflow.all_handlers_finished)
-        s, p = self.steering, self.progress
-        carry = Carried(cfg=self.cfg, objective=p.objective,
-                        strategy=self._strategy().snapshot(), breakers=self.breakers.state,
-                        paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
-                        recent=p.recent, runs=p.run + 1, last_error=p.last_error,
-                        closing=self.conversation.inline,
-                        closing_conversation=self.conversation.key)
+        carry = carried(self.cfg, self._strategy().snapshot(), self.breakers.state,
+                        self.steering, self.progress, self.conversation)
         ph = self._view().phase
         workflow.logger.info("continuing as new at phase %s (run %s)", ph.number if ph else "?",
-                             p.run + 1, extra=log_extra(ph))
+                             carry.runs, extra=log_extra(ph))
         workflow.continue_as_new(JobRun(config=job.config, carry=carry))
 
     async def _snapshot(self) -> None:
         """Record the workspace and the state at this phase start (for `starter.py rerun`)."""
         assert self.cfg and self.breakers
-        ph = self._view().phase
-        assert ph is not None
         state = PhaseStart(objective=self.progress.objective,
                            strategy=self._strategy().snapshot(), breakers=self.breakers.state)
-        await self._workspace_ops().snapshot(ph.number, state.model_dump(mode="json"),
+        await self._workspace_ops().snapshot(self._phase_number(), state.model_dump(mode="json"),
                                              None if self.config_recorded else self.cfg)
         self.config_recorded = True
 
@@ -316,9 +307,9 @@ class AgentJob:
         if step.conversation != self.conversation.key:
             self._on_new_phase()
         notes, self.notes = self.notes, []
-        ph = self._view().phase
         turn = await model_steps.call_model(self.conversation, step, notes, self.cfg, self.ws,
-                                            ph.number if ph else 0)
+                                            self._phase_number(),
+                                            visibility.model_label(step.label, self._view()))
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
                                        turn.summary_usage.completion_tokens)
@@ -329,30 +320,15 @@ class AgentJob:
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
         """Deterministic checks after the step; trips are written to output/breakers/."""
         assert self.cfg and self.breakers
-        view = self._view()
-        ph, t = view.phase, view.totals
-        assert ph is not None
-        trips = self.breakers.observe(StepFacts(
-            phase=ph.number, phase_steps=ph.steps, phase_variant=ph.variant,
-            job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
-            tool_names=[c.name for c in reply.tool_calls], text=reply.content,
-            progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-            cost=cost_of(self.cfg.config.llm, t.tokens_in, t.tokens_out)))
-        first = self.breakers.state.trip_count - len(trips) + 1
-        for n, trip in enumerate(trips, first):
-            count_trip(trip.breaker, trip.action)
-            await self._workspace_ops().write_output(layout.trip_path(n), trip.model_dump())
-        for trip in sorted(trips, key=lambda t: TRIP_ORDER.index(t.action)):
-            workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
-                                    extra=log_extra(ph))
+        for trip in await trips.observe(self.breakers, reply, self._view(), self.cfg,
+                                        self._workspace_ops()):
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
             if trip.action == "stop":
-                status = "budget_exhausted" if trip.breaker in ("budget", "job_steps") else "stuck"
-                self.progress.status = status
-                return await self._settle(self._strategy().interrupt("finish", trip.message,
-                                                                     status))
+                self.progress.status = trips.stop_status(trip)
+                return await self._settle(self._strategy().interrupt(
+                    "finish", trip.message, self.progress.status))
             step = await self._settle(self._strategy().interrupt(trip.action, trip.message))
             self._on_new_phase()
             return step
@@ -375,22 +351,20 @@ class AgentJob:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
         elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
-                verdict := await self._approval(planned)).startswith("approved"):
+                verdict := await self.steering.wait_for_approval(
+                    call, self.cfg.config.approvals, self._phase_number(), self._set_status)
+                ).startswith("approved"):
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {verdict}")
         elif strategy.owns_tool(call.name):
+            call = await restores.rewind_call(call, self._phase_number(), *self._job(),
+                                              self.progress)
             outcome = await self._settle(strategy.own_tool(call))
         else:
             return await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                              self.cfg, self.ws)
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
-
-    async def _approval(self, planned: PlannedCall) -> str:
-        assert self.cfg
-        ph = self._view().phase
-        return await self.steering.wait_for_approval(
-            planned.call, self.cfg.config.approvals, ph.number if ph else 0, self._set_status)
 
     # -- ending ------------------------------------------------------------------------
 
@@ -407,6 +381,8 @@ class AgentJob:
         """Fail the job before it has a workspace: the typed error, the reason in `state`."""
         self.progress.status, self.progress.last_error = "failed", what
         workflow.logger.error("job refused: %s", what)
+        if workflow.patched(visibility.UI_PROGRESS):  # the reason persists on the page (memo)
+            self._publish()
         raise job_failed(what, code)
 
     # -- what people see ---------------------------------------------------------------
@@ -416,7 +392,7 @@ class AgentJob:
             strategy="", phase=None, totals=Totals(), history=[], progress=0)
 
     def _record_step(self) -> None:
-        record_step(self.progress, self._view())
+        visibility.record_step(self.progress, self._view())
 
     def _set_status(self, status: str) -> None:
         self.progress.status = status
@@ -425,6 +401,14 @@ class AgentJob:
     def _publish(self) -> None:
         self.publisher.publish(self.state(), self.cfg is not None
                                and self.cfg.config.search_attributes)
+
+    def _phase_number(self) -> int:
+        ph = self._view().phase
+        return ph.number if ph else 0
+
+    def _job(self) -> tuple[ResolvedConfig, WorkspaceRef]:
+        assert self.cfg and self.ws
+        return self.cfg, self.ws
 
     def _strategy(self) -> Strategy:
         assert self.strategy is not None, "the job has no strategy yet"

@@ -140,6 +140,12 @@ class ApprovalSettings(_Strict):
     on_timeout: Literal["deny", "approve"] = "deny"
 
 
+class RewindSettings(_Strict):
+    # todo_rewind(issue, restore_phase): the model may put the workspace back as it was at
+    # the start of an earlier phase (a person's `rewind` signal always may)
+    model_may_restore: bool = False
+
+
 class Retries(_Strict):
     tool_attempts: int = Field(3, ge=1)
     tool_initial_interval_seconds: float = Field(2, gt=0)
@@ -181,6 +187,7 @@ class JobConfig(_Strict):
     documents: list[str] = []  # default documents, relative to the job's config folder
     approval_required: list[str] = []  # tools that wait for the `approve` update
     approvals: ApprovalSettings = ApprovalSettings()
+    rewind: RewindSettings = RewindSettings()
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
     search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
