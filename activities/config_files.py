@@ -40,7 +40,17 @@ from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
 from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
-PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff")
+PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "summarization", "react", "react_kickoff",
+           "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested", "subjob",
+           "classify")
+# the prompts each strategy uses (the resolved config, in history, carries only those)
+PROMPTS_OF = {
+    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge"),
+    "react": ("react", "react_kickoff", "task_nudge"),
+    "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
+    "nested": ("nested", "subjob", "kickoff", "nudge"),
+    "auto": ("classify", "stage_kickoff", "task_nudge"),
+}
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
 log = logging.getLogger(__name__)
 
@@ -141,13 +151,13 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None
     if bad_bucket:
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
+    strategies = strategies_of(cfg)
     prompts = {k: _read(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
-               for k in PROMPTS}
-    try:
-        todos = StrategicTodos.model_validate(yaml.safe_load(_read(
-            root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")))
-    except (ValidationError, yaml.YAMLError) as e:
-        raise ConfigError(f"{where}: {cfg.prompts.strategic_todos}: {_line(e)}") from e
+               for k in PROMPTS if k == "summarization" or any(
+                   k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)}
+    todos = _todos(root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")
+    nested_todos = (_todos(root, cfg.prompts.nested_todos, where, "prompts.nested_todos")
+                    if "nested" in strategies else None)
     instructions = None
     documents: list[str] = []
     if job_dir is not None and job_dir.is_dir():
@@ -159,8 +169,22 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
                 raise ConfigError(f"{where}: documents: '{d}' not found in {job_dir}")
             documents.append(str(path))
     return ResolvedConfig(name=name, config=cfg, prompts=prompts, strategic_todos=todos,
-                          instructions=instructions, documents=documents,
+                          nested_todos=nested_todos, instructions=instructions,
+                          documents=documents, source=ref,
                           folder=job_dir.name if job_dir is not None else None)
+
+
+def strategies_of(cfg: JobConfig) -> list[str]:
+    """The strategies a job may run: its own, and for auto every one it may route to."""
+    r = cfg.auto.routes
+    return [cfg.strategy, *((r.A, r.B, r.C) if cfg.strategy == "auto" else ())]
+
+
+def _todos(root: Path, rel: str, where: str, field: str) -> StrategicTodos:
+    try:
+        return StrategicTodos.model_validate(yaml.safe_load(_read(root, rel, where, field)))
+    except (ValidationError, yaml.YAMLError) as e:
+        raise ConfigError(f"{where}: {rel}: {_line(e)}") from e
 
 
 def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:

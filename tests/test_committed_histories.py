@@ -6,6 +6,7 @@ guarding it with `workflow.patched`; see README "Changing workflow code".
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def test_there_are_histories_of_each_kind():
     for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
                        (".typed-failures", {"local-failure"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
-                 and (tag or "." not in f.stem)}
+                 and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
         assert {"plain", "rewind", "approval", "continue-as-new", "failure", *extra} <= names, tag
 
@@ -63,8 +64,40 @@ def test_the_tool_listing_histories_list_tools_once():
         assert '"list_tools"' not in text
 
 
+def test_the_strategies_set_has_one_job_per_strategy():
+    """#16: react, plan_revise_execute (continued as new: a file per run), nested (with its
+    child jobs) and auto, each recorded on its own path."""
+    names = {f.stem.removesuffix(".strategies") for f in FILES
+             if f.stem.endswith(".strategies")}
+    assert {"react", "plan-revise-execute-run1", "plan-revise-execute-run2", "nested",
+            "nested-child-1", "nested-child-2", "auto"} <= names
+    folder = Path(__file__).parent / "histories"
+    nested = (folder / "nested.strategies.json").read_text()
+    assert nested.count('"startChildWorkflowExecutionInitiatedEventAttributes"') == 2
+    child = (folder / "nested-child-1.strategies.json").read_text()
+    assert '"parentWorkflowExecution"' in child
+    assert "nested/subjobs/nested-p2-t1" in payloads("nested-child-1.strategies.json")
+    for name, tool in (("react", "job_complete"), ("auto", "classify_task"),
+                       ("plan-revise-execute-run1", "submit_plan")):
+        assert tool in payloads(f"{name}.strategies.json"), name
+
+
+def payloads(name: str) -> str:
+    """Every payload of a history file, decoded (what its activities were given and gave)."""
+    def walk(node: object) -> list[str]:
+        if isinstance(node, dict):
+            found = [base64.b64decode(node["data"]).decode(errors="replace")
+                     for k in ("data",) if isinstance(node.get(k), str) and "metadata" in node]
+            return found + [t for v in node.values() for t in walk(v)]
+        if isinstance(node, list):
+            return [t for v in node for t in walk(v)]
+        return []
+    return "\n".join(walk(json.loads((Path(__file__).parent / "histories" / name).read_text())))
+
+
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
 async def test_history_replays(path: Path):
-    history = WorkflowHistory.from_json(path.stem, json.loads(path.read_text()))
+    # the job id the history was recorded under (a nested job names its children by it)
+    history = WorkflowHistory.from_json(path.stem.split(".")[0], json.loads(path.read_text()))
     [report] = await replay([history], pydantic_data_converter)
     assert report.ok, report.detail

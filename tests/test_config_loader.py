@@ -34,8 +34,18 @@ def test_real_creator_config() -> None:
         "gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]
     assert all(Path(d).is_absolute() and Path(d).is_file() for d in r.documents)
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
-    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization",
-                              "react", "react_kickoff"}
+    # the prompts of its strategy (phase_alternation) only: the config is in history
+    assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "summarization"}
+    assert r.nested_todos is None
+    auto = load_config({"extends": "creator", "strategy": "auto",
+                        "auto": {"routes": {"A": "nested", "B": "plan_revise_execute"}}},
+                       policy=False)
+    # auto: its own and those of every strategy it may route to (C: react by default)
+    assert set(auto.prompts) == {"classify", "stage_kickoff", "task_nudge", "nested", "subjob",
+                                 "kickoff", "nudge", "plan", "evaluate", "step", "react",
+                                 "react_kickoff",
+                                 "summarization"}
+    assert auto.nested_todos is not None
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition
     assert r.strategic_todos.rewind

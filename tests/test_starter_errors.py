@@ -35,7 +35,8 @@ USAGE = [  # (arguments, exit status, what the one line says)
      "limits.max_nudgez: Extra inputs are not permitted"),
     (["start", "--config", '{"limits": 5}'], 2, "limits: Input should be a valid dictionary"),
     (["start", "--config", '{"extends": "creator", "strategy": "nope"}'], 2,
-     "strategy: unknown strategy 'nope' (known: phase_alternation, react)"),
+     "strategy: unknown strategy 'nope' (known: auto, nested, phase_alternation, "
+     "plan_revise_execute, react)"),
     (["start", "--config", '{"extends": "creator", "prompts": {"strategic": "../x.md"}}'], 2,
      "prompts.strategic: '../x.md' must be a relative path inside configs"),
     (["start", "--config", "defaults"], 2, "config 'defaults' has no instructions.md: give "

@@ -17,9 +17,11 @@ out, with collaborators that each take what they need as arguments:
 
     model_steps.call_model   one model call over the conversation (workflows/conversation.py)
     tool_steps.run_tool      one tool call
-    WorkspaceOps             the workspace operations strategies ask for
+    WorkspaceOps             the operations strategies ask for (a nested job's child jobs:
+                             child_jobs.py)
     Steering                 pause, rewinds, approvals (what the signals and the update set)
-    Breakers, trips          deterministic checks after every model step, their records
+    breaker_steps            the deterministic checks after every model step
+    PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes, memo
     restores                 a rewind that puts the workspace back as it was at a phase start
 
@@ -36,9 +38,18 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import model_steps, restores, tool_listing, tool_steps, trips, visibility
+    from workflows import (
+        breaker_steps,
+        continuation,
+        model_steps,
+        restores,
+        tool_listing,
+        tool_steps,
+        visibility,
+    )
     from workflows.breakers import Breakers
     from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
+    from workflows.continuation import PhaseStarts
     from workflows.contract import (
         LOAD_CONFIG,
         WORKFLOW_TYPE,
@@ -88,8 +99,7 @@ class AgentJob:
         self.steering = Steering()  # pause, rewinds, approvals
         self.progress = visibility.Progress()  # status, last steps, errors: what people follow
         self.publisher = visibility.Publisher()
-        self.phases_this_run = 0
-        self.config_recorded = False  # .switchback/config.json written in this run
+        self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
 
     # -- steering ---------------------------------------------------------------------
 
@@ -239,10 +249,11 @@ class AgentJob:
         return strategy
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        info = workflow.info()
-        self.ws = WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=info.workflow_id,
-                               run=info.first_execution_run_id)
-        self.ops = WorkspaceOps(self.ws, cfg)
+        try:  # the job's prefix, or its folder in its parent's workspace (nested)
+            self.ops = WorkspaceOps.of_job(cfg, self.steering)
+        except InputError as e:
+            self._refuse(str(e), "invalid_config")
+        self.ws = self.ops.ws
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""
@@ -267,38 +278,20 @@ class AgentJob:
             self._on_new_phase()
             self._publish()
         if isinstance(step, CallModel) and step.conversation != self.conversation.key:
-            if self._should_continue_as_new():  # only ever at the start of a phase
+            if self.starts.continue_now(self.cfg):  # only ever at the start of a phase
                 await self._continue_as_new(job)
             phase_started(self._view().phase)
-            await self._snapshot()
+            assert self.cfg and self.breakers
+            await self.starts.snapshot(self._workspace_ops(), self._view().phase, PhaseStart(
+                objective=self.progress.objective, strategy=self._strategy().snapshot(),
+                breakers=self.breakers.state), self.cfg)
         return step
-
-    def _should_continue_as_new(self) -> bool:
-        self.phases_this_run += 1
-        if self.phases_this_run < 2:
-            return False  # this run's first phase: never continue before doing one
-        every = self.cfg.config.continue_as_new.every_phases if self.cfg else 0
-        return (workflow.info().is_continue_as_new_suggested()
-                or bool(every and self.phases_this_run > every))
 
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers
-        await workflow.wait_condition(workflow.all_handlers_finished)
-        carry = carried(self.cfg, self._strategy().snapshot(), self.breakers.state,
-                        self.steering, self.progress, self.conversation)
-        ph = self._view().phase
-        workflow.logger.info("continuing as new at phase %s (run %s)", ph.number if ph else "?",
-                             carry.runs, extra=log_extra(ph))
-        workflow.continue_as_new(JobRun(config=job.config, carry=carry))
-
-    async def _snapshot(self) -> None:
-        """Record the workspace and the state at this phase start (for `starter.py rerun`)."""
-        assert self.cfg and self.breakers
-        state = PhaseStart(objective=self.progress.objective,
-                           strategy=self._strategy().snapshot(), breakers=self.breakers.state)
-        await self._workspace_ops().snapshot(self._phase_number(), state.model_dump(mode="json"),
-                                             None if self.config_recorded else self.cfg)
-        self.config_recorded = True
+        await continuation.continue_as_new(job, carried(
+            self.cfg, self._strategy().snapshot(), self.breakers.state, self.steering,
+            self.progress, self.conversation), self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -318,15 +311,15 @@ class AgentJob:
         return turn.reply
 
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
-        """Deterministic checks after the step; trips are written to output/breakers/."""
+        """Deterministic checks after the step (workflows/breaker_steps.py)."""
         assert self.cfg and self.breakers
-        for trip in await trips.observe(self.breakers, reply, self._view(), self.cfg,
-                                        self._workspace_ops()):
+        for trip in await breaker_steps.observe(self.breakers, self._view(), reply, self.cfg,
+                                                self._workspace_ops()):
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
             if trip.action == "stop":
-                self.progress.status = trips.stop_status(trip)
+                self.progress.status = breaker_steps.stop_status(trip)
                 return await self._settle(self._strategy().interrupt(
                     "finish", trip.message, self.progress.status))
             step = await self._settle(self._strategy().interrupt(trip.action, trip.message))

@@ -59,6 +59,7 @@ class StepFacts(BaseModel):
     progress: int  # todos completed so far in the job
     tokens: int
     cost: float
+    hint: str = ""  # what a stuck model should do, in its strategy's tools ("": todo tools)
 
 
 def cost_of(llm: LlmSettings, tokens_in: int, tokens_out: int) -> float:
@@ -155,8 +156,9 @@ class Breakers:
         what = "the same tool call" if same_calls else "near-identical messages"
         if s.repetition_trips == 1:
             return Trip(breaker="repetition", action="note", message=(
-                f"You repeated {what} in the last {n} steps. That is not progress: do the "
-                "current todo differently, or call todo_rewind(issue=...) if it cannot work."))
+                f"You repeated {what} in the last {n} steps. That is not progress: " + (
+                    f.hint or "do the current todo differently, or call "
+                    "todo_rewind(issue=...) if it cannot work.")))
         if s.repetition_trips == 2:
             return Trip(breaker="repetition", action="rewind", message=(
                 f"Loop detected again ({what} across {n} steps): the plan is reconsidered."))
@@ -171,6 +173,10 @@ class Breakers:
         s.steps_since_progress += 1
         limit = self.cfg.no_progress_steps
         if limit and s.steps_since_progress % limit == 0:
+            if f.hint:
+                return Trip(breaker="no_progress", action="note", message=(
+                    f"Checkpoint: no progress in the last {s.steps_since_progress} steps. "
+                    f"{f.hint}"))
             return Trip(breaker="no_progress", action="note", message=(
                 f"Checkpoint: no todo was completed in the last {s.steps_since_progress} "
                 "steps. If the current todo is done, call todo_complete. If it cannot be done "

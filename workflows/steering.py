@@ -46,6 +46,9 @@ class Steering:
         self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
         self.rejected: list[str] = []  # signals refused, with the reason (the last few)
         self.restore_phase: int | None = None  # restore the workspace to this phase's start
+        # a nested job's delegation: child job id -> queued | running | paused | its status
+        # (workflows/child_jobs.py keeps it; `state` shows it while the children run)
+        self.children: dict[str, str] = {}
 
     def request_rewind(self, raw: object, phase: int) -> None:
         """The `rewind` signal: an issue string or {"issue": ..., "restore_phase": N}, sent

@@ -23,6 +23,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
+        CONTROL_TOOLS,
         LIST_TOOLS,
         ListToolsRequest,
         ResolvedConfig,
@@ -33,7 +34,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.failures import StepFailed, cause_of
 
 TOOL_LISTING = "tool-listing"  # patch: list_tools at the job's start
-ALWAYS = ["tool_search"]  # offered whenever a config defers tools
+# tool_search: offered whenever a config defers tools; the control tools: whichever
+# strategy the job runs (or auto picks) may offer its own
+ALWAYS = ["tool_search", *sorted(CONTROL_TOOLS)]
 
 
 def entries(c: JobConfig) -> list[str]:

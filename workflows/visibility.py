@@ -84,7 +84,9 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     if view is None or view.phase is None or cfg is None:
         return s
     ph, t = view.phase, view.totals
-    s.strategy = view.strategy
+    s.strategy, s.strategy_detail = view.strategy, view.detail
+    if steering.children:  # a delegation: where each child job is
+        s.strategy_detail = {**view.detail, "child_jobs": dict(steering.children)}
     s.phase = PhaseView(number=ph.number, kind=ph.kind, variant=ph.variant, name=ph.title,
                         steps=ph.steps, tokens=TokenCount(tokens_in=ph.tokens_in,
                                                           tokens_out=ph.tokens_out))

@@ -8,6 +8,7 @@ transition costs no activity dispatch and no extra workflow task per operation.
 An operation that fails for good raises `StepFailed` ("workspace_failed"), so the job
 fails the one typed way (patch `typed-failures`; before it, the activity's error
 failed the workflow).
+`RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
+    from workflows import child_jobs
     from workflows.contract import (
         ARCHIVE_PHASE,
         CREATE_WORKSPACE,
@@ -30,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         CreateWorkspaceRequest,
         CreateWorkspaceResult,
         DocumentSpec,
+        InputError,
         LoadTodosRequest,
         LoadTodosResult,
         ReadMemoryRequest,
@@ -40,16 +43,43 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, is_activity_failure
-    from workflows.strategies.base import Archive, CheckTodos, ReadMemory, WorkspaceOp, WriteOutput
+    from workflows.steering import Steering
+    from workflows.strategies.base import (
+        Archive,
+        CheckTodos,
+        ReadFile,
+        ReadMemory,
+        RunChildren,
+        WorkspaceOp,
+        WriteOutput,
+        WriteText,
+    )
 
 LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE}
 
 
 class WorkspaceOps:
-    def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig) -> None:
+    def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig,
+                 steering: Steering | None = None) -> None:
         self.ws = ws
         self.cfg = cfg
+        self.steering = steering or Steering()  # what reaches a nested job's children
+
+    @staticmethod
+    def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
+        """This job's workspace: the prefix `<job id>/`, or `<parent id>/subjobs/<job id>/`
+        for a nested job's child (`workspace.within_parent`; InputError without a parent).
+        `run` is the job's first run: the prefix's owner the worker's guard checks."""
+        info = workflow.info()
+        prefix = info.workflow_id
+        if cfg.config.workspace.within_parent:
+            if info.parent is None:
+                raise InputError("workspace.within_parent: only a child of a nested job works "
+                                 "in its parent's workspace; this job has no parent")
+            prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
+        return WorkspaceOps(WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
+                                         run=info.first_execution_run_id), cfg, steering)
 
     async def run(self, op: WorkspaceOp) -> Any:
         """Carry out one operation a strategy asked for; its result."""
@@ -65,6 +95,14 @@ class WorkspaceOps:
             return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
                 workspace=self.ws, phase=op.phase, record=op.record), str,
                 layout.archive_path(op.phase))
+        if isinstance(op, ReadFile):
+            return await self.activity(READ_MEMORY, ReadMemoryRequest(
+                workspace=self.ws, max_chars=op.max_chars, path=op.path), str, f"read {op.path}")
+        if isinstance(op, WriteText):
+            return await self.activity(WRITE_OUTPUT, WriteOutputRequest(
+                workspace=self.ws, path=op.path, data={}, text=op.text), str, f"write {op.path}")
+        if isinstance(op, RunChildren):
+            return await child_jobs.run(op, self.ws, self.steering)
         assert isinstance(op, WriteOutput)
         return await self.write_output(op.path, op.data)
 

@@ -179,7 +179,8 @@ class ModelActivities:
     async def _live(self, req: ModelRequest, kwargs: dict) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`). The body
         is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
-        headers = {"X-Switchback-Job": req.workspace.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
+                   "X-Switchback-Call": req.call_key}
         raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
                                     .create(extra_headers=headers, **kwargs))
         body = raw.content
@@ -232,7 +233,7 @@ class ModelActivities:
                         "extra_body": {"messages": messages}}
         if req.llm.max_tokens is not None:
             kwargs["max_tokens"] = req.llm.max_tokens
-        headers = {"X-Switchback-Job": ws.job_id, "X-Switchback-Call": req.call_key}
+        headers = {"X-Switchback-Job": layout.job_of(ws.job_id), "X-Switchback-Call": req.call_key}
         raw = await _with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
                                     .create(extra_headers=headers, **kwargs))
         try:

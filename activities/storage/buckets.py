@@ -11,6 +11,13 @@ with a `workspace`), whoever built it - a continued or rerun job carries its con
 the carried config is job input too: the bucket must be listed, the prefix must be the
 job's own (a DocumentPipeline reads its child jobs' outputs, `<pipeline id>-...`) and
 belong to the job's first run (a hand-made carry under a reused job id is refused).
+
+A child of a `nested` job works in `<parent id>/subjobs/<child id>/`. Nothing the job's
+input or its workflow code says is taken for it: `check_parent` asks Temporal (the worker's
+own client) who started the activity's workflow run, and lets the child in only if that is
+an AgentJob with the parent's id, and the parent's prefix belongs to that job's first run
+(its `.switchback/owner.json`). A job started by hand with a crafted id or config, a
+child of some other workflow that borrows a job's id, or a reused parent id gets nothing.
 """
 
 from __future__ import annotations
@@ -19,12 +26,13 @@ import os
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities.storage.ownership import check_owner
+from activities.storage.ownership import check_owner, owner
 from activities.storage.payloads import payload_settings
 from activities.storage.s3 import S3Store
-from workflows.contract import CREATE_WORKSPACE, PIPELINE_TYPE, WorkspaceRef
+from workflows.contract import CREATE_WORKSPACE, PIPELINE_TYPE, WORKFLOW_TYPE, WorkspaceRef, layout
 
 DEFAULT_BUCKETS = "switchback"
 
@@ -46,8 +54,10 @@ def bucket_problem(bucket: object) -> str | None:
     return None
 
 
-def check_workspace(ws: WorkspaceRef) -> None:
-    """Raise a non-retryable error unless `ws` is this activity's own job's workspace."""
+def check_workspace(ws: WorkspaceRef) -> str | None:
+    """Raise a non-retryable error unless `ws` is this activity's own job's workspace, or
+    may be: a child's folder in its parent's workspace, whose parent `check_parent` checks
+    (returned: the parent job id)."""
     why = bucket_problem(ws.bucket)
     if why:
         raise ApplicationError(f"workspace.bucket: {why}", type="BucketNotAllowed",
@@ -55,14 +65,56 @@ def check_workspace(ws: WorkspaceRef) -> None:
     try:
         info = activity.info()
     except RuntimeError:
-        return  # called outside an activity (tests of the pieces)
+        return None  # called outside an activity (tests of the pieces)
     own = info.workflow_id
     if not own or ws.job_id == own:
+        return None
+    if info.workflow_type == PIPELINE_TYPE and ws.job_id.startswith(f"{own}-") \
+            and "/" not in ws.job_id:
+        return None  # a pipeline reads its child jobs' outputs
+    nested = layout.split_subjob(ws.job_id)
+    if nested is not None and nested[1] == own and info.workflow_type == WORKFLOW_TYPE:
+        return nested[0]
+    raise _refused(f"job {own!r} may not touch the workspace of job {ws.job_id!r}")
+
+
+def _refused(what: str) -> ApplicationError:
+    return ApplicationError(what, type="PrefixNotAllowed", non_retryable=True)
+
+
+_parents: set[tuple[str, str, str, str]] = set()  # (bucket, child, child run, parent) checked
+
+
+async def check_parent(s3: S3Store | None, ws: WorkspaceRef, parent: str) -> None:
+    """Let this activity's workflow into `<parent>/subjobs/<its id>/` only if Temporal says
+    it is a child of the AgentJob `parent`, whose prefix belongs to that job's first run."""
+    info = activity.info()
+    child, run = info.workflow_id or "", info.workflow_run_id or ""
+    key = (ws.bucket, child, run, parent)
+    if key in _parents:
         return
-    if info.workflow_type == PIPELINE_TYPE and ws.job_id.startswith(f"{own}-"):
-        return  # a pipeline reads its child jobs' outputs
-    raise ApplicationError(f"job {own!r} may not touch the workspace of job {ws.job_id!r}",
-                           type="PrefixNotAllowed", non_retryable=True)
+    where = f"job {child!r} may not work in {layout.prefix(ws.job_id)}"
+    if s3 is None:
+        raise _refused(f"{where}: this worker cannot check parent jobs")
+    client = activity.client()
+    try:
+        me = await client.get_workflow_handle(child, run_id=run).describe()
+        if me.parent_id != parent:
+            raise _refused(f"{where}: it is not a child of job {parent!r} (its parent: "
+                           f"{me.parent_id or 'none'})")
+        up = await client.get_workflow_handle(parent, run_id=me.parent_run_id).describe()
+    except RPCError as e:
+        if e.status in (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT):
+            raise _refused(f"{where}: {e.message}") from None
+        raise  # the server is busy or away: retried
+    if up.workflow_type != WORKFLOW_TYPE:
+        raise _refused(f"{where}: its parent is a {up.workflow_type}, not an {WORKFLOW_TYPE}")
+    first = up.raw_info.first_run_id or up.run_id
+    found = await owner(s3, WorkspaceRef(bucket=ws.bucket, job_id=parent))
+    if not found or found.get("run_id") != first:
+        raise _refused(f"{where}: s3://{ws.bucket}/{layout.prefix(parent)} does not belong to "
+                       f"its parent (run {first})")
+    _parents.add(key)
 
 
 def workspaces_in(args: object) -> list[WorkspaceRef]:
@@ -93,7 +145,9 @@ class _Inbound(ActivityInboundInterceptor):
 
     async def execute_activity(self, input: ExecuteActivityInput):
         for ws in workspaces_in(input.args):
-            check_workspace(ws)
+            parent = check_workspace(ws)
+            if parent is not None:
+                await check_parent(self.s3, ws, parent)
             if self.s3 is not None and activity.info().activity_type != CREATE_WORKSPACE:
                 await check_owner(self.s3, ws)
         return await super().execute_activity(input)

@@ -23,7 +23,7 @@ summaries): the first attempt's version stays and is returned.
 
 from __future__ import annotations
 
-from activities.storage.paths import INTERNAL, PathError, check_path
+from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
 
@@ -171,7 +171,7 @@ class WorkspaceFiles:
         out = []
         for o in await self.s3.list(self.ws.bucket, prefix, limit=limit + 1000):
             path = o.key[len(self.root):]
-            if path.startswith(INTERNAL + "/"):
+            if layout.is_internal(path):
                 continue
             out.append(ObjectInfo(path, o.size))
             if len(out) >= limit:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import unicodedata
 
-from workflows.contract.layout import INTERNAL
+from workflows.contract.layout import INTERNAL, is_internal
 
 MAX_PATH_BYTES = 512
 MAX_NAME_BYTES = 255
@@ -66,7 +66,7 @@ def check_path(path: object, *, allow_root: bool = False) -> str:
         if allow_root:
             return ""
         raise PathError("invalid_path", "path names no file")
-    if parts[0] == INTERNAL:
+    if is_internal(norm):  # .switchback/, and a nested job's children's
         raise PathError("reserved_path", f"'{INTERNAL}/' is reserved for switchback itself")
     return norm
 

@@ -80,9 +80,24 @@ class WorkspaceActivities:
             except ToolError as e:
                 raise ApplicationError(f"document '{name}': {e}", type="BadDocument",
                                        non_retryable=True) from e
+        written += await self._parent_documents(ws, files)
         written.append(await files.create(layout.MEMORY, MEMORY_STUB.encode(), UNLIMITED,
                                           "text/markdown; charset=utf-8"))
         return CreateWorkspaceResult(files=written)
+
+    async def _parent_documents(self, ws, files: WorkspaceFiles) -> list[str]:
+        """A nested job's child gets its parent's documents/ (server-side copies). The
+        worker's guard has checked that this job is a real child of that parent."""
+        nested = layout.split_subjob(ws.job_id)
+        if nested is None:
+            return []
+        source = layout.key(nested[0], layout.DOCUMENTS + "/")
+        copied = []
+        for o in await self.s3.list(ws.bucket, source):
+            rel = layout.document_path(o.key[len(source):])
+            await self.s3.copy(ws.bucket, o.key, files.root + rel)
+            copied.append(rel)
+        return copied
 
     def _document(self, spec: DocumentSpec, req: CreateWorkspaceRequest
                   ) -> tuple[str, bytes | Path]:
@@ -116,11 +131,14 @@ class WorkspaceActivities:
 
     @activity.defn(name=READ_MEMORY)
     async def read_memory(self, req: ReadMemoryRequest) -> str:
-        text = await WorkspaceFiles(self.s3, req.workspace).read_optional(layout.MEMORY)
-        text = text if text is not None else MEMORY_STUB
+        """workspace.md (a stub when missing), or the file `req.path` ('' when missing)."""
+        path = req.path or layout.MEMORY
+        text = await WorkspaceFiles(self.s3, req.workspace).read_optional(path)
+        text = text if text is not None else MEMORY_STUB if not req.path else ""
         if len(text) > req.max_chars:
-            text = (text[:req.max_chars] + f"\n\n[workspace.md is {len(text)} characters; only "
-                    f"the first {req.max_chars} are shown here. Keep it concise.]")
+            text = (text[:req.max_chars] + f"\n\n[{path} is {len(text)} characters; only "
+                    f"the first {req.max_chars} are shown here."
+                    + (" Keep it concise.]" if not req.path else "]"))
         return text
 
     @activity.defn(name=LOAD_TODOS)
@@ -136,6 +154,10 @@ class WorkspaceActivities:
 
     @activity.defn(name=WRITE_OUTPUT)
     async def write_output(self, req: WriteOutputRequest) -> str:
+        """One of the workflow's records: JSON `data`, or `text` (markdown) as it is."""
+        if req.text is not None:
+            return await self._record(req.workspace, req.path, req.text,
+                                      "text/markdown; charset=utf-8")
         body = json.dumps(req.data, ensure_ascii=False, indent=2)
         return await self._record(req.workspace, req.path, body, "application/json")
 

@@ -31,7 +31,7 @@ from activities.storage.files import ToolError as StorageToolError
 from activities.storage.files import WorkspaceFiles
 from activities.tools import registry
 from switchback import Limits, Tool, ToolContext, ToolError
-from workflows.contract import ToolLimits
+from workflows.contract import ToolLimits, layout
 
 GROUP = "switchback.tools"
 OWN_DISTRIBUTION = "switchback"
@@ -155,7 +155,7 @@ def tool_context(files: WorkspaceFiles, limits: ToolLimits) -> ToolContext:
                        limits=Limits(max_file_bytes=limits.max_file_bytes,
                                      read_max_chars=limits.read_max_chars,
                                      max_result_chars=limits.max_result_chars),
-                       job_id=files.ws.job_id, approved=limits.approved)
+                       job_id=layout.job_of(files.ws.job_id), approved=limits.approved)
 
 
 Handler = Callable[..., Awaitable[registry.ToolResult]]  # (files, arguments, limits)

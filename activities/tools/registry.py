@@ -15,6 +15,7 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -77,6 +78,47 @@ class ToolSearchArgs(BaseModel):
     query: str = Field(min_length=1, description="What you want to do, in a few words")
 
 
+# plan_revise_execute and auto: their arguments travel to the workflow (control tools), so
+# they are capped to keep history small
+
+class PlanStepArgs(BaseModel):
+    id: int = Field(ge=1, le=1000, description="Step number, unique in the plan")
+    name: str = Field(min_length=1, max_length=200, description="The step in a few words")
+    detail: str = Field("", max_length=1500,
+                        description="What to do, and what its result is when it is done")
+    after: list[int] | None = Field(
+        None, max_length=30, description="Ids of earlier steps whose results this step needs "
+        "(default: all earlier steps)")
+
+
+class SubmitPlanArgs(BaseModel):
+    steps: list[PlanStepArgs] = Field(min_length=1, max_length=30,
+                                      description="The steps, in the order they run")
+    rationale: str = Field("", max_length=2000, description="Why this plan: the approach")
+
+
+class SubmitEvaluationArgs(BaseModel):
+    score: float = Field(ge=0, le=1, description="0..1: how likely the plan achieves the task "
+                         "as it stands")
+    reasons: str = Field(min_length=1, max_length=3000,
+                         description="What is good, what is missing or wrong, what to change")
+
+
+class StepResultArgs(BaseModel):
+    status: Literal["done", "failed"] = Field(
+        description="done: the step's result exists; failed: it cannot be done as planned")
+    summary: str = Field(min_length=1, max_length=2000, description="done: what the step "
+                         "produced (later steps read this); failed: why, and what you found")
+    files: list[str] = Field(default_factory=list, max_length=50,
+                             description="Workspace paths the step wrote")
+
+
+class ClassifyTaskArgs(BaseModel):
+    complexity: Literal["A", "B", "C"] = Field(
+        description="A: complex, B: complicated, C: routine")
+    reasons: str = Field(min_length=1, max_length=2000, description="Why this class")
+
+
 @dataclass
 class ToolResult(PublicToolResult):
     """What a tool handler returns: the text the model sees, the paths it changed, and
@@ -115,6 +157,15 @@ _SPECS = [
              "them with your issue and returns to planning.", TodoRewindArgs),
     ToolSpec("tool_search", "Find more tools by what you want to do. The best matches are "
              "loaded and can be called from your next turn on.", ToolSearchArgs),
+    ToolSpec("submit_plan", "Submit the plan: its steps in order, each small enough for one "
+             "focused conversation.", SubmitPlanArgs),
+    ToolSpec("submit_evaluation", "Submit your evaluation of the plan: a score and the "
+             "reasons.", SubmitEvaluationArgs),
+    ToolSpec("step_result", "Finish the current step: done with what it produced, or failed "
+             "with why it cannot be done as planned (the rest of the plan is then revised).",
+             StepResultArgs),
+    ToolSpec("classify_task", "Record the complexity class of the instructions with your "
+             "reasons.", ClassifyTaskArgs),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 

@@ -5,6 +5,13 @@
 Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure, and
 (from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time), and
 (from the `typed-failures` set on) a tool run as a local activity that fails for good.
+
+    python -m tests.histories.record strategies
+
+records the `strategies` set instead (#16): one job under each strategy that is not the
+default - react with a rewind signal, plan_revise_execute with a revision, a failed step
+and continue-as-new every 2 stages (a file per run), nested (the coordinator and its two
+child jobs), auto routed to react.
 CI replays every committed file against the current workflow code
 (tests/test_committed_histories.py). Record with a TAG (files `<scenario>.<TAG>.json`)
 after a change guarded by `workflow.patched`, keeping the older files: they prove that
@@ -27,6 +34,7 @@ from activities.tools.mcp_config import parse
 from activities.tools.mcp_sessions import McpServers
 from bench.harness import bench_stack
 from devstack.processes import venv_bin
+from tests import strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from workflows.contract import ApproveRequest, JobInput, JobResult
@@ -44,6 +52,51 @@ GATED = {"extends": "creator", "approval_required": ["delete_file"],
 
 async def _unreachable(files, args, limits):
     raise ConnectionError("rates service unreachable")
+
+
+async def record_strategies() -> None:
+    async with bench_stack() as b, running_worker(b.client, "record"):
+        async def start(name: str, script: list[dict] | None, config: dict):
+            if script is not None:
+                b.model.set_script(name, script)
+            return await b.client.start_workflow(
+                "AgentJob", JobInput(config={"extends": "creator", **config},
+                                     instructions=strategy_scripts.INSTRUCTIONS, documents=[]),
+                id=name, task_queue="record", result_type=JobResult)
+
+        react_script = strategy_scripts.react()
+        react_script[1] = {**react_script[1], "latency_ms": 1500}
+        react = await start("react", react_script, {"strategy": "react"})
+        while len(b.model.requests("react")) < 2:
+            await asyncio.sleep(0.05)
+        await react.signal("rewind", "write the notes again")
+        await react.result()
+
+        pre = await start("plan-revise-execute", strategy_scripts.plan_revise_execute(), {
+            "strategy": "plan_revise_execute", "continue_as_new": {"every_phases": 2}})
+        await pre.result()
+
+        parent, children = strategy_scripts.nested("nested")
+        b.model.set_script("nested", parent)
+        for child_id, script in children.items():
+            b.model.set_script(child_id, script)
+        nested = await start("nested", None, {
+            "strategy": "nested", "phase_settings": {"min_todos": 1, "max_todos": 4}})
+        await nested.result()
+
+        auto = await start("auto", strategy_scripts.auto("C") + strategy_scripts.react(),
+                           {"strategy": "auto"})
+        await auto.result()
+
+        for wf_id in ("react", "nested", *children, "auto"):
+            name = wf_id.replace("nested-p2-t", "nested-child-")
+            write(name, await b.client.get_workflow_handle(wf_id).fetch_history())
+        runs = [wf async for wf in b.client.list_workflows(
+            'WorkflowId="plan-revise-execute"')]
+        runs.sort(key=lambda wf: wf.start_time)
+        for n, wf in enumerate(runs, 1):
+            h = await b.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+            write(f"plan-revise-execute-run{n}", h)
 
 
 async def record() -> None:
@@ -124,4 +177,4 @@ def write(name: str, history) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record())
+    asyncio.run(record_strategies() if TAG == "strategies" else record())

@@ -13,7 +13,7 @@ from activities.tools.mcp_config import McpConfigError, parse
 from activities.tools.mcp_sessions import content_text
 from activities.tools.names import WIRE, Offered, resolve, servers_named, wire_name
 from activities.tools.record import RecordedTool, ToolRecord, check_arguments, summary_of
-from workflows.contract import ToolListing
+from workflows.contract import CONTROL_TOOLS, ToolListing
 from workflows.tool_listing import apply, entries
 
 
@@ -71,8 +71,8 @@ def test_the_config_is_rewritten_to_wire_names():
     assert {"git.*", "word_count", "tool_search", "git.git_log", "time.*",
             "read_file"} <= set(listed)
     names, problems = resolve(listed, OFFERED + [Offered(n, n, "built-in") for n in (
-        "write_file", "list_files", "search_files", "todo_complete", "todo_write",
-        "job_complete", "todo_rewind", "tool_search")], ["git", "time"])
+        "write_file", "list_files", "search_files", "todo_write", "tool_search",
+        *CONTROL_TOOLS)], ["git", "time"])
     assert problems == []
     out = apply(cfg, ToolListing(record="job/.switchback/tools/r_1.json", names=names))
     c = out.config

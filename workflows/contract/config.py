@@ -7,7 +7,7 @@ state: editing a config file never changes a running job.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -165,18 +165,70 @@ class Prompts(_Strict):
     summarization: str = "prompts/summarization.md"
     react: str = "prompts/react.md"  # the react strategy's system prompt
     react_kickoff: str = "prompts/react_kickoff.md"
+    task_nudge: str = "prompts/task_nudge.md"  # react, plan_revise_execute: a turn w/o tools
+    stage_kickoff: str = "prompts/stage_kickoff.md"  # first message of a stage's conversation
+    plan: str = "prompts/plan.md"  # plan_revise_execute: plan, revise, replan
+    evaluate: str = "prompts/evaluate.md"
+    step: str = "prompts/step.md"
+    nested: str = "prompts/nested.md"  # nested: the outer loop's system prompt
+    subjob: str = "prompts/subjob.md"  # nested: a child job's instructions.md
+    classify: str = "prompts/classify.md"  # auto: the complexity matrix
     strategic_todos: str = "prompts/strategic_todos.yaml"
+    nested_todos: str = "prompts/nested_todos.yaml"  # nested: the outer loop's todos
 
 
 class WorkspaceSettings(_Strict):
     bucket: str = "switchback"
+    # work in <parent id>/subjobs/<job id>/ of the parent job's workspace: set by a `nested`
+    # job for its children; a job without a parent job is refused
+    within_parent: bool = False
+
+
+InnerStrategy = Literal["react", "phase_alternation", "plan_revise_execute"]
+
+
+class PlanReviseExecuteSettings(_Strict):
+    threshold: float = Field(0.7, ge=0, le=1)  # the evaluation score a plan needs to run
+    max_rounds: int = Field(3, ge=1)  # plan -> evaluate rounds; then the best plan runs
+    min_steps: int = Field(1, ge=1)
+    max_steps: int = Field(12, ge=1)
+    max_replans: int = Field(3, ge=0)  # failed steps that revise the rest; then `stuck`
+    result_chars: int = Field(1500, ge=100)  # of each predecessor's result in a step's prompt
+
+    @model_validator(mode="after")
+    def _bounds(self) -> PlanReviseExecuteSettings:
+        if self.min_steps > self.max_steps:
+            raise ValueError(f"min_steps ({self.min_steps}) > max_steps ({self.max_steps})")
+        return self
+
+
+class NestedSettings(_Strict):
+    """Children per delegation phase: `phase_settings.min_todos`-`max_todos`."""
+
+    inner_strategy: InnerStrategy = "react"  # the children's strategy
+    max_concurrent: int = Field(3, ge=1, le=50)  # children running at a time
+    instructions_chars: int = Field(2000, ge=0)  # of the job's instructions a child is given
+
+
+class AutoRoutes(_Strict):
+    """The strategy each complexity class runs (seed: strategic-planning-formalisms.md)."""
+
+    A: InnerStrategy | Literal["nested"] = "nested"  # complex: deep analysis, planning
+    B: InnerStrategy | Literal["nested"] = "phase_alternation"  # complicated: coordination
+    C: InnerStrategy | Literal["nested"] = "react"  # routine
+
+
+class AutoSettings(_Strict):
+    routes: AutoRoutes = AutoRoutes()
 
 
 class JobConfig(_Strict):
     extends: str | None = None
     job_type: str = "generic"
     display_name: str = ""
-    strategy: str = "phase_alternation"  # a name of workflows/strategies' registry
+    # a name of workflows/strategies' registry: phase_alternation | react |
+    # plan_revise_execute | nested | auto
+    strategy: str = "phase_alternation"
     llm: LlmSettings = LlmSettings()
     tools: ToolSets = ToolSets()
     phase_settings: PhaseSettings = PhaseSettings()
@@ -194,6 +246,9 @@ class JobConfig(_Strict):
     context: ContextPolicy = ContextPolicy()
     continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
     task_queues: TaskQueues = TaskQueues()
+    plan_revise_execute: PlanReviseExecuteSettings = PlanReviseExecuteSettings()
+    nested: NestedSettings = NestedSettings()
+    auto: AutoSettings = AutoSettings()
 
 
 class StrategicTodos(_Strict):
@@ -216,3 +271,5 @@ class ResolvedConfig(BaseModel):
     # set by `list_tools` at the job's start: the S3 key of the job's tool record (the
     # schemas the model sees); `config.tools` & co. then hold the names the model calls
     tool_record: str = ""
+    source: str | dict[str, Any] | None = None  # the config as the job named it (children)
+    nested_todos: StrategicTodos | None = None  # the nested outer loop's predefined todos

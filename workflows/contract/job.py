@@ -124,6 +124,9 @@ class JobState(BaseModel):
     status: str  # starting | running | paused | waiting_approval | completed | ...
     run: int = 1  # which run of the job's continue-as-new chain this is
     strategy: str = "phase_alternation"
+    # what the strategy adds (JSON): auto's class and route, the plan and its evaluations,
+    # a nested job's children with their status and summary
+    strategy_detail: dict[str, Any] = {}
     objective: str = ""
     phase: PhaseView = PhaseView()
     todos: list[Todo] = []

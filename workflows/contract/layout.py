@@ -11,6 +11,11 @@ A job's workspace is the prefix `<job id>/` in its bucket. What the model sees:
     output/breakers/trip_<n>.json                               circuit-breaker trips
     summaries/phase_<n>_<k>.md                                  readable compaction records
     tool_outputs/<conversation>/<n>.txt                         full text of cut results
+    archive/plan_r<k>.md  archive/evaluation_r<k>.md            plan_revise_execute's records:
+    archive/plan.md  archive/steps/step_<id>.md                 plans, evaluations, step results
+    archive/classification.json                                 auto: the complexity class
+    subjobs/<child job id>/                                     nested: each child job's own
+                                                                workspace (same layout)
 
 What only switchback touches (never reachable through a model tool):
 
@@ -25,7 +30,13 @@ What the model may read but not write or delete (`WORKFLOW_OWNED`; the workflow'
 writes pass `system=True` to the workspace store):
 
     instructions.md  archive/**  output/completion.json  output/error.json
-    output/breakers/**  .switchback/** (not even readable)
+    output/breakers/**  subjobs/** (the children write their own)
+    .switchback/** and subjobs/<child>/.switchback/** (not even readable)
+
+A child of a `nested` job works under its parent's prefix: its workspace is
+`<parent id>/subjobs/<child id>/` (`subjob_prefix`), and `WorkspaceRef.job_id` holds that
+prefix. The worker's guard lets only a real child of the parent job use it
+(activities/storage/buckets.py).
 
 Paths are relative to the workspace; `key(job, path)` makes the S3 key.
 """
@@ -43,6 +54,9 @@ ARCHIVE = "archive"
 OUTPUT = "output"
 COMPLETION = "output/completion.json"
 ERROR = "output/error.json"
+SUBJOBS = "subjobs"  # nested: the children's workspaces
+CLASSIFICATION = "archive/classification.json"  # auto: the complexity class and its reasons
+CURRENT_PLAN = "archive/plan.md"  # plan_revise_execute: the plan as it stands, with results
 
 
 def key(job_id: str, path: str) -> str:
@@ -77,6 +91,45 @@ def tool_output_path(conversation: str, index: int) -> str:
 
 def document_path(name: str) -> str:
     return f"{DOCUMENTS}/{name}"
+
+
+def plan_path(round_: int) -> str:
+    return f"{ARCHIVE}/plan_r{round_}.md"
+
+
+def evaluation_path(round_: int) -> str:
+    return f"{ARCHIVE}/evaluation_r{round_}.md"
+
+
+def step_path(step_id: int) -> str:
+    return f"{ARCHIVE}/steps/step_{step_id:02d}.md"
+
+
+# -- nested jobs ------------------------------------------------------------------------
+
+def subjob_folder(child_id: str) -> str:
+    """The child's folder as its parent's model sees it."""
+    return f"{SUBJOBS}/{child_id}"
+
+
+def subjob_prefix(parent_id: str, child_id: str) -> str:
+    """The child's workspace prefix (its `WorkspaceRef.job_id`)."""
+    return f"{parent_id}/{SUBJOBS}/{child_id}"
+
+
+def job_of(prefix: str) -> str:
+    """The job id a workspace prefix belongs to (a child's own id, not its path)."""
+    nested = split_subjob(prefix)
+    return nested[1] if nested else prefix
+
+
+def split_subjob(prefix: str) -> tuple[str, str] | None:
+    """(parent id, child id) of a child's workspace prefix; None for a job's own prefix."""
+    parent, sep, rest = prefix.partition("/")
+    folder, sep2, child = rest.partition("/")
+    if not sep or not sep2 or folder != SUBJOBS or not parent or not child or "/" in child:
+        return None
+    return parent, child
 
 
 # -- .switchback/: switchback's own files ---------------------------------------------
@@ -132,12 +185,14 @@ OWNER = f"{INTERNAL}/owner.json"  # which run created the workspace (or which jo
 
 
 def is_internal(path: str) -> bool:
-    return path == INTERNAL or path.startswith(INTERNAL + "/")
+    """switchback's own files: `.switchback/`, and a nested job's children's."""
+    return path == INTERNAL or path.startswith(INTERNAL + "/") or (
+        path.startswith(SUBJOBS + "/") and INTERNAL in path.split("/"))
 
 
 # files and folders (trailing '/') only the workflow writes
 WORKFLOW_OWNED = (INSTRUCTIONS, COMPLETION, ERROR, f"{OUTPUT}/breakers/", f"{ARCHIVE}/",
-                  f"{INTERNAL}/")
+                  f"{SUBJOBS}/", f"{INTERNAL}/")
 
 
 def is_workflow_owned(path: str) -> bool:

@@ -34,8 +34,13 @@ RESTORE_WORKSPACE = "restore_workspace"  # a rewind with restore_phase: files ba
 # dynamic activity. Bounded: one type per tool, never per argument (SDK metrics label it).
 TOOL_ACTIVITY_PREFIX = "tool."
 
-# Tools the workflow itself carries out (they change the strategy's state).
-CONTROL_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
+# Tools the workflow itself carries out (they change the strategy's state); the model
+# activity passes their parsed arguments to the workflow. A strategy offers its own.
+CONTROL_TOOLS = frozenset({
+    "todo_complete", "todo_rewind", "job_complete",  # phase_alternation, nested, react
+    "submit_plan", "submit_evaluation", "step_result",  # plan_revise_execute
+    "classify_task",  # auto
+})
 
 # Search attributes (registered by devstack and worker.py; see README "Seeing a job in the
 # web UI"). SQL visibility (the dev server, PostgreSQL/MySQL clusters) allows at most 3 Int,

@@ -21,6 +21,8 @@ from workflows.contract.job import DocumentSpec
 
 class WorkspaceRef(BaseModel):
     bucket: str
+    # the job's prefix in the bucket: its job id, or `<parent id>/subjobs/<child id>` for a
+    # child of a `nested` job (layout.subjob_prefix; the worker's guard checks the parent)
     job_id: str
     # the job's first run id: the owner of the prefix the worker's guard checks ("": no check)
     run: str = ""
@@ -48,6 +50,7 @@ class CreateWorkspaceResult(BaseModel):
 class ReadMemoryRequest(BaseModel):
     workspace: WorkspaceRef
     max_chars: int
+    path: str = ""  # "": workspace.md (a stub when missing); else that file ("" when missing)
 
 
 class LoadTodosRequest(BaseModel):
@@ -78,6 +81,7 @@ class WriteOutputRequest(BaseModel):
     workspace: WorkspaceRef
     path: str  # relative to the workspace, e.g. output/completion.json
     data: dict[str, Any]
+    text: str | None = None  # set: written as it is (a markdown record) instead of `data`
 
 
 class SnapshotRequest(BaseModel):

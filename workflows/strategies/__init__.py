@@ -6,13 +6,19 @@ and its line below.
 
 from __future__ import annotations
 
+from workflows.strategies.auto import Auto
 from workflows.strategies.base import Strategy
+from workflows.strategies.nested import Nested
 from workflows.strategies.phase_alternation import PhaseAlternation
+from workflows.strategies.plan_revise_execute import PlanReviseExecute
 from workflows.strategies.react import React
 
 REGISTRY: dict[str, type[Strategy]] = {
     PhaseAlternation.name: PhaseAlternation,
     React.name: React,
+    PlanReviseExecute.name: PlanReviseExecute,
+    Nested.name: Nested,
+    Auto.name: Auto,
 }
 
 

@@ -12,10 +12,12 @@ and asks what to do next.
 
 A `Decision` is a `NextStep` - ask the model (`CallModel`), run the tool calls the
 model asked for (`ExecuteTools`), finish (`Complete`), fail (`ReportError`) - or
-`Workspace(ops, then)`: run these workspace operations and hand their results to
-`then`, which decides again. That is how a strategy reads `workspace.md` or checks
-`todos.yaml` without awaiting an activity. `view()` is what the orchestrator shows
-and what the breakers watch; `snapshot()` is what continue-as-new carries.
+`Workspace(ops, then)`: run these operations and hand their results to `then`, which
+decides again. That is how a strategy reads `workspace.md`, checks `todos.yaml`, writes
+its records or runs child jobs (`RunChildren`) without awaiting anything. `view()` is
+what the orchestrator shows and what the breakers watch; `snapshot()` is what
+continue-as-new carries. A strategy may be composed of another (auto runs the one it
+picks): the seam is the same.
 
 Adding a strategy: one module under workflows/strategies/ and one line in the
 registry (workflows/strategies/__init__.py).
@@ -103,7 +105,56 @@ class WriteOutput:
     data: dict[str, Any]
 
 
-WorkspaceOp = ReadMemory | CheckTodos | Archive | WriteOutput
+@dataclass(frozen=True)
+class ReadFile:
+    """A workspace file, capped (result: str, '' when it does not exist)."""
+
+    path: str
+    max_chars: int = 20_000
+
+
+@dataclass(frozen=True)
+class WriteText:
+    """A markdown record the workflow owns, e.g. archive/plan.md (result: its path)."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ChildJob:
+    """One child AgentJob: id `<job id>-<key>`, workspace `subjobs/<that id>/`."""
+
+    key: str
+    title: str
+    instructions: str
+    config: dict[str, Any]  # an inline config (`workspace.within_parent` set)
+
+
+@dataclass(frozen=True)
+class RunChildren:
+    """Run child jobs, at most `max_concurrent` at a time; pause, resume, rewind and cancel
+    reach the running ones (result: list[ChildOutcome], in the order of `jobs`)."""
+
+    jobs: list[ChildJob]
+    max_concurrent: int
+
+
+class ChildOutcome(BaseModel):
+    key: str
+    job_id: str
+    folder: str  # the child's workspace, as a path in the parent's
+    status: str  # the child's JobResult status, or "failed"
+    summary: str = ""
+    deliverables: list[str] = []
+    steps: int = 0
+    tool_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    error: str | None = None  # why it failed (its failure, as the parent saw it)
+
+
+WorkspaceOp = ReadMemory | CheckTodos | Archive | WriteOutput | ReadFile | WriteText | RunChildren
 
 T = TypeVar("T")
 
@@ -166,6 +217,10 @@ class StrategyView:
     totals: Totals
     history: list[PhaseRecord]
     progress: int  # grows when the job makes progress (todos completed): the breakers watch it
+    detail: dict[str, Any] = field(default_factory=dict)  # JSON: `state.strategy_detail`
+    # what the breakers' notes tell a stuck model to do with this strategy's tools ("": the
+    # todo tools, todo_complete / todo_rewind)
+    stuck_hint: str = ""
 
 
 class Strategy(ABC):
@@ -173,6 +228,7 @@ class Strategy(ABC):
 
     def __init__(self, config: ResolvedConfig) -> None:
         self.cfg = config
+        self.totals = Totals()  # the job's totals (a composing strategy may share its own)
 
     @abstractmethod
     def begin(self) -> Decision: ...

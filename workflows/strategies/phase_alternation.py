@@ -29,10 +29,10 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from workflows.contract import (
-    CONTROL_TOOLS,
     LoadTodosResult,
     ModelReply,
     ResolvedConfig,
+    StrategicTodos,
     Todo,
     ToolCallInfo,
     ToolOutcome,
@@ -62,6 +62,7 @@ from workflows.strategies.base import (
 )
 from workflows.todos import current_index, todo_block
 
+OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
 Kind = Literal["strategic", "tactical"]
 Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
 
@@ -158,7 +159,7 @@ class PhaseAlternation(Strategy):
         return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind))
 
     def owns_tool(self, name: str) -> bool:
-        return name in CONTROL_TOOLS
+        return name in OWN_TOOLS
 
     def batch_closed(self) -> bool:
         return self.pending is not None or self.completion is not None
@@ -234,7 +235,7 @@ class PhaseAlternation(Strategy):
         return self._enter(nxt)
 
     def _strategic_phase(self, number: int, variant: Variant, issue: str = "") -> Phase:
-        todos = getattr(self.cfg.strategic_todos, "transition" if variant == "work" else variant)
+        todos = getattr(self._predefined(), "transition" if variant == "work" else variant)
         return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
                      issue=issue, todos=[Todo(id=i, content=t) for i, t in enumerate(todos, 1)])
 
@@ -244,14 +245,21 @@ class PhaseAlternation(Strategy):
         self.totals.phases += count
         return Workspace([ReadMemory()], lambda results: self._first_call(phase, results[0]))
 
-    def _first_call(self, phase: Phase, memory: str) -> CallModel:
+    def _predefined(self) -> StrategicTodos:
+        """The strategic phases' predefined todos."""
+        return self.cfg.strategic_todos
+
+    def _system_prompt(self, phase: Phase, memory: str, prompt: str = "") -> str:
         ps = self.cfg.config.phase_settings
-        self._system = render(self.cfg.prompts[phase.kind], {
+        return render(prompt or self.cfg.prompts[phase.kind], {
             "phase_number": str(phase.number), "phase_kind": phase.kind,
             "phase_title": phase.title, "workspace_md": memory,
             "min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
             "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
         })
+
+    def _first_call(self, phase: Phase, memory: str) -> CallModel:
+        self._system = self._system_prompt(phase, memory)
         kickoff = render(self.cfg.prompts["kickoff"], {
             "phase_number": str(phase.number), "phase_kind": phase.kind,
             "phase_title": phase.title,
@@ -328,7 +336,12 @@ class PhaseAlternation(Strategy):
                   "tokens_in": ph.tokens_in, "tokens_out": ph.tokens_out}
         if issue:
             record["issue"] = issue
-        return Workspace([Archive(ph.number, record)], lambda _: then())
+        return Workspace([Archive(ph.number, record | self._archive_extra(ph))],
+                         lambda _: then())
+
+    def _archive_extra(self, ph: Phase) -> dict[str, Any]:
+        """More of the phase for its archive file (a subclass's)."""
+        return {}
 
     def _complete(self, status: str | None = None, reason: str = "") -> Decision:
         """Write output/completion.json and end: job_complete, or an interrupt's status."""

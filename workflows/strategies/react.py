@@ -4,8 +4,8 @@
 
 - The model gets the workspace tools, the config's domain tools (deferred ones behind
   tool_search) and `job_complete`, which ends the job (`output/completion.json`).
-- A turn without a tool call is nudged; after `limits.max_nudges` nudges the answer is
-  taken as the job's summary and the job completes.
+- A turn without a tool call is nudged (prompts/task_nudge.md); after `limits.max_nudges`
+  nudges the answer is taken as the job's summary and the job completes.
 - A rewind (signal or breaker) starts a new attempt: a fresh conversation whose prompt
   carries the issue; the files of the earlier attempts stay. A wrap-up (budget) is a last
   attempt told to record the state and call job_complete.
@@ -41,6 +41,7 @@ from workflows.strategies.base import (
 )
 
 Variant = Literal["work", "rewind", "wrap_up"]
+FINISH = "call job_complete(summary, deliverables, confidence, notes) if the task is done"
 
 
 class Attempt(BaseModel):
@@ -94,7 +95,12 @@ class React(Strategy):
                          title=f"Attempt {a.number}" + (f" ({a.variant})" if a.issue else ""),
                          steps=a.steps, tokens_in=a.tokens_in, tokens_out=a.tokens_out)
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
-                            history=self.history, progress=self.writes)
+                            history=self.history, progress=self.writes,
+                            detail={"attempt": a.number, "writes": self.writes,
+                                    "issue": a.issue, "loaded_tools": a.loaded},
+                            stuck_hint="Try another way; if the task is done, call "
+                            "job_complete, and if it cannot be done, call job_complete and "
+                            "say why in its notes.")
 
     def after_model(self, reply: ModelReply) -> Decision:
         a = self.attempt
@@ -108,7 +114,7 @@ class React(Strategy):
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
             self.completion = {"summary": reply.content or "the model stopped calling tools"}
             return self._complete()
-        return self._call([self.cfg.prompts["nudge"]])
+        return self._call([self._nudge()])
 
     def owns_tool(self, name: str) -> bool:
         return name == "job_complete"
@@ -172,6 +178,11 @@ class React(Strategy):
             "issue_note": f"\n\nThis attempt was started because of an issue:\n\n> {a.issue}\n"
             if a.issue else ""})
         return self._call([kickoff])
+
+    def _nudge(self) -> str:
+        """The nudge (prompts/task_nudge.md; a config from before it: the phase nudge)."""
+        template = self.cfg.prompts.get("task_nudge")
+        return render(template, {"finish": FINISH}) if template else self.cfg.prompts["nudge"]
 
     def _call(self, user_messages: list[str]) -> CallModel:
         a = self.attempt

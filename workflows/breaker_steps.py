@@ -1,8 +1,6 @@
-"""The circuit breakers' trips after a model step, recorded: what the orchestrator acts on.
-
-`observe` gives the pure breakers (workflows/breakers.py) the step's facts, writes each trip
-to `output/breakers/trip_<n>.json`, counts and logs it, and returns the trips in the order
-the orchestrator carries them out: stop, wrap up, rewind, note.
+"""The breakers after a model step: their facts from the strategy's view, each trip
+recorded (output/breakers/trip_<n>.json, a metric, a log line), the trips in the order
+the orchestrator acts on them (stop, wrap_up, rewind, note).
 """
 
 from __future__ import annotations
@@ -16,10 +14,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import StrategyView
     from workflows.workspace_ops import WorkspaceOps
 
-TRIP_ORDER = ["stop", "wrap_up", "rewind", "note"]
+ORDER = ["stop", "wrap_up", "rewind", "note"]
 
 
-async def observe(breakers: Breakers, reply: ModelReply, view: StrategyView,
+async def observe(breakers: Breakers, view: StrategyView, reply: ModelReply,
                   cfg: ResolvedConfig, ops: WorkspaceOps) -> list[Trip]:
     ph, t = view.phase, view.totals
     assert ph is not None
@@ -28,14 +26,15 @@ async def observe(breakers: Breakers, reply: ModelReply, view: StrategyView,
         job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
         tool_names=[c.name for c in reply.tool_calls], text=reply.content,
         progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out)))
+        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out), hint=view.stuck_hint))
     first = breakers.state.trip_count - len(trips) + 1
     for n, trip in enumerate(trips, first):
         count_trip(trip.breaker, trip.action)
         await ops.write_output(layout.trip_path(n), trip.model_dump())
-    ordered = sorted(trips, key=lambda trip: TRIP_ORDER.index(trip.action))
+    ordered = sorted(trips, key=lambda t: ORDER.index(t.action))
     for trip in ordered:
-        workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message, extra=log_extra(ph))
+        workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
+                                extra=log_extra(ph))
     return ordered
 
 

@@ -1,0 +1,172 @@
+"""plan_revise_execute end to end on the scripted model: plan, an evaluation below the
+threshold, a revision, execution step by step in fresh conversations with the
+predecessors' results, a failed step that revises the rest; the records in the workspace,
+`state`, a worker SIGKILLed mid-job, replay on a worker without cache."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+
+from temporalio.worker import Replayer
+
+from operate.rerun import rerun
+from tests import strategy_scripts as scripts
+from tests.conftest import running_worker
+from tests.scripts import call, step
+from tests.test_durability import wait_started, worker_process
+from tests.waits import wait_for_requests, wait_state
+from workflows.agent_job import AgentJob
+from workflows.contract import JobResult, JobState
+
+CONFIG = {"extends": "creator", "strategy": "plan_revise_execute",
+          "llm": {"heartbeat_timeout_seconds": 2}}
+
+
+async def test_plan_revise_execute_job(client, task_queue, start_job, model_server, s3):
+    script = scripts.plan_revise_execute()
+    async with running_worker(client, task_queue, max_cached_workflows=0):
+        handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        during = await wait_state(handle, lambda s: s.phase.kind == "step")
+        result: JobResult = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == "completed", result
+    assert result.steps == len(script)
+    assert result.summary == "report.md joins alpha and beta"
+    assert result.deliverables == ["notes/a.md", "notes/b.md", "report.md"]
+    # plan, evaluate, revise, evaluate, step 1, step 2, step 3 (failed), replan, step 4
+    assert result.phases == 9
+    assert during.strategy == "plan_revise_execute" and during.todos
+    assert during.strategy_detail["threshold"] == 0.7
+    assert state.strategy_detail["replans"] == 1
+    assert [r["score"] for r in state.strategy_detail["rounds"]] == [0.5, 0.9, None]
+    assert [(p["id"], p["status"]) for p in state.strategy_detail["plan"]] == [
+        (1, "done"), (2, "done"), (3, "failed"), (4, "done")]
+
+    job = handle.id
+
+    async def text(path: str) -> str:
+        data = await s3.get("switchback", f"{job}/{path}")
+        assert data is not None, path
+        return data.decode()
+    assert await text("report.md") == scripts.REPORT
+    assert "Score: 0.50 (threshold 0.70): below the threshold" in await text(
+        "archive/evaluation_r1.md")
+    assert "accepted" in await text("archive/evaluation_r2.md")
+    assert "Write report.md with a title" in await text("archive/plan_r3.md")
+    assert "Status: failed" in await text("archive/steps/step_03.md")
+    current = await text("archive/plan.md")
+    assert "[x] 1. Write notes/a.md" in current and "[!] 3. Write report.md" in current
+    completion = json.loads(await text("output/completion.json"))
+    assert completion["status"] == "completed"
+
+    # every stage is a fresh conversation; a step sees the plan and its predecessors' results
+    reqs = model_server.requests(job)
+    firsts = [r for r in reqs if len(r["messages"]) == 2]
+    assert len(firsts) == 9
+    tools = [{t["function"]["name"] for t in r["tools"]} for r in firsts]
+    assert "submit_plan" in tools[0] and "write_file" not in tools[1]  # the evaluator reads
+    assert "step_result" in tools[4] and not tools[4] & {"todo_complete", "job_complete"}
+    report_step = firsts[8]["messages"][0]["content"]
+    assert "notes/a.md: alpha" in report_step and "notes/b.md: beta" in report_step
+    assert "Write report.md with a title" in report_step
+    revise = firsts[2]["messages"][0]["content"]
+    assert "the report is missing" in revise and "scored 0.50" in revise
+    replan = firsts[7]["messages"][0]["content"]
+    assert "needs a title" in replan and "ids above 3" in replan
+
+    replay = await Replayer(workflows=[AgentJob], data_converter=client.data_converter
+                            ).replay_workflow(await handle.fetch_history(),
+                                              raise_on_replay_failure=False)
+    assert replay.replay_failure is None, replay.replay_failure
+
+
+async def test_plan_revise_execute_survives_a_killed_worker(client, task_queue, start_job,
+                                                          model_server, s3, tmp_path):
+    script = [{**s, "latency_ms": 150} for s in scripts.plan_revise_execute()]
+    first = worker_process(client, task_queue, tmp_path / "w1.log")
+    try:
+        await wait_started(tmp_path / "w1.log")
+        handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_for_requests(model_server, handle.id, 8)  # in step 1
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+        second = worker_process(client, task_queue, tmp_path / "w2.log")
+        try:
+            result = await asyncio.wait_for(handle.result(), 120)
+        finally:
+            second.terminate()
+            second.wait(10)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    assert result.status == "completed" and result.phases == 9
+    # a retried model call got the same answer: every scripted step used exactly once
+    assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)
+    assert (await s3.get("switchback", f"{handle.id}/report.md")).decode() == scripts.REPORT
+
+
+async def test_a_rewind_revises_the_rest_and_the_job_continues_as_new(
+        client, task_queue, start_job, model_server, s3):
+    """A rewind signal during step 2 fails it with the issue and revises the rest; the job
+    continues as new every 2 stages; a rerun from the replan replays the recorded answers."""
+    script = scripts.plan_revise_execute(revise=False, fail_step=False)
+    i = next(n for n, s in enumerate(script)
+             if s["tool_calls"][0]["arguments"].get("path") == "notes/b.md")
+    script[i] = {**script[i], "latency_ms": 1500}  # step 2's call: the rewind lands in it
+    script[i + 1:i + 1] = [step(call("submit_plan", steps=[
+        {"id": 4, "name": "Write notes/b.md in capitals", "detail": "BETA", "after": [1]},
+        {"id": 5, "name": "Write report.md", "detail": "join", "after": [1, 4]}])),
+        step(call("write_file", path="notes/b.md", content="BETA\n"),
+             call("step_result", status="done", summary="notes/b.md: BETA",
+                  files=["notes/b.md"]))]
+    config = {**CONFIG, "continue_as_new": {"every_phases": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_for_requests(model_server, handle.id, i + 1)
+        await handle.signal("rewind", "use capitals for beta")
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+        runs = [wf async for wf in client.list_workflows(f'WorkflowId="{handle.id}"')]
+        new_id = f"{handle.id}-rerun"
+        # from the replan (stage 5): the state then holds the rewound step
+        again = await (await rerun(client, s3, "switchback", handle.id, new_id, 5, task_queue,
+                                   True)).result()
+    assert result.status == "completed", result
+    assert [(p["id"], p["status"]) for p in state.strategy_detail["plan"]] == [
+        (1, "done"), (2, "failed"), (4, "done"), (5, "done")]
+    assert state.strategy_detail["replans"] == 0  # an operator's rewind does not count
+    step2 = (await s3.get("switchback", f"{handle.id}/archive/steps/step_02.md")).decode()
+    assert "rewound: use capitals for beta" in step2
+    replan = [r for r in model_server.requests(handle.id) if len(r["messages"]) == 2][4]
+    assert "use capitals for beta" in replan["messages"][0]["content"]
+    assert len(runs) >= 3
+    replayer = Replayer(workflows=[AgentJob], data_converter=client.data_converter)
+    for wf in runs:
+        h = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        outcome = await replayer.replay_workflow(h, raise_on_replay_failure=False)
+        assert outcome.replay_failure is None, outcome.replay_failure
+    assert again.status == "completed" and model_server.requests(new_id) == []
+    assert (await s3.get("switchback", f"{new_id}/notes/b.md")) == b"BETA\n"
+
+
+async def test_plan_revise_execute_wraps_up_when_the_budget_is_spent(
+        client, task_queue, start_job, model_server, s3):
+    config = {**CONFIG, "budget": {"max_tokens": 5000}}
+    script = [{**step(call("list_files")), "usage": {"prompt_tokens": 6000,
+                                                     "completion_tokens": 10}},
+              step(call("job_complete", summary="no plan yet", confidence=0.0))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == "budget_exhausted" and result.summary == "no plan yet"
+    assert state.phase.kind == "wrap_up"
+    assert "job_complete" in {t["function"]["name"]
+                              for t in model_server.requests(handle.id)[1]["tools"]}

@@ -1,0 +1,222 @@
+"""auto: the complexity router (seed: strategic-planning-formalisms.md, 2.2).
+
+    classify (one model call: classify_task(complexity, reasons)) -> the routed strategy runs
+
+- The classification is a conversation of its own (phase 0) with one tool,
+  `classify_task`, and the instructions in its system prompt (prompts/classify.md: the
+  matrix of classes A complex, B complicated, C routine).
+- The class picks a strategy through `auto.routes` (default A -> nested,
+  B -> phase_alternation, C -> react); the choice is written to
+  archive/classification.json and shown in `state` (`strategy_detail.classification`).
+- Then the routed strategy runs as if the job had named it (composition): every call of the
+  seam goes to it, it shares this strategy's totals, and `state.strategy` stays `auto`.
+- A model that does not classify after the nudges gets class B, said so in the reasons.
+  A rewind during the classification classifies again with the issue.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
+from workflows.prompts import render
+from workflows.strategies.base import (
+    CallModel,
+    Complete,
+    Decision,
+    ExecuteTools,
+    Interrupt,
+    PhaseInfo,
+    PhaseRecord,
+    ReadFile,
+    Strategy,
+    StrategyView,
+    ToolDecision,
+    Totals,
+    Workspace,
+    WriteOutput,
+    job_result,
+    plan_calls,
+)
+from workflows.strategies.nested import Nested
+from workflows.strategies.phase_alternation import PhaseAlternation
+from workflows.strategies.plan_revise_execute import PlanReviseExecute
+from workflows.strategies.react import React
+
+ROUTES: dict[str, type[Strategy]] = {
+    s.name: s for s in (PhaseAlternation, React, PlanReviseExecute, Nested)}
+TOOL = "classify_task"
+FALLBACK = "B"
+INSTRUCTIONS_CHARS = 20_000
+
+
+class Route(BaseModel):
+    complexity: Literal["A", "B", "C"]
+    reasons: str
+    strategy: str
+
+
+class Classifying(BaseModel):
+    attempt: int = 1
+    issue: str = ""
+    steps: int = 0
+    nudges: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Snapshot(BaseModel):
+    route: Route | None
+    classifying: Classifying
+    totals: Totals
+    history: list[PhaseRecord]
+    inner: dict[str, Any] | None = None
+
+
+class Auto(Strategy):
+    name = "auto"
+
+    def __init__(self, config: ResolvedConfig) -> None:
+        super().__init__(config)
+        self.inner: Strategy | None = None
+        self.route: Route | None = None
+        self.c = Classifying()
+        self.history: list[PhaseRecord] = []  # the classification
+        self._system = ""
+
+    # -- before the route: the classification --------------------------------------------
+
+    def begin(self) -> Decision:
+        self.totals.phases += 1
+        return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
+                         lambda results: self._first_call(results[0]))
+
+    def _first_call(self, instructions: str) -> CallModel:
+        self._system = render(self.cfg.prompts["classify"], {"instructions": instructions})
+        note = f"\n\nClassify again because of an issue:\n\n> {self.c.issue}\n" if (
+            self.c.issue) else ""
+        return self._call([render(self.cfg.prompts["stage_kickoff"], {
+            "title": "Classification", "issue_note": note, "finish": f"call {TOOL}"})])
+
+    def _call(self, user_messages: list[str]) -> CallModel:
+        c = self.c
+        return CallModel(conversation="classify" + (f"_{c.attempt}" if c.attempt > 1 else ""),
+                         system_prompt=self._system, todo_block="", tools=[TOOL],
+                         user_messages=user_messages, label=f"classify step {c.steps + 1}")
+
+    def _routed(self, complexity: str, reasons: str) -> Decision:
+        """Record the class, then start the strategy it routes to."""
+        cls = "A" if complexity == "A" else "C" if complexity == "C" else "B"
+        name = getattr(self.cfg.config.auto.routes, cls)
+        self.route = Route(complexity=cls, reasons=reasons, strategy=name)
+        self._record("completed")
+        inner = ROUTES[name](self.cfg)
+        inner.totals = self.totals
+        self.inner = inner
+        return Workspace([WriteOutput(layout.CLASSIFICATION, self.route.model_dump())],
+                         lambda _: inner.begin())
+
+    def _record(self, status: str) -> None:
+        c = self.c
+        self.history = (self.history + [PhaseRecord(
+            number=0, kind="classify", variant="work", status=status, steps=c.steps,
+            todos_completed=0, tokens_in=c.tokens_in, tokens_out=c.tokens_out)])[-5:]
+
+    # -- Strategy: the classification, then the routed strategy ----------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        return Snapshot(route=self.route, classifying=self.c, totals=self.totals,
+                        history=self.history, inner=self.inner.snapshot() if self.inner else None
+                        ).model_dump(mode="json")
+
+    def resume(self, snapshot: dict[str, Any]) -> Decision:
+        snap = Snapshot.model_validate(snapshot)
+        self.route, self.c, self.history = snap.route, snap.classifying, snap.history
+        self.totals = snap.totals
+        if self.route is None or snap.inner is None:
+            self.c.steps = self.c.nudges = 0
+            return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
+                             lambda results: self._first_call(results[0]))
+        inner = self.inner = ROUTES[self.route.strategy](self.cfg)
+        decision = inner.resume(snap.inner)
+        self.totals = inner.totals
+        return decision
+
+    def view(self) -> StrategyView:
+        route = self.route.model_dump() if self.route else None
+        if self.inner is not None:
+            v = self.inner.view()
+            v.detail = {"classification": route, "routed_to": v.strategy, **v.detail}
+            v.strategy, v.history = self.name, (self.history + v.history)[-20:]
+            return v
+        c = self.c
+        info = PhaseInfo(number=0, kind="classify", variant="work", title="Classify the task",
+                         steps=c.steps, tokens_in=c.tokens_in, tokens_out=c.tokens_out)
+        return StrategyView(strategy=self.name, phase=info, totals=self.totals,
+                            history=self.history, progress=0,
+                            detail={"classification": None, "routed_to": None},
+                            stuck_hint=f"Classify the instructions with {TOOL}.")
+
+    def after_model(self, reply: ModelReply) -> Decision:
+        if self.inner is not None:
+            return self.inner.after_model(reply)
+        c = self.c
+        c.steps += 1
+        self.totals.steps += 1
+        self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        if reply.tool_calls:
+            return ExecuteTools(plan_calls(reply.tool_calls, [TOOL], self.cfg, "classification"))
+        c.nudges += 1
+        if c.nudges <= self.cfg.config.limits.max_nudges:
+            return self._call([render(self.cfg.prompts["task_nudge"], {"finish": f"call {TOOL}"})])
+        return self._routed(FALLBACK, f"the model did not call {TOOL} after {c.nudges - 1} "
+                            f"nudges; class {FALLBACK} by default. It said: "
+                            f"{(reply.content or '')[:300]}")
+
+    def owns_tool(self, name: str) -> bool:
+        return self.inner.owns_tool(name) if self.inner is not None else name == TOOL
+
+    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+        if self.inner is not None:
+            return self.inner.own_tool(call)
+        args = call.args or {}
+        self.route = Route(complexity=args.get("complexity") or FALLBACK,
+                           reasons=str(args.get("reasons") or ""), strategy="")
+        return ToolOutcome(ok=True, summary="Classification recorded.")
+
+    def batch_closed(self) -> bool:
+        return self.inner.batch_closed() if self.inner is not None else self.route is not None
+
+    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+        if self.inner is not None:
+            return self.inner.after_tools(outcomes)
+        self.totals.tool_calls += len(outcomes)
+        if self.route is None:
+            return self._call([])
+        return self._routed(self.route.complexity, self.route.reasons)
+
+    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+        if self.inner is not None:
+            return self.inner.interrupt(what, reason, status)
+        if what == "rewind":  # classify again, in a fresh conversation
+            self._record("rewound")
+            self.c = Classifying(attempt=self.c.attempt + 1, issue=reason)
+            self.totals.phases += 1
+            return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
+                             lambda results: self._first_call(results[0]))
+        status = {"cancel": "cancelled", "wrap_up": "budget_exhausted"}.get(what, status)
+        self._record(status)
+        result = job_result(status, {}, reason, self.totals)
+        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
+                         lambda _: Complete(result))
+
+    def add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        if self.inner is not None:
+            self.inner.add_usage(tokens_in, tokens_out)
+            return
+        self.c.tokens_in += tokens_in
+        self.c.tokens_out += tokens_out
+        self.totals.tokens_in += tokens_in
+        self.totals.tokens_out += tokens_out

@@ -1,0 +1,437 @@
+"""plan_revise_execute: plan, evaluate, revise below the threshold, then execute step by step.
+
+    plan (round 1) -> evaluate -> [score < threshold, rounds left: revise -> evaluate] ...
+      -> step 1 -> step 2 -> ... -> the job completes with the steps' results
+    a step fails (step_result "failed", a rewind): the rest of the plan is revised -> ...
+
+- Every stage is a fresh conversation (a new conversation key): memory is the workspace.
+- Plan: the workspace tools and `submit_plan(steps, rationale)`; a plan is checked (ids,
+  `after` naming earlier steps, `plan_revise_execute.min_steps`-`max_steps`), a bad one
+  is refused with a reason the model reads.
+- Evaluate: a fresh evaluator with read-only tools calls `submit_evaluation(score,
+  reasons)`. At or above `threshold` the plan runs; below, it is revised with the reasons,
+  for at most `max_rounds` plans; then the best-scored one runs.
+- Step: the plan, the step, its predecessors' results (`after`, capped at `result_chars`),
+  the workspace and domain tools and `step_result(status, summary, files)`. "done" runs the
+  next step; "failed" revises the rest of the plan (done steps stay) - at most
+  `max_replans` times, then the job ends `stuck`. A step answered without tools after the
+  nudges is done with that answer.
+- Records a person reads: archive/plan_r<k>.md, archive/evaluation_r<k>.md,
+  archive/steps/step_<id>.md and archive/plan.md (the plan as it stands, with results).
+- Interrupts: a rewind (signal, breaker) fails the current step with the issue and revises
+  the rest (while planning: revises the plan); a wrap-up (budget) is a last conversation
+  that records the state and calls job_complete; finish and cancel end the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
+from workflows.contract.config import PlanReviseExecuteSettings
+from workflows.prompts import render
+from workflows.strategies import plan_records as pr
+from workflows.strategies.base import (
+    CallModel,
+    Complete,
+    Decision,
+    ExecuteTools,
+    Interrupt,
+    PhaseInfo,
+    PhaseRecord,
+    ReadMemory,
+    ReportError,
+    Strategy,
+    StrategyView,
+    ToolDecision,
+    Totals,
+    Workspace,
+    WorkspaceOp,
+    WriteOutput,
+    WriteText,
+    job_result,
+    plan_calls,
+)
+from workflows.strategies.plan_records import PlanStep, Round
+
+Kind = Literal["plan", "evaluate", "step", "wrap_up"]
+Variant = Literal["work", "revision", "replan", "rewind", "wrap_up"]
+READ_ONLY = ("read_file", "list_files", "search_files")
+OWN_TOOLS = frozenset({"submit_plan", "submit_evaluation", "step_result", "job_complete"})
+FINISH = {"plan": "call submit_plan", "evaluate": "call submit_evaluation",
+          "step": "call step_result when the step's result exists",
+          "wrap_up": "call job_complete with an honest summary of what is done and what is not"}
+STUCK = {"plan": "Submit the plan with submit_plan.",
+         "evaluate": "Submit your evaluation with submit_evaluation.",
+         "step": "Try another way. If the step is done, call step_result(status=\"done\", "
+                 "...); if it cannot be done as planned, call step_result(status=\"failed\", "
+                 "summary=why).",
+         "wrap_up": "Call job_complete with what is done and what is not."}
+PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step", "wrap_up": "react"}
+TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
+          "rewind": "Rewind: reconsider the plan"}
+
+
+class Stage(BaseModel):
+    """One conversation: a plan, an evaluation, a step or the wrap-up."""
+
+    number: int
+    kind: Kind
+    variant: Variant = "work"
+    title: str
+    round: int = 0  # plan and evaluate: the plan's round
+    step: int = 0  # step: its id
+    issue: str = ""  # what started it (a failed step, a rewind, the budget)
+    loaded: list[str] = []  # deferred tools tool_search loaded
+    steps: int = 0
+    nudges: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class Snapshot(BaseModel):
+    stage: Stage
+    totals: Totals
+    history: list[PhaseRecord]
+    plan: list[PlanStep]
+    rounds: list[Round]
+    replans: int
+    progress: int
+    note: str
+    final_status: Literal["completed", "budget_exhausted"]
+
+
+class PlanReviseExecute(Strategy):
+    name = "plan_revise_execute"
+
+    def __init__(self, config: ResolvedConfig) -> None:
+        super().__init__(config)
+        self.stage: Stage | None = None
+        self.history: list[PhaseRecord] = []
+        self.plan: list[PlanStep] = []  # the running plan (empty while planning)
+        self.rounds: list[Round] = []  # every submitted plan
+        self.replans = 0
+        self.progress = 0  # plans, evaluations and steps done: what the breakers watch
+        self.note = ""  # how the running plan was chosen
+        self.pending: Callable[[], Decision] | None = None  # decided in a batch, done after it
+        self.completion: dict[str, Any] | None = None
+        self.final_status: Literal["completed", "budget_exhausted"] = "completed"
+        self.recorded = 0  # the last stage number in `history`
+        self._system = ""
+
+    @property
+    def settings(self) -> PlanReviseExecuteSettings:
+        return self.cfg.config.plan_revise_execute
+
+    # -- Strategy --------------------------------------------------------------------
+
+    def begin(self) -> Decision:
+        return self._enter(self._plan_stage("work"))
+
+    def snapshot(self) -> dict[str, Any]:
+        return Snapshot(stage=self._st(), totals=self.totals, history=self.history,
+                        plan=self.plan, rounds=self.rounds, replans=self.replans,
+                        progress=self.progress, note=self.note,
+                        final_status=self.final_status).model_dump(mode="json")
+
+    def resume(self, snapshot: dict[str, Any]) -> Decision:
+        snap = Snapshot.model_validate(snapshot)
+        self.totals, self.history, self.plan, self.rounds = (snap.totals, snap.history,
+                                                             snap.plan, snap.rounds)
+        self.replans, self.progress, self.note = snap.replans, snap.progress, snap.note
+        self.final_status, self.recorded = snap.final_status, snap.stage.number - 1
+        return self._enter(snap.stage, count=False)
+
+    def view(self) -> StrategyView:
+        st = self.stage
+        info = None if st is None else PhaseInfo(
+            number=st.number, kind=st.kind, variant=st.variant, title=st.title, steps=st.steps,
+            tokens_in=st.tokens_in, tokens_out=st.tokens_out, todos=pr.todos(self.plan))
+        s = self.settings
+        detail = {"threshold": s.threshold, "max_rounds": s.max_rounds, "replans": self.replans,
+                  "note": self.note, "current_step": st.step if st and st.kind == "step" else None,
+                  **pr.plan_detail(self.plan, self.rounds)}
+        return StrategyView(strategy=self.name, phase=info, totals=self.totals,
+                            history=self.history, progress=self.progress, detail=detail,
+                            stuck_hint=STUCK.get(st.kind if st else "", ""))
+
+    def after_model(self, reply: ModelReply) -> Decision:
+        st = self._st()
+        st.steps += 1
+        self.totals.steps += 1
+        self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+        if reply.tool_calls:
+            st.nudges = 0
+            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, st.kind))
+        st.nudges += 1
+        limit = self.cfg.config.limits.max_nudges
+        if st.nudges <= limit:
+            return self._call([render(self.cfg.prompts["task_nudge"], {
+                "finish": FINISH[st.kind]})])
+        answer = reply.content or "(no summary)"
+        if st.kind == "step":  # the answer is the step's result
+            return self._step_finished("done", answer, [])
+        if st.kind == "wrap_up":
+            self.completion = {"summary": answer}
+            return self._complete()
+        return ReportError(f"the model answered {st.nudges} times in a row without calling a "
+                           f"tool in stage {st.number} ({st.title}; limits.max_nudges={limit})",
+                           code="no_tool_call")
+
+    def owns_tool(self, name: str) -> bool:
+        return name in OWN_TOOLS
+
+    def batch_closed(self) -> bool:
+        return self.pending is not None or self.completion is not None
+
+    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+        args = call.args or {}
+        if call.name == "submit_plan":
+            return self._submit_plan(args)
+        if call.name == "submit_evaluation":
+            r = self._round(self._st().round)
+            r.score, r.reasons = float(args.get("score") or 0), str(args.get("reasons") or "")
+            self.progress += 1
+            self.pending = lambda: self._evaluated(r)
+            return ToolOutcome(ok=True, summary="Evaluation recorded.")
+        if call.name == "step_result":
+            status = "failed" if args.get("status") == "failed" else "done"
+            summary, files = str(args.get("summary") or ""), [str(f) for f in
+                                                               args.get("files") or []]
+            self.pending = lambda: self._step_finished(status, summary, files)
+            return ToolOutcome(ok=True, summary="Step result recorded." + (
+                " The rest of the plan is revised now." if status == "failed" else ""))
+        self.completion = dict(args)  # job_complete (wrap-up)
+        return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+        st = self._st()
+        self.totals.tool_calls += len(outcomes)
+        for o in outcomes:
+            st.loaded += [t for t in o.tools_added if t not in st.loaded]
+        if self.completion is not None:
+            return self._complete()
+        pending, self.pending = self.pending, None
+        return pending() if pending is not None else self._call([])
+
+    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+        st = self._st()
+        self.pending = None
+        if what == "rewind":
+            self._leave("rewound")
+            ops: list[WorkspaceOp] = []
+            if st.kind == "step":
+                p = self._step(st.step)
+                p.status, p.result = "failed", f"rewound: {reason}"
+                ops = [WriteText(layout.step_path(p.id), pr.step_record(p)), self._current()]
+            return Workspace(ops, lambda _: self._next(self._plan_stage("rewind", reason)))
+        if what == "wrap_up":
+            self.final_status = "budget_exhausted"
+            self._leave("interrupted")
+            return self._next(Stage(number=st.number + 1, kind="wrap_up", variant="wrap_up",
+                                    title="Wrap-up: record the state of the work", issue=reason))
+        status = "cancelled" if what == "cancel" else status
+        self._leave(status)
+        for p in self.plan:
+            if p.status == "pending":
+                p.status = "cancelled"
+        last: list[WorkspaceOp] = [self._current()] if self.plan else []
+        return Workspace(last, lambda _: self._complete(status, reason))
+
+    def add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        st = self._st()
+        st.tokens_in += tokens_in
+        st.tokens_out += tokens_out
+        self.totals.tokens_in += tokens_in
+        self.totals.tokens_out += tokens_out
+
+    # -- planning ----------------------------------------------------------------------
+
+    def _submit_plan(self, args: dict[str, Any]) -> ToolOutcome:
+        s, executing = self.settings, bool(self.plan)
+        taken = {p.id for p in self.plan if p.status in ("done", "failed")}
+        steps, why = pr.parse_plan(args, taken, s.min_steps, s.max_steps)
+        if why:
+            return ToolOutcome(ok=False, code="plan_rejected", summary=(
+                f"Plan rejected: {why}. Fix it and call submit_plan again."))
+        r = Round(round=len(self.rounds) + 1, steps=steps,
+                  kind="replan" if executing else "revision" if self.rounds else "plan",
+                  rationale=str(args.get("rationale") or ""))
+        self.rounds.append(r)
+        self.progress += 1
+        self.pending = (lambda: self._replanned(r)) if executing else (
+            lambda: self._to_evaluation(r))
+        return ToolOutcome(ok=True, summary=f"Plan recorded ({len(steps)} steps). " + (
+            "Its next step starts now." if executing else "An evaluator scores it now."))
+
+    def _to_evaluation(self, r: Round) -> Decision:
+        record = WriteText(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
+        nxt = Stage(number=self._st().number + 1, kind="evaluate", round=r.round,
+                    title=f"Evaluate the plan (round {r.round})")
+        return Workspace([record], lambda _: self._next(nxt))
+
+    def _evaluated(self, r: Round) -> Decision:
+        s = self.settings
+        assert r.score is not None
+        planned = [x for x in self.rounds if x.kind != "replan"]
+        chosen: Round | None = r
+        if r.score >= s.threshold:
+            verdict = "accepted, the plan runs"
+        elif len(planned) < s.max_rounds:
+            verdict, chosen = "below the threshold, the plan is revised", None
+        else:
+            chosen = max(reversed([x for x in planned if x.score is not None]),
+                         key=lambda x: x.score or 0.0)
+            verdict = (f"below the threshold after {len(planned)} rounds (max_rounds): the "
+                       f"best plan, round {chosen.round} ({chosen.score:.2f}), runs")
+        ops: list[WorkspaceOp] = [WriteText(layout.evaluation_path(r.round),
+                                    pr.evaluation_record(r, s.threshold, verdict))]
+        if chosen is None:
+            return Workspace(ops, lambda _: self._next(self._plan_stage("revision")))
+        self.plan = [p.model_copy() for p in chosen.steps]
+        self.note = f"The plan of round {chosen.round}: {verdict}."
+        return Workspace(ops + [self._current()], lambda _: self._next_step())
+
+    def _replanned(self, r: Round) -> Decision:
+        for p in self.plan:
+            if p.status == "pending":
+                p.status = "dropped"
+        self.plan += [p.model_copy() for p in r.steps]
+        self.note = f"Revised in round {r.round}: {self._st().issue[:300]}"
+        record = pr.round_record(r, self._st().issue)
+        return Workspace([WriteText(layout.plan_path(r.round), record), self._current()],
+                         lambda _: self._next_step())
+
+    # -- executing ---------------------------------------------------------------------
+
+    def _next_step(self) -> Decision:
+        nxt = next((p for p in self.plan if p.status == "pending"), None)
+        if nxt is None:
+            return self._plan_done()
+        return self._next(Stage(number=self._st().number + 1, kind="step", step=nxt.id,
+                                title=f"Step {nxt.id}: {nxt.title}"[:200]))
+
+    def _step_finished(self, status: str, summary: str, files: list[str]) -> Decision:
+        st, s = self._st(), self.settings
+        p = self._step(st.step)
+        p.status, p.result, p.files = ("done" if status == "done" else "failed"), summary, files
+        ops: list[WorkspaceOp] = [WriteText(layout.step_path(p.id), pr.step_record(p)),
+                                  self._current()]
+        if p.status == "done":
+            self.progress += 1
+            return Workspace(ops, lambda _: self._next_step())
+        if self.replans >= s.max_replans:
+            self._leave("failed")
+            why = (f"step {p.id} failed and the plan was already revised {self.replans} times "
+                   f"(plan_revise_execute.max_replans): {summary}")
+            return Workspace(ops, lambda _: self._complete("stuck", why))
+        self.replans += 1
+        issue = f"Step {p.id} ({p.title}) failed: {summary}"
+        return Workspace(ops, lambda _: self._next(self._plan_stage("replan", issue), "failed"))
+
+    def _plan_done(self) -> Decision:
+        done = [p for p in self.plan if p.status == "done"]
+        files = list(dict.fromkeys(f for p in done for f in p.files))
+        self.completion = {"summary": done[-1].result if done else "the plan had no steps",
+                           "deliverables": files, "notes": self.note}
+        return self._complete()
+
+    # -- stages ------------------------------------------------------------------------
+
+    def _plan_stage(self, variant: Variant, issue: str = "") -> Stage:
+        number = self.stage.number + 1 if self.stage else 1
+        return Stage(number=number, kind="plan", variant=variant, title=TITLES[variant],
+                     round=len(self.rounds) + 1, issue=issue)
+
+    def _next(self, stage: Stage, status: str = "completed") -> Decision:
+        self._leave(status)
+        limit = self.cfg.config.limits.max_phases
+        if stage.number > limit:
+            return ReportError(f"the job reached limits.max_phases={limit} stages",
+                               code="phase_limit")
+        return self._enter(stage)
+
+    def _enter(self, stage: Stage, count: bool = True) -> Decision:
+        self.stage = stage
+        self.totals.phases += count
+        return Workspace([ReadMemory()], lambda results: self._first_call(results[0]))
+
+    def _first_call(self, memory: str) -> CallModel:
+        st, s, prompts = self._st(), self.settings, self.cfg.prompts
+        values = {"tools": ", ".join(self.tools()), "workspace_md": memory,
+                  "threshold": f"{s.threshold:.2f}", "issue": st.issue or "(none)"}
+        if st.kind == "plan":
+            values |= {"work_tools": ", ".join(self._work_tools()), "min_steps": str(s.min_steps),
+                       "max_steps": str(s.max_steps),
+                       "revision": pr.revision_text(self.plan, self.rounds, s.threshold, st.issue)}
+        elif st.kind == "evaluate":
+            values |= {"round": str(st.round), "plan": pr.plan_text(self._round(st.round).steps)}
+        elif st.kind == "step":
+            p = self._step(st.step)
+            values |= {"plan": pr.plan_text(self.plan, results=True), "step_title":
+                       f"{p.id}. {p.title}", "step_detail": p.detail or p.title,
+                       "predecessors": pr.predecessors_text(self.plan, p, s.result_chars)}
+        self._system = render(prompts[PROMPT[st.kind]], values)
+        issue_note = f"\n\nThis stage was started because of an issue:\n\n> {st.issue}\n" if (
+            st.issue and st.kind != "plan") else ""
+        return self._call([render(prompts["stage_kickoff"], {
+            "title": st.title, "issue_note": issue_note, "finish": FINISH[st.kind]})])
+
+    def _call(self, user_messages: list[str]) -> CallModel:
+        st = self._st()
+        return CallModel(conversation=f"pre_{st.number:04d}", system_prompt=self._system,
+                         todo_block="", tools=self.tools(), user_messages=user_messages,
+                         label=f"{st.kind} {st.number} step {st.steps + 1}")
+
+    def tools(self) -> list[str]:
+        st, t = self._st(), self.cfg.config.tools
+        if st.kind == "plan":
+            names = t.workspace + ["submit_plan"]
+        elif st.kind == "evaluate":
+            names = [n for n in t.workspace if n in READ_ONLY] + ["submit_evaluation"]
+        elif st.kind == "step":
+            names = self._work_tools() + st.loaded + ["step_result"]
+        else:
+            names = t.workspace + ["job_complete"]
+        return list(dict.fromkeys(names))
+
+    def _work_tools(self) -> list[str]:
+        t = self.cfg.config.tools
+        return list(dict.fromkeys(t.workspace + (["tool_search"] if t.deferred else [])
+                                  + [n for n in t.domain if n not in t.deferred]))
+
+    # -- records -----------------------------------------------------------------------
+
+    def _current(self) -> WriteText:
+        return WriteText(layout.CURRENT_PLAN, pr.current_record(self.plan, self.rounds, self.note))
+
+    def _leave(self, status: str) -> None:
+        """Record the current stage in `history` (once)."""
+        st = self._st()
+        if self.recorded >= st.number:
+            return
+        self.recorded = st.number
+        self.history = (self.history + [PhaseRecord(
+            number=st.number, kind=st.kind, variant=st.variant, status=status, steps=st.steps,
+            todos_completed=int(st.kind == "step" and self._step(st.step).status == "done"),
+            tokens_in=st.tokens_in, tokens_out=st.tokens_out)])[-20:]
+
+    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+        self._leave(status or "completed")
+        result = job_result(status or self.final_status, self.completion or {}, reason,
+                            self.totals)
+        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
+                         lambda _: Complete(result))
+
+    def _st(self) -> Stage:
+        assert self.stage is not None, "strategy used before begin()"
+        return self.stage
+
+    def _step(self, step_id: int) -> PlanStep:
+        return next(p for p in self.plan if p.id == step_id)
+
+    def _round(self, number: int) -> Round:
+        return next(r for r in self.rounds if r.round == number)
