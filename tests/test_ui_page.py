@@ -176,7 +176,10 @@ async def send(page, kind: str, name: str, data: str | None = None) -> None:
             await picker.click()  # open the list
             await page.wait_for_timeout(400)
         if await option.is_visible():
-            await option.click(timeout=5000)
+            try:
+                await option.click(timeout=3000)
+            except Exception:  # the list closed (re-rendered) meanwhile: open it again
+                continue
             await page.wait_for_timeout(300)
             if await chosen.input_value() == name:
                 break
@@ -197,29 +200,32 @@ async def send(page, kind: str, name: str, data: str | None = None) -> None:
 
 
 async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
-    """Pause, resume, a rewind that restores, approve and cancel, each sent from the page."""
+    """Pause, a rewind that restores, approve, resume and cancel, each sent from the page.
+    The job waits for an approval meanwhile, so nothing depends on how fast the UI is."""
     tag = uuid.uuid4().hex[:6]
-    job, gated, doomed = f"ui-steer-{tag}", f"ui-approve-{tag}", f"ui-cancel-{tag}"
-    slow = {**tactical(5)[1], "latency_ms": 8000}
-    model_server.set_script(job, bootstrap() + tactical(1) + [slow]
-                            + transition("Revised", 5, memory="rewound") + tactical(5, "r")
-                            + full_job(1)[-4:])
-    model_server.set_script(gated, bootstrap() + [
+    job, doomed = f"ui-steer-{tag}", f"ui-cancel-{tag}"
+    model_server.set_script(job, bootstrap() + tactical(1) + [
         step(call("write_file", path="tmp.md", content="x")),
-        step(call("delete_file", path="tmp.md"))] + tactical(5) + full_job(1)[-4:])
+        step(call("delete_file", path="tmp.md"))]  # waits for `approve`
+        + transition("Revised", 5, memory="rewound") + tactical(5, "r") + full_job(1)[-4:])
     model_server.set_script(doomed, bootstrap() + [{**tactical(5)[0], "latency_ms": 30000}])
     queue = f"ui-{tag}"
     async with running_worker(ui.client, queue), browser.browser() as ctx:
         handle = await ui.client.start_workflow(
-            "AgentJob", JobInput(config="creator", instructions="x", documents=[]), id=job,
+            "AgentJob", JobInput(config=GATED, instructions="x", documents=[]), id=job,
             task_queue=queue, result_type=JobResult)
+        st = await wait_state(handle, lambda s: bool(s.pending_approvals), 120)
         page = await browser.open_workflow(ctx, ui.url, job)
-        await wait_for_requests(model_server, job, len(bootstrap()) + 2)  # the slow step
         await send(page, "Signal", "pause")
-        await wait_state(handle, lambda s: s.status == "paused")
+        await wait_state(handle, lambda s: s.paused)
         await send(page, "Signal", "rewind", '{"issue": "sent from the web UI", '
                    '"restore_phase": 2}')
-        await wait_state(handle, lambda s: s.rewinds_waiting == 1)  # waits for the resume
+        await wait_state(handle, lambda s: s.rewinds_waiting == 1)  # at the next boundary
+        call_id = st.pending_approvals[0].call_id
+        await send(page, "Update", "approve", f'{{"call_id": "{call_id}", "approved": true, '
+                   '"note": "ok from the UI"}')
+        await wait_state(handle, lambda s: s.status == "paused")  # the boundary: paused
+        assert await s3.get("switchback", f"{job}/work/a_1.md") == b"result a 1\n"
         await send(page, "Signal", "resume")
         result = await asyncio.wait_for(handle.result(), 120)
         assert result.status == "completed"
@@ -228,16 +234,12 @@ async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
         assert "restored to the start of phase 2" in arch["issue"]
         assert await s3.get("switchback", f"{job}/archive/rewound/2/work/a_1.md") == (
             b"result a 1\n")
-
-        approval = await ui.client.start_workflow(
-            "AgentJob", JobInput(config=GATED, instructions="x", documents=[]), id=gated,
-            task_queue=queue, result_type=JobResult)
-        st = await wait_state(approval, lambda s: bool(s.pending_approvals))
-        page = await browser.open_workflow(ctx, ui.url, gated)
-        call_id = st.pending_approvals[0].call_id
-        await send(page, "Update", "approve", f'{{"call_id": "{call_id}", "approved": true, '
-                   '"note": "ok from the UI"}')
-        assert (await asyncio.wait_for(approval.result(), 120)).status == "completed"
+        assert await s3.get("switchback", f"{job}/work/a_1.md") is None
+        updates = [e.workflow_execution_update_completed_event_attributes.outcome.success
+                   for e in (await handle.fetch_history()).events if e.HasField(
+                       "workflow_execution_update_completed_event_attributes")]
+        assert [u.payloads[0].data for u in updates] == [
+            f'"approved delete_file call {call_id}"'.encode()]
 
         cancel = await ui.client.start_workflow(
             "AgentJob", JobInput(config="creator", instructions="x", documents=[]), id=doomed,
