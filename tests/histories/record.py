@@ -4,7 +4,9 @@
 
 Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a failure, and
 (from the `tool-listing` set on) a job that calls an MCP server's tool (mcp-server-time), and
-(from the `typed-failures` set on) a tool run as a local activity that fails for good.
+(from the `typed-failures` set on) a tool run as a local activity that fails for good, and
+(from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
+start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record strategies
 
@@ -161,7 +163,15 @@ async def record() -> None:
             except WorkflowFailureError:
                 pass
 
-            for handle in (plain, rewind, approval, failure, mcp_job, local_failure):
+            restore = await start("rewind-restore", bootstrap() + tactical(1) + [
+                {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
+                + tactical(5, "r") + finish())
+            while len(b.model.requests("rewind-restore")) < 9:
+                await asyncio.sleep(0.05)
+            await restore.signal("rewind", {"issue": "the scope changed", "restore_phase": 2})
+            await restore.result()
+
+            for handle in (plain, rewind, approval, failure, mcp_job, local_failure, restore):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)
