@@ -49,7 +49,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 import telemetry
-from activities.config_files import load_config_activity
+from activities.config_files import ConfigActivities
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
@@ -158,7 +158,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if role in ("all", "workflows"):
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
-            load_config_activity, *WorkspaceActivities(s3).all(),
+            ConfigActivities(client.data_converter.payload_codec is not None).load_config,
+            *WorkspaceActivities(s3).all(),
             SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
             pipeline.read_requirements, pipeline.read_decision,
             *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local

@@ -57,11 +57,12 @@ ENV_VARS = ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
 MODEL_ACTIVITIES = ("call_model", "summarize_conversation")
 TOOL_ACTIVITY = "run_tool"
 TOOL_TYPE_PREFIX = TOOL_ACTIVITY_PREFIX  # a tool run as a local activity: `tool.<name>`
+PHASE_KEY = re.compile(r"phase_(\d+)")
 
 
 def is_tool(kind: str) -> bool:
     return kind == TOOL_ACTIVITY or kind.startswith(TOOL_TYPE_PREFIX)
-PHASE_KEY = re.compile(r"phase_(\d+)")
+
 
 _installed: TracerProvider | None = None  # the provider this process made global
 

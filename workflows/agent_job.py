@@ -392,8 +392,9 @@ class AgentJob:
         self._publish()
 
     def _publish(self) -> None:
-        self.publisher.publish(self.state(), self.cfg is not None
-                               and self.cfg.config.search_attributes)
+        cfg = self.cfg
+        self.publisher.publish(self.state(), cfg is not None and cfg.config.search_attributes,
+                               text=cfg is None or not cfg.payloads_encrypted)
 
     def _phase_number(self) -> int:
         ph = self._view().phase

@@ -146,8 +146,10 @@ class Publisher:
         self._tokens = 0
         self._at: datetime | None = None  # when the attributes were last upserted
 
-    def publish(self, s: JobState, search_attributes: bool) -> None:
-        """Current details every time; what persists when what a person reads changed."""
+    def publish(self, s: JobState, search_attributes: bool, text: bool = True) -> None:
+        """Current details every time; what persists when what a person reads changed.
+        `text`: free text (the todo, the last error) may go into search attributes (not
+        when payloads are encrypted: the server keeps search attributes in plain text)."""
         workflow.set_current_details(details_markdown(s))
         if not workflow.patched(UI_PROGRESS):
             self._publish_before(s, search_attributes)
@@ -162,7 +164,7 @@ class Publisher:
             return  # tokens and cost alone: search attributes, at most every 30 s
         self._tokens, self._at = tokens, now
         if search_attributes:
-            self._upsert(attributes(s))
+            self._upsert(attributes(s, text))
 
     def _upsert(self, values: dict[str, Any]) -> None:
         keys = {k.name: k for k in (SA_PHASE, SA_PHASE_NUMBER, SA_TOKENS, SA_STATUS, SA_STRATEGY,
@@ -190,15 +192,15 @@ class Publisher:
             SA_STATUS.value_set(s.status)])
 
 
-def attributes(s: JobState) -> dict[str, Any]:
-    """The search attributes of `s` (None: unset)."""
+def attributes(s: JobState, text: bool = True) -> dict[str, Any]:
+    """The search attributes of `s` (None: unset; the free-text ones also without `text`)."""
     return {
         SA_PHASE.name: s.phase.kind or "starting", SA_PHASE_NUMBER.name: s.phase.number,
         SA_TOKENS.name: s.tokens.tokens_in + s.tokens.tokens_out, SA_STATUS.name: s.status,
         SA_STRATEGY.name: s.strategy if s.phase.number else None,
         SA_TODOS.name: s.progress if s.todos else None,
-        SA_TODO.name: s.current_todo or None, SA_COST.name: s.cost_usd,
-        SA_LAST_ERROR.name: (s.last_error or "")[:MAX_ERROR_CHARS] or None,
+        SA_TODO.name: (s.current_todo if text else "") or None, SA_COST.name: s.cost_usd,
+        SA_LAST_ERROR.name: ((s.last_error or "")[:MAX_ERROR_CHARS] if text else "") or None,
     }
 
 

@@ -273,3 +273,6 @@ class ResolvedConfig(BaseModel):
     tool_record: str = ""
     source: str | dict[str, Any] | None = None  # the config as the job named it (children)
     nested_todos: StrategicTodos | None = None  # the nested outer loop's predefined todos
+    # set by the worker's `load_config`: its payloads are encrypted (SWITCHBACK_CODEC_KEYS).
+    # Search attributes never are, so the job then keeps free text (todo, error) out of them
+    payloads_encrypted: bool = False
