@@ -15,7 +15,7 @@ import re
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -34,7 +34,7 @@ from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, full_job, step, tactical, transition
 from tests.test_approvals import GATED
 from tests.waits import wait_for_requests, wait_state
-from workflows.contract import JobInput, JobResult
+from workflows.contract import JobInput, JobResult, JobState
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(browser.skip_reason() is not None,
@@ -158,15 +158,18 @@ async def test_a_finished_job_reads_on_the_page_with_no_worker(ui, model_server,
                                             "☒ 1. Task 1"])
 
 
-async def send(page, kind: str, name: str, data: str | None = None) -> None:
+async def send(page, kind: str, name: str, data: str | None,
+               done: Callable[[], Awaitable[bool]]) -> None:
     """More Actions -> Send a Signal / Send an Update: pick `name` (the live worker lists
-    them), type `data` (JSON), submit."""
+    them), type `data` (JSON), submit; then wait until the dialog closes or `done()` (the
+    job took it: under load the dialog can stay open long after the server answered)."""
+    await page.reload(wait_until="load")  # a fresh form: the UI keeps an earlier dialog's state
     more = page.locator("button:visible", has_text="More Actions").first
     await more.wait_for()
     await more.click()
     await page.get_by_role("menuitem", name=f"Send a{'n' if kind == 'Update' else ''} {kind}"
                            ).click()
-    dialog = page.locator("[role=dialog]:visible, dialog[open]").first
+    dialog = page.locator("[role=dialog]:visible, dialog[open]:visible").first
     await dialog.wait_for()
     picker = dialog.locator("[data-testid$=-select-button]").first
     chosen = dialog.locator("input[id$='-select']").first
@@ -192,11 +195,28 @@ async def send(page, kind: str, name: str, data: str | None = None) -> None:
     if kind == "Update":  # UI 2.54.1 sends nothing without an update id ("optional")
         await dialog.get_by_role("button", name="Random UUID").click()
     await dialog.get_by_role("button", name="Submit").click()
-    try:
-        await dialog.wait_for(state="hidden")
-    except Exception:
-        raise AssertionError(f"the {kind} dialog stayed open: {await dialog.inner_text()}") \
-            from None
+    for _ in range(120):
+        if not await dialog.is_visible():
+            return
+        if await done():  # the job has it; the dialog closes (or is closed) before the next
+            try:
+                await dialog.wait_for(state="hidden", timeout=20000)
+            except Exception:
+                await page.keyboard.press("Escape")
+                await dialog.wait_for(state="hidden")
+            return
+        await page.wait_for_timeout(500)
+    raise AssertionError(f"the {kind} dialog stayed open and the job did not take the {kind}: "
+                         f"{await dialog.inner_text()}")
+
+
+def state_is(handle, ok: Callable[[JobState], bool]) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        try:
+            return ok(await handle.query("state", result_type=JobState))
+        except Exception:  # the job ended (no worker answers) or is between tasks
+            return False
+    return check
 
 
 async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
@@ -216,17 +236,17 @@ async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
             task_queue=queue, result_type=JobResult)
         st = await wait_state(handle, lambda s: bool(s.pending_approvals), 120)
         page = await browser.open_workflow(ctx, ui.url, job)
-        await send(page, "Signal", "pause")
+        await send(page, "Signal", "pause", None, state_is(handle, lambda s: s.paused))
         await wait_state(handle, lambda s: s.paused)
         await send(page, "Signal", "rewind", '{"issue": "sent from the web UI", '
-                   '"restore_phase": 2}')
+                   '"restore_phase": 2}', state_is(handle, lambda s: s.rewinds_waiting == 1))
         await wait_state(handle, lambda s: s.rewinds_waiting == 1)  # at the next boundary
         call_id = st.pending_approvals[0].call_id
         await send(page, "Update", "approve", f'{{"call_id": "{call_id}", "approved": true, '
-                   '"note": "ok from the UI"}')
+                   '"note": "ok from the UI"}', state_is(handle, lambda s: not s.pending_approvals))
         await wait_state(handle, lambda s: s.status == "paused")  # the boundary: paused
         assert await s3.get("switchback", f"{job}/work/a_1.md") == b"result a 1\n"
-        await send(page, "Signal", "resume")
+        await send(page, "Signal", "resume", None, state_is(handle, lambda s: not s.paused))
         result = await asyncio.wait_for(handle.result(), 120)
         assert result.status == "completed"
         arch = yaml.safe_load(await s3.get("switchback", f"{job}/archive/phase_2.yaml"))
@@ -247,7 +267,7 @@ async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
         await wait_for_requests(model_server, doomed, len(bootstrap()) + 1)
         page = await browser.open_workflow(ctx, ui.url, doomed)
         await page.locator("button:visible", has_text="Request Cancellation").first.click()
-        dialog = page.locator("[role=dialog]:visible, dialog[open]").first
+        dialog = page.locator("[role=dialog]:visible, dialog[open]:visible").first
         await dialog.wait_for()
         await dialog.get_by_role("button", name="Confirm").click()
         with pytest.raises(WorkflowFailureError):
