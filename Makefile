@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
-.PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval
+.PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval browser
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,23 @@ test: $(STAMP)
 	@$(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: that is a failure" >&2; fi; \
 	exit $$rc
+
+# Chromium for the browser tests (tests/test_ui_page.py), from the Debian packages: as root
+# where apt-get exists and no Chromium is installed yet; otherwise it says why and goes on
+# (the tests then skip, naming the reason). SWITCHBACK_CHROMIUM points at another Chromium.
+browser:
+	@if [ -n "$${SWITCHBACK_CHROMIUM:-}" ] || command -v chromium >/dev/null 2>&1; then \
+		echo "browser: chromium is installed"; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "browser: no apt-get here: the browser tests will skip (install Chromium yourself)"; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "browser: not root: the browser tests will skip (sudo apt-get install -y chromium)"; \
+	else \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium >/dev/null \
+			&& echo "browser: installed $$(chromium --version 2>/dev/null)" \
+			|| echo "browser: apt-get install chromium failed: the browser tests will skip"; \
+	fi
 
 stop:
 	@if [ -x $(BIN)/python ]; then $(BIN)/python -m devstack down; fi

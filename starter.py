@@ -3,9 +3,12 @@
     python starter.py start [--config creator] [--instructions FILE] [--document PATH ...]
                             [--id JOB_ID] [--follow | --wait [--show-workspace]]
     python starter.py follow JOB_ID          live line per step, todo progress bar, exit status
-    python starter.py status JOB_ID          the live state (the `state` query)
-    python starter.py list [--query Q]       jobs with phase, status and tokens
-    python starter.py rewind JOB_ID "ISSUE"  signal: archive the todos, re-plan around ISSUE
+    python starter.py status JOB_ID          the live state (the `state` query; with no worker,
+                                             the progress the job persisted)
+    python starter.py list [--query Q]       jobs with status, phase, todos, tokens, cost
+    python starter.py rewind JOB_ID "ISSUE" [--restore-phase N]
+                                             signal: archive the todos, re-plan around ISSUE
+                                             (and put the files back to phase N's start)
     python starter.py pause JOB_ID | resume JOB_ID
     python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
     python starter.py cancel JOB_ID
@@ -65,6 +68,9 @@ def parser() -> argparse.ArgumentParser:
     rw = sub.add_parser("rewind", help="make a job re-plan around an issue")
     rw.add_argument("job_id")
     rw.add_argument("issue")
+    rw.add_argument("--restore-phase", type=int, metavar="N",
+                    help="first put the workspace back as it was at the start of phase N (the "
+                    "files it replaces are archived under archive/rewound/)")
     ap = sub.add_parser("approve", help="approve (or --deny) a tool call waiting for approval")
     ap.add_argument("job_id")
     ap.add_argument("call_id")
@@ -152,7 +158,7 @@ async def run(a: argparse.Namespace) -> int:
     if a.cmd in ("pause", "resume"):
         return await commands.signal(client, a.job_id, a.cmd)
     if a.cmd == "rewind":
-        return await commands.signal(client, a.job_id, "rewind", a.issue)
+        return await commands.rewind(client, a.job_id, a.issue, a.restore_phase)
     if a.cmd == "list":
         return await commands.list_jobs(client, a.query)
     by_id = {"follow": commands.follow, "status": commands.status, "cancel": commands.cancel,

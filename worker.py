@@ -49,7 +49,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 import telemetry
-from activities.config_files import load_config_activity
+from activities.config_files import ConfigActivities
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
@@ -57,6 +57,7 @@ from activities.storage.buckets import WorkspaceGuard
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import payload_settings
 from activities.storage.pipeline_outputs import PipelineActivities
+from activities.storage.restores import RestoreActivities
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
@@ -67,15 +68,12 @@ from activities.tools.packages import load_errors
 from activities.tools.run import ToolActivities
 from operate.client import connect
 from workflows.agent_job import AgentJob
+from workflows.contract import SEARCH_ATTRIBUTES as CONTRACT_SEARCH_ATTRIBUTES
 from workflows.contract import TASK_QUEUE
 from workflows.document_pipeline import DocumentPipeline
 
-SEARCH_ATTRIBUTES = {
-    "SwitchbackPhase": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-    "SwitchbackPhaseNumber": IndexedValueType.INDEXED_VALUE_TYPE_INT,
-    "SwitchbackTokens": IndexedValueType.INDEXED_VALUE_TYPE_INT,
-    "SwitchbackStatus": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-}
+SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
+                     for name, kind in CONTRACT_SEARCH_ATTRIBUTES.items()}
 
 
 async def ensure_search_attributes(client: Client) -> None:
@@ -147,8 +145,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     model = ModelActivities(store)
     model_acts = [model.call_model, model.summarize_conversation]
     mcp = mcp if mcp is not None else McpServers(mcp_config.load())
-    tool_acts = [ToolActivities(s3, store, mcp).run_tool,
-                 ToolListingActivities(s3, mcp).list_tools]
+    tools = ToolActivities(s3, store, mcp)
+    tool_acts = [tools.run_tool, tools.run_tool_as, ToolListingActivities(s3, mcp).list_tools]
     queues = {"model": os.environ.get("SWITCHBACK_MODEL_TASK_QUEUE"),
               "tools": os.environ.get("SWITCHBACK_TOOL_TASK_QUEUE")}
     plan: dict[str, tuple[list, list]] = {}  # queue -> (workflows, activities)
@@ -160,8 +158,9 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if role in ("all", "workflows"):
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
-            load_config_activity, *WorkspaceActivities(s3).all(),
-            SnapshotActivities(s3).snapshot_phase,
+            ConfigActivities(client.data_converter.payload_codec is not None).load_config,
+            *WorkspaceActivities(s3).all(),
+            SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
             pipeline.read_requirements, pipeline.read_decision,
             *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local
     for kind, acts in (("model", model_acts), ("tools", tool_acts)):

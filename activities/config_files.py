@@ -72,6 +72,20 @@ async def load_config_activity(req: LoadConfigRequest) -> ResolvedConfig:
     return cfg
 
 
+class ConfigActivities:
+    """`load_config` as a worker runs it: `encrypted` (the worker's payloads go through a
+    codec) is told to the job, which then keeps free text out of its search attributes -
+    the server stores those in plain text."""
+
+    def __init__(self, encrypted: bool = False) -> None:
+        self.encrypted = encrypted
+
+    @activity.defn(name=LOAD_CONFIG)
+    async def load_config(self, req: LoadConfigRequest) -> ResolvedConfig:
+        cfg = await load_config_activity(req)
+        return cfg.model_copy(update={"payloads_encrypted": self.encrypted})
+
+
 async def check_task_queues(cfg: ResolvedConfig) -> None:
     """A separate model or tool queue that no worker polls would leave the job waiting
     forever: refuse it (retried a few times, so a worker that is starting can catch up)."""

@@ -46,8 +46,8 @@ async def measure() -> dict:
     for n, e in enumerate(history.events):
         if e.HasField("activity_task_scheduled_event_attributes"):
             label = e.user_metadata.summary.data.decode().strip('"')
-            if label.startswith("phase 2 tactical step "):
-                marks.append((int(label.rsplit(" ", 1)[1]), total, n))
+            if label.startswith("phase 2 tactical step "):  # "... step 7 · todo 1. ..."
+                marks.append((int(label.split()[4]), total, n))
         total += e.ByteSize()
     per_step = {s: (marks[i + 1][1] - b_, marks[i + 1][2] - n_)
                 for i, (s, b_, n_) in enumerate(marks[:-1])}

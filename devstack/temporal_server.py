@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from devstack.processes import Managed, spawn, tcp_connectable, venv_bin
+from workflows.contract.names import SEARCH_ATTRIBUTES as CONTRACT_SEARCH_ATTRIBUTES
 
 TEMPORAL_DYNAMIC_CONFIG: list[str] = [
     "--dynamic-config-value",
@@ -25,12 +26,7 @@ TEMPORAL_DYNAMIC_CONFIG: list[str] = [
     "system.enableActivityEagerExecution=true",  # answer to it, skipping a poll (same queue)
 ]
 
-SEARCH_ATTRIBUTES: dict[str, str] = {
-    "SwitchbackPhase": "Keyword",
-    "SwitchbackPhaseNumber": "Int",
-    "SwitchbackTokens": "Int",
-    "SwitchbackStatus": "Keyword",
-}
+SEARCH_ATTRIBUTES: dict[str, str] = dict(CONTRACT_SEARCH_ATTRIBUTES)  # name -> type
 
 
 def temporal_extra_args() -> list[str]:

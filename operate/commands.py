@@ -20,17 +20,22 @@ from temporalio.client import (
     Client,
     WorkflowExecutionStatus,
     WorkflowFailureError,
+    WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError
 
-from operate import CliError
+from operate import CliError, metadata
 from operate.client import BUCKET, ui_link
 from workflows.contract import (
     PIPELINE_TYPE,
+    SA_COST,
+    SA_LAST_ERROR,
     SA_PHASE,
     SA_PHASE_NUMBER,
     SA_STATUS,
+    SA_TODO,
+    SA_TODOS,
     SA_TOKENS,
     WORKFLOW_TYPE,
     ApproveRequest,
@@ -129,8 +134,11 @@ def job_input(a: argparse.Namespace) -> JobInput:
 
 async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
     job_id = a.id or f"job-{uuid.uuid4().hex[:8]}"
-    await client.start_workflow(WORKFLOW_TYPE, job, id=job_id,
-                                task_queue=a.task_queue, result_type=JobResult)
+    cfg = check_config(job.config)  # what the web UI's summary and details say
+    await client.start_workflow(WORKFLOW_TYPE, job, id=job_id, task_queue=a.task_queue,
+                                result_type=JobResult,
+                                static_summary=metadata.static_summary(job, cfg),
+                                static_details=metadata.static_details(job, cfg))
     print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
     if a.follow:
         return await follow(client, job_id)
@@ -178,20 +186,54 @@ async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:
         await asyncio.sleep(interval)
 
 
-async def status(client: Client, job_id: str) -> int:
-    st = await client.get_workflow_handle(job_id).query("state", result_type=JobState)
+async def status(client: Client, job_id: str, wait: float = 5.0) -> int:
+    """The live state (the `state` query); with no worker to answer it, what the job
+    persisted (its memo, the same text as the web UI's Memo tab)."""
+    handle = client.get_workflow_handle(job_id)
+    try:
+        st = await asyncio.wait_for(handle.query("state", result_type=JobState), wait)
+    except (TimeoutError, RPCError, WorkflowQueryFailedError) as e:
+        desc = await handle.describe()
+        found = await metadata.persisted(desc)
+        if found is None:
+            raise CliError(f"no worker answered the `state` query of {job_id} "
+                           f"({' '.join(str(e).split())[:160] or 'timed out'}) and it "
+                           "persisted no progress") from None
+        progress, details = found
+        print(f"{job_id}: {desc.status.name if desc.status else '?'} - no worker answered "
+              f"the `state` query; persisted progress as of {progress.get('as_of')}:\n")
+        print(details)
+        return 0
     print(st.model_dump_json(indent=2))
     return 0
 
 
 async def list_jobs(client: Client, query: str) -> int:
-    print(f"{'job id':<28} {'status':<16} {'phase':<14} {'tokens':>9}  started")
+    print(f"{'job id':<26} {'status':<16} {'phase':<13} {'todos':>6} {'tokens':>9} {'cost':>8}"
+          "  current todo / last error")
     async for wf in client.list_workflows(query):
         sa = wf.typed_search_attributes
         phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
         state = sa.get(SA_STATUS) or (wf.status.name.lower() if wf.status else "-")
-        print(f"{wf.id:<28} {state:<16} {phase:<14} {sa.get(SA_TOKENS) or 0:>9}  "
-              f"{wf.start_time:%F %T}")
+        cost = sa.get(SA_COST)
+        note = sa.get(SA_LAST_ERROR) if state == "failed" else sa.get(SA_TODO)
+        print(f"{wf.id:<26} {state:<16} {phase:<13} {sa.get(SA_TODOS) or '-':>6} "
+              f"{sa.get(SA_TOKENS) or 0:>9} {f'${cost:.4f}' if cost is not None else '-':>8}  "
+              f"{(note or '')[:60]}")
+    return 0
+
+
+async def rewind(client: Client, job_id: str, issue: str, restore_phase: int | None) -> int:
+    payload: str | dict[str, Any] = issue
+    if restore_phase is not None:
+        payload = {"issue": issue, "restore_phase": restore_phase}
+        try:
+            inputs.rewind_request(payload)
+        except InputError as e:
+            raise CliError(str(e), 2) from None
+    await client.get_workflow_handle(job_id).signal("rewind", payload)
+    print(f"sent rewind to {job_id}" + (f" (restore the workspace to the start of phase "
+                                        f"{restore_phase})" if restore_phase else ""))
     return 0
 
 

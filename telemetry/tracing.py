@@ -43,18 +43,26 @@ from opentelemetry.sdk.trace.export import (
     SimpleSpanProcessor,
 )
 from temporalio import activity, client, worker
+from temporalio.common import RawValue
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.exceptions import ApplicationError
 
 from telemetry.logs import ACTIVITY_CONTEXT
 from telemetry.metrics import record_model_call, record_tool_call
+from workflows.contract.names import TOOL_ACTIVITY_PREFIX
 
 ENV_VARS = ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",
             "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_SDK_DISABLED"]
 MODEL_ACTIVITIES = ("call_model", "summarize_conversation")
 TOOL_ACTIVITY = "run_tool"
+TOOL_TYPE_PREFIX = TOOL_ACTIVITY_PREFIX  # a tool run as a local activity: `tool.<name>`
 PHASE_KEY = re.compile(r"phase_(\d+)")
+
+
+def is_tool(kind: str) -> bool:
+    return kind == TOOL_ACTIVITY or kind.startswith(TOOL_TYPE_PREFIX)
+
 
 _installed: TracerProvider | None = None  # the provider this process made global
 
@@ -139,18 +147,28 @@ def phase_of(conversation: str | None) -> int | None:
 
 def request_facts(activity_type: str, req: Any, workflow_id: str | None) -> dict[str, Any]:
     """job_id / phase / tool of an activity request, where it has them."""
+    if isinstance(req, list | tuple) and req and isinstance(req[0], RawValue):
+        req = req[0]  # a dynamic activity's arguments (`tool.<name>`), still payloads
+    if isinstance(req, RawValue):
+        try:
+            req = activity.payload_converter().from_payload(req.payload, dict)
+        except Exception:  # noqa: BLE001 - facts are best effort
+            req = {}
+
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
     facts: dict[str, Any] = {}
-    ws = getattr(req, "workspace", None)
-    job_id = getattr(ws, "job_id", None) or workflow_id
+    job_id = get(get(req, "workspace"), "job_id") or workflow_id
     if job_id:
         facts["job_id"] = job_id
-    phase = phase_of(getattr(req, "conversation", None))
-    if phase is None and isinstance(getattr(req, "phase", None), int):
-        phase = req.phase  # archive_phase, snapshot_phase
+    phase = phase_of(get(req, "conversation"))
+    if phase is None and isinstance(get(req, "phase"), int):
+        phase = get(req, "phase")  # archive_phase, snapshot_phase
     if phase is not None:
         facts["phase"] = phase
-    if activity_type == TOOL_ACTIVITY and getattr(req, "name", None):
-        facts["tool"] = req.name
+    if is_tool(activity_type) and get(req, "name"):
+        facts["tool"] = get(req, "name")
     return facts
 
 
@@ -186,7 +204,7 @@ class _ActivityInbound(worker.ActivityInboundInterceptor):
             span.set_attribute("switchback.outcome", outcome)
             if kind in MODEL_ACTIVITIES:
                 record_model_call(None, outcome)
-            elif kind == TOOL_ACTIVITY:
+            elif is_tool(kind):
                 record_tool_call(facts.get("tool", "?"), outcome)
             raise
         finally:
@@ -208,7 +226,7 @@ def _observe(span: Any, kind: str, facts: dict, result: Any) -> None:
                 usage.prompt_tokens or usage.completion_tokens):
             return  # nothing to fold: no request was sent
         record_model_call(usage, "ok")
-    elif kind == TOOL_ACTIVITY:
+    elif is_tool(kind):
         ok = getattr(result, "ok", True)
         outcome = "ok" if ok else (getattr(result, "code", "") or "error")
         span.set_attribute("switchback.outcome", outcome)

@@ -24,7 +24,8 @@ def test_there_are_histories_of_each_kind():
     listing (which adds a job calling an MCP server's tool) and after the typed failures
     (which add a failing local-activity tool)."""
     for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
-                       (".typed-failures", {"local-failure"}), (".ritual", {"ritual"})):
+                       (".typed-failures", {"local-failure"}), (".ritual", {"ritual"}),
+                       (".ui-progress", {"mcp", "local-failure", "rewind-restore"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -125,3 +126,29 @@ def test_the_hostile_set_has_the_signals_a_handler_must_survive():
     assert not any("workflowTaskFailedEventAttributes" in e for e in events)
     assert "workflowExecutionCompletedEventAttributes" in events[-1]
     assert "the scope changed" in payloads("hostile-steering.hostile.json")
+
+
+def local_activity_types(name: str) -> set[str]:
+    path = Path(__file__).parent / "histories" / name
+    history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
+    return {json.loads(p.data)["activity_type"] for e in history.events
+            if e.marker_recorded_event_attributes.marker_name == "core_local_activity"
+            for p in e.marker_recorded_event_attributes.details["data"].payloads}
+
+
+@pytest.mark.parametrize("patch", ["ui-progress", "tool-activity-types"])
+def test_the_ui_progress_histories_take_the_patched_paths(patch: str):
+    """#15: memo and search attributes at step boundaries, local tool calls typed
+    `tool.<name>`; the older sets keep their upserts and `run_tool`."""
+    assert patch in patches("plain.ui-progress.json")
+    assert patch not in patches("plain.typed-failures.json")
+    assert {"tool.write_file", "tool.todo_write"} <= local_activity_types(
+        "plain.ui-progress.json")
+    assert "run_tool" not in local_activity_types("plain.ui-progress.json")
+    assert "run_tool" in local_activity_types("plain.typed-failures.json")
+
+
+def test_the_restoring_rewind_history_restores_once():
+    assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
+    text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()
+    assert text.count('"restore_workspace"') == 1

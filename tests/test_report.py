@@ -69,10 +69,9 @@ async def test_report_of_a_failed_job_shows_retries_and_failures(
     text = md.read_text()
     assert png.exists() and "**failed**" in text and "(model_call_failed)" in text
     assert re.search(r"^\| call_model \| 3 \| 2 \| 1 \| 0 \| 0 \| 1 \|$", text, re.M), text
-    assert re.search(r"^- call_model \(phase 1 strategic step 3\): attempt 1: .*HTTP 500", text,
-                     re.M)
-    assert re.search(r"^- call_model \(phase 1 strategic step 3\): .*HTTP 400.*context too long",
-                     text, re.M)
+    step3 = r"^- call_model \(phase 1 strategic step 3 · todo 1\. .*\): "  # + the todo
+    assert re.search(step3 + r"attempt 1: .*HTTP 500", text, re.M), text
+    assert re.search(step3 + r".*HTTP 400.*context too long", text, re.M)
     assert re.search(r"^\| Phase 1 \| strategic \| Bootstrap: explore and plan \| failed \| 2 \|",
                      text, re.M)
     assert re.search(r"^\| `[0-9a-f-]+` \| failed: .*HTTP 400", text, re.M)

@@ -29,7 +29,9 @@ async def test_bad_rewinds_are_recorded_and_long_ones_capped(client, task_queue,
         handle = await start_job(script, model_server, config="creator", instructions="x",
                                  documents=[])
         await wait_for_requests(model_server, handle.id, len(bootstrap()) + 2)
-        for raw in ("5", '{"issue": 5}', '{"issue": "x", "restore_phase": 2}', '["a"]'):
+        for raw in ("5", '{"issue": 5}', '{"issue": "x", "restore_phase": 9}',
+                    '{"issue": "x", "restore_phase": "2"}', '{"issue": "x", "phase": 2}',
+                    '["a"]'):
             await asyncio.to_thread(temporal_cli, client, "workflow", "signal", "--workflow-id",
                                     handle.id, "--name", "rewind", "--input", raw)
         await handle.signal("rewind", {"issue": long_issue})
@@ -42,12 +44,16 @@ async def test_bad_rewinds_are_recorded_and_long_ones_capped(client, task_queue,
                              f"{len(long_issue.strip())} characters, at most 2000 are kept]")
     reasons = [r.split(" ", 2)[2] for r in state.rejected]  # "<date> <time> <reason>"
     assert reasons == [
-        'rewind: the payload must be an issue string or {"issue": string}, got 5; the signal '
-        "was ignored",
+        'rewind: the payload must be an issue string or {"issue": string, "restore_phase": N}, '
+        "got 5; the signal was ignored",
         "rewind: 'issue' must be a string, got 5; the signal was ignored",
-        'rewind: unknown key "restore_phase" (known: issue); the signal was ignored',
-        'rewind: the payload must be an issue string or {"issue": string}, got ["a"]; the '
-        "signal was ignored"]
+        "rewind: 'restore_phase' 9 has not started yet (the job is in phase 2); the signal was "
+        "ignored",
+        "rewind: 'restore_phase' must be a phase number (a whole number >= 1) or null, got "
+        '"2"; the signal was ignored',
+        'rewind: unknown key "phase" (known: issue, restore_phase); the signal was ignored',
+        'rewind: the payload must be an issue string or {"issue": string, "restore_phase": N}, '
+        'got ["a"]; the signal was ignored']
 
 
 async def test_bad_approve_payloads_are_refused_by_the_validator(client, task_queue, start_job,

@@ -82,7 +82,7 @@ def test_temporal_dev_server_args() -> None:
     extra = temporal_extra_args()
     assert extra == args[-len(extra) :]
     assert "start-dev" not in extra and "--port" not in extra
-    assert extra.count("--search-attribute") == len(SEARCH_ATTRIBUTES) == 4
+    assert extra.count("--search-attribute") == len(SEARCH_ATTRIBUTES) == 9
     assert extra.count("--dynamic-config-value") == 4
     assert "system.enableActivityEagerExecution=true" in extra
 

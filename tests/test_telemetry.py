@@ -141,7 +141,9 @@ async def test_spans_carry_job_phase_and_tool(client, task_queue, model_server, 
     assert sum(sp.attributes["switchback.tokens_in"] for sp in models) == result.tokens_in
     assert all(sp.attributes["temporalWorkflowID"] == handle.id for sp in models)
 
-    tools = by_name["RunActivity:run_tool"]
+    # local tool calls run under their own activity type, `tool.<name>`
+    tools = [sp for name, sps in by_name.items() for sp in sps
+             if name == "RunActivity:run_tool" or name.startswith("RunActivity:tool.")]
     assert {sp.attributes["switchback.tool"] for sp in tools} >= {"list_files", "read_file",
                                                                   "write_file"}
     assert all(sp.attributes["switchback.job_id"] == handle.id for sp in tools)

@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.waits import temporal_cli, wait_for_requests, wait_state
+from workflows.contract import SA_PHASE_NUMBER, SA_TODO, SA_TODOS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,12 +45,23 @@ async def test_state_search_attributes_and_details(client, task_queue, start_job
         assert handle.id in cli
         meta = await handle.query("__temporal_workflow_metadata")
         details = meta.current_details
-        assert "PAUSED" in details and "phase 2 (tactical)" in details and "[x]" in details
+        assert "PAUSED" in details and "phase 2 (tactical)" in details and "☑" in details
+        assert "[x]" not in details and "☐ **" in details and "← current" in details
+        paused = await (await handle.describe()).memo_value("progress", dict)  # persisted
+        assert paused["status"] == "paused" and paused["kind"] == "tactical"
         await handle.signal("resume")
         result = await handle.result()
     assert await listed(client, f'SwitchbackStatus="completed" AND SwitchbackTokens>0 '
-                        f'AND WorkflowId="{handle.id}"', handle.id)
+                        f'AND WorkflowId="{handle.id}" AND SwitchbackStrategy="phase_alternation" '
+                        'AND SwitchbackCostUsd>0', handle.id)
     assert result.status == "completed"
+    desc = await handle.describe()  # the worker is gone: what the page shows from the server
+    sa = desc.typed_search_attributes
+    assert sa.get(SA_TODOS) == "4/4" and sa.get(SA_TODO) is None and sa.get(SA_PHASE_NUMBER) == 5
+    progress = await desc.memo_value("progress", dict)
+    assert progress["status"] == "completed" and progress["todos"] == "4/4"
+    details = "\n".join(await desc.memo_value("details", list))
+    assert details.startswith("### COMPLETED · phase 5 (strategic)") and "☑ 4." in details
 
 
 async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, model_server, s3,

@@ -88,5 +88,6 @@ async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(
                if e.HasField("marker_recorded_event_attributes")]
     assert "run_tool" not in scheduled and "call_model" in scheduled
     assert markers.count("core_local_activity") >= 5  # the job's workspace tool calls
-    assert {"run_tool", "read_memory", "archive_phase", "snapshot_phase",
-            "load_todos"} <= local_activities(history)
+    assert {"tool.write_file", "read_memory", "archive_phase", "snapshot_phase",
+            "load_todos"} <= local_activities(history)  # a local tool call: `tool.<name>`
+    assert "run_tool" not in local_activities(history)

@@ -22,7 +22,8 @@ out, with collaborators that each take what they need as arguments:
     Steering                 pause, rewinds, approvals (what the signals and the update set)
     breaker_steps            the deterministic checks after every model step
     PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
-    visibility               the `state` query, current details, search attributes
+    visibility               the `state` query, current details, search attributes, memo
+    restores                 a rewind that puts the workspace back as it was at a phase start
 
 Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
 """
@@ -38,9 +39,17 @@ from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import breaker_steps, continuation, model_steps, tool_listing, tool_steps
+    from workflows import (
+        breaker_steps,
+        continuation,
+        model_steps,
+        restores,
+        tool_listing,
+        tool_steps,
+        visibility,
+    )
     from workflows.breakers import Breakers
-    from workflows.carry import Carried, JobRun, PhaseStart, job_run
+    from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
         LOAD_CONFIG,
@@ -72,7 +81,6 @@ with workflow.unsafe.imports_passed_through():
         Totals,
         Workspace,
     )
-    from workflows.visibility import Progress, Publisher, job_state, objective_of, record_step
     from workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
@@ -91,29 +99,34 @@ class AgentJob:
         self.conversation = Conversation()  # the current conversation, by reference
         self.notes: list[str] = []  # breaker messages for the next model call
         self.steering = Steering()  # pause, rewinds, approvals
-        self.progress = Progress()  # status, last steps, last error: what people follow
-        self.publisher = Publisher()
+        self.progress = visibility.Progress()  # status, last steps, errors: what people follow
+        self.publisher = visibility.Publisher()
         self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
 
     # -- steering ---------------------------------------------------------------------
 
-    @workflow.signal(dynamic=True)
+    @workflow.signal(dynamic=True, description='rewind (choose "Custom", name it rewind): '
+                     're-plan around an issue at the next step: "issue" or {"issue": "...", '
+                     '"restore_phase": N} (files back to phase N)')
     def signal(self, name: str, args: Sequence[RawValue]) -> None:
         """`rewind` (the panic button for a person: takes effect at the next step boundary;
-        an issue string or {"issue": ...}) and any signal of an unknown name. Its payloads
-        arrive undecoded, so none - of any type, count or encoding - can fail the workflow
-        task or be dropped without a trace: what does not fit is in `state.rejected`."""
-        self.steering.on_signal(name, args)
+        an issue string or {"issue": ..., "restore_phase": N}) and any signal of an unknown
+        name. Its payloads arrive undecoded, so none - of any type, count or encoding - can
+        fail the workflow task or be dropped without a trace: what does not fit is in
+        `state.rejected`."""
+        ph = self._view().phase
+        self.steering.on_signal(name, args, ph.number if ph else 0)
 
-    @workflow.signal(name="pause")
+    @workflow.signal(name="pause", description="Pause at the next step boundary (no input)")
     def pause(self) -> None:
         self.steering.paused = True
 
-    @workflow.signal(name="resume")
+    @workflow.signal(name="resume", description="Resume a paused job (no input)")
     def resume(self) -> None:
         self.steering.paused = False
 
-    @workflow.update(name="approve")
+    @workflow.update(name="approve", description='Answer a tool call waiting for approval: '
+                     '{"call_id": "call_3", "approved": true, "note": "ok"}')
     def approve(self, req: RawValue = NO_INPUT) -> str:
         return self.steering.decide(req)
 
@@ -121,9 +134,9 @@ class AgentJob:
     def _validate_approve(self, req: RawValue = NO_INPUT) -> None:
         self.steering.check_approval(req)  # rejected: an ApplicationError saying why
 
-    @workflow.query(name="state")
+    @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
-        return job_state(workflow.info().workflow_id, self.progress, self.steering,
+        return visibility.job_state(workflow.info().workflow_id, self.progress, self.steering,
                          self._view(), self.cfg, self.breakers)
 
     # -- the loop -------------------------------------------------------------------
@@ -200,7 +213,7 @@ class AgentJob:
         if not instructions:
             self._refuse(f"config '{cfg.name}' has no instructions.md and the job input gives "
                          "no 'instructions'", "invalid_input")
-        self.progress.objective = objective_of(instructions)
+        self.progress.objective = visibility.objective_of(instructions)
         self._open_workspace(cfg)
         try:
             await self._workspace_ops().create(
@@ -226,13 +239,8 @@ class AgentJob:
     async def _resume(self, carry: Carried) -> NextStep:
         """A continued run: restore the compact state, re-enter the phase about to start."""
         self.cfg = carry.cfg
-        self.progress.objective, self.progress.run = carry.objective, carry.runs
         self.strategy = self._new_strategy(carry.cfg, carry)
-        s = self.steering
-        s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
-        s.rejected = carry.rejected + s.rejected
-        self.progress.recent, self.progress.last_error = carry.recent, carry.last_error
-        self.conversation.inline, self.conversation.key = carry.closing, carry.closing_conversation
+        take_over(carry, self.steering, self.progress, self.conversation)
         self._open_workspace(carry.cfg)
         self.progress.status = "running"
         return await self._settle(self.strategy.resume(carry.strategy))
@@ -270,7 +278,9 @@ class AgentJob:
             await workflow.wait_condition(lambda: not self.steering.paused)
             self.progress.status = "running"
         if self.steering.rewinds and not isinstance(step, Complete | ReportError):
-            issue = self.steering.take_rewinds()
+            issue, restore = self.steering.take_rewinds()
+            issue = await restores.rewind_issue(issue, restore, self._phase_number(),
+                                                *self._job(), self.progress)
             step = await self._settle(self._strategy().interrupt("rewind", issue))
             self._on_new_phase()
             self._publish()
@@ -286,13 +296,9 @@ class AgentJob:
 
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers
-        s, p = self.steering, self.progress
-        await continuation.continue_as_new(job, Carried(
-            cfg=self.cfg, objective=p.objective, strategy=self._strategy().snapshot(),
-            breakers=self.breakers.state, paused=s.paused, rewinds=s.rewinds,
-            rejected=s.rejected, recent=p.recent, runs=p.run + 1, last_error=p.last_error,
-            closing=self.conversation.inline, closing_conversation=self.conversation.key),
-            self._view().phase)
+        await continuation.continue_as_new(job, carried(
+            self.cfg, self._strategy().snapshot(), self.breakers.state, self.steering,
+            self.progress, self.conversation), self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -301,9 +307,9 @@ class AgentJob:
         if step.conversation != self.conversation.key:
             self._on_new_phase()
         notes, self.notes = self.notes, []
-        ph = self._view().phase
         turn = await model_steps.call_model(self.conversation, step, notes, self.cfg, self.ws,
-                                            ph.number if ph else 0)
+                                            self._phase_number(),
+                                            visibility.model_label(step.label, self._view()))
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
                                        turn.summary_usage.completion_tokens)
@@ -320,10 +326,9 @@ class AgentJob:
                 self.notes.append(trip.message)
                 continue
             if trip.action == "stop":
-                status = "budget_exhausted" if trip.breaker in ("budget", "job_steps") else "stuck"
-                self.progress.status = status
-                return await self._settle(self._strategy().interrupt("finish", trip.message,
-                                                                     status))
+                self.progress.status = breaker_steps.stop_status(trip)
+                return await self._settle(self._strategy().interrupt(
+                    "finish", trip.message, self.progress.status))
             step = await self._settle(self._strategy().interrupt(trip.action, trip.message))
             self._on_new_phase()
             return step
@@ -346,22 +351,20 @@ class AgentJob:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
         elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
-                verdict := await self._approval(planned)).startswith("approved"):
+                verdict := await self.steering.wait_for_approval(
+                    call, self.cfg.config.approvals, self._phase_number(), self._set_status)
+                ).startswith("approved"):
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {verdict}")
         elif strategy.owns_tool(call.name):
+            call = await restores.rewind_call(call, self._phase_number(), *self._job(),
+                                              self.progress)
             outcome = await self._settle(strategy.own_tool(call))
         else:
             return await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                              self.cfg, self.ws)
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
-
-    async def _approval(self, planned: PlannedCall) -> str:
-        assert self.cfg
-        ph = self._view().phase
-        return await self.steering.wait_for_approval(
-            planned.call, self.cfg.config.approvals, ph.number if ph else 0, self._set_status)
 
     # -- ending ------------------------------------------------------------------------
 
@@ -378,6 +381,8 @@ class AgentJob:
         """Fail the job before it has a workspace: the typed error, the reason in `state`."""
         self.progress.status, self.progress.last_error = "failed", what
         workflow.logger.error("job refused: %s", what)
+        if workflow.patched(visibility.UI_PROGRESS):  # the reason persists on the page (memo)
+            self._publish()
         raise job_failed(what, code)
 
     # -- what people see ---------------------------------------------------------------
@@ -387,15 +392,24 @@ class AgentJob:
             strategy="", phase=None, totals=Totals(), history=[], progress=0)
 
     def _record_step(self) -> None:
-        record_step(self.progress, self._view())
+        visibility.record_step(self.progress, self._view())
 
     def _set_status(self, status: str) -> None:
         self.progress.status = status
         self._publish()
 
     def _publish(self) -> None:
-        self.publisher.publish(self.state(), self.cfg is not None
-                               and self.cfg.config.search_attributes)
+        cfg = self.cfg
+        self.publisher.publish(self.state(), cfg is not None and cfg.config.search_attributes,
+                               text=cfg is None or not cfg.payloads_encrypted)
+
+    def _phase_number(self) -> int:
+        ph = self._view().phase
+        return ph.number if ph else 0
+
+    def _job(self) -> tuple[ResolvedConfig, WorkspaceRef]:
+        assert self.cfg and self.ws
+        return self.cfg, self.ws
 
     def _strategy(self) -> Strategy:
         assert self.strategy is not None, "the job has no strategy yet"

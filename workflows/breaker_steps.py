@@ -36,3 +36,8 @@ async def observe(breakers: Breakers, view: StrategyView, reply: ModelReply,
         workflow.logger.warning("breaker %s: %s", trip.breaker, trip.message,
                                 extra=log_extra(ph))
     return ordered
+
+
+def stop_status(trip: Trip) -> str:
+    """The job's status when `trip` stops it."""
+    return "budget_exhausted" if trip.breaker in ("budget", "job_steps") else "stuck"

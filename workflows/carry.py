@@ -9,7 +9,7 @@ the new phase is empty anyway; everything else lives in the workspace.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -25,6 +25,11 @@ from workflows.contract import (
     job_input,
 )
 
+if TYPE_CHECKING:
+    from workflows.conversation import Conversation
+    from workflows.steering import Steering
+    from workflows.visibility import Progress
+
 
 class Carried(BaseModel):
     cfg: ResolvedConfig
@@ -33,13 +38,35 @@ class Carried(BaseModel):
     breakers: BreakerState
     paused: bool = False
     rewinds: list[str] = []
+    restore_phase: int | None = None  # of the rewinds not yet applied
     rejected: list[str] = []  # signals refused (Steering.rejected), shown in `state`
     recent: list[StepLine] = []
     runs: int = 1  # runs of this job so far, this one included
     last_error: str | None = None
+    last_rewind: str = ""
     # the last turn's results of the phase before (stored with the next model call)
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
+
+
+def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,
+            s: Steering, p: Progress, conversation: Conversation) -> Carried:
+    """What the next run of the job starts from."""
+    return Carried(cfg=cfg, objective=p.objective, strategy=strategy, breakers=breakers,
+                   paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
+                   restore_phase=s.restore_phase, recent=p.recent, runs=p.run + 1,
+                   last_error=p.last_error, last_rewind=p.last_rewind,
+                   closing=conversation.inline, closing_conversation=conversation.key)
+
+
+def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversation) -> None:
+    """A continued run takes the carried state (joined with signals already received)."""
+    p.objective, p.run, p.recent = carry.objective, carry.runs, carry.recent
+    p.last_error, p.last_rewind = carry.last_error, carry.last_rewind
+    s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
+    s.rejected = carry.rejected + s.rejected
+    s.restore_phase = s.restore_phase or carry.restore_phase
+    conversation.inline, conversation.key = carry.closing, carry.closing_conversation
 
 
 class PhaseStart(BaseModel):

@@ -62,7 +62,10 @@ async def run(op: RunChildren, ws: WorkspaceRef, steering: Steering) -> list[Chi
                     steering.children[child_id] = "paused" if steering.paused else "running"
                 await _signal(running, "pause" if steering.paused else "resume")
             if steering.rewinds and running:
-                issue = steering.take_rewinds()
+                issue, restore = steering.take_rewinds()
+                if restore is not None:  # the children have their own phases and files
+                    steering.reject(f"rewind: 'restore_phase' {restore} is not applied while "
+                                    "child jobs run; the issue was sent to them")
                 workflow.logger.info("rewind sent to %d running children", len(running))
                 await _signal(running, "rewind", issue)
     except asyncio.CancelledError:

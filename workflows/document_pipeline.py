@@ -81,7 +81,8 @@ class DocumentPipeline:
         creator = await workflow.execute_child_workflow(
             WORKFLOW_TYPE, JobInput(config=inp.creator_config, instructions=inp.instructions,
                                     documents=inp.documents),
-            id=creator_id, result_type=JobResult, task_queue=workflow.info().task_queue)
+            id=creator_id, result_type=JobResult, task_queue=workflow.info().task_queue,
+            static_summary=f"{inp_name(inp.creator_config)}: the creator job of pipeline {pid}")
         bucket = _bucket(inp)
         if creator.status != "completed":
             return await self._finish(bucket, PipelineResult(status="failed",
@@ -117,7 +118,9 @@ class DocumentPipeline:
             try:
                 res = await workflow.execute_child_workflow(
                     WORKFLOW_TYPE, JobInput(config=inp.validator_config, documents=[doc]),
-                    id=job_id, result_type=JobResult, task_queue=workflow.info().task_queue)
+                    id=job_id, result_type=JobResult, task_queue=workflow.info().task_queue,
+                    static_summary=f"{inp_name(inp.validator_config)}: validate {req.id} "
+                    f"({req.regime}) of pipeline {pid}")
                 found = await workflow.execute_activity(
                     READ_DECISION, WorkspaceRef(bucket=bucket, job_id=job_id), result_type=dict,
                     summary=f"read decision of {req.id}",
@@ -148,6 +151,11 @@ class DocumentPipeline:
             raise ApplicationError(f"the creator job {result.creator_job} did not complete",
                                    type=JOB_FAILED_ERROR, non_retryable=True)
         return result
+
+
+def inp_name(config: str | dict[str, Any]) -> str:
+    """A config's name for a child job's summary (an inline one: what it extends)."""
+    return config if isinstance(config, str) else f"{config.get('extends', 'inline')} (inline)"
 
 
 def _bucket(inp: PipelineInput) -> str:

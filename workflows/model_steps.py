@@ -42,9 +42,11 @@ class ModelTurn:
 
 
 async def call_model(conv: Conversation, step: CallModel, notes: list[str],
-                     cfg: ResolvedConfig, ws: WorkspaceRef, phase: int) -> ModelTurn:
+                     cfg: ResolvedConfig, ws: WorkspaceRef, phase: int,
+                     summary: str = "") -> ModelTurn:
     """Ask the model for its next turn in `step.conversation` (a new key starts a new,
-    empty conversation); `notes` (breaker messages) go in as user messages."""
+    empty conversation); `notes` (breaker messages) go in as user messages. `summary`: what
+    the web UI shows for the call (default: the step's label)."""
     fresh = step.conversation != conv.key
     closing, closing_key = conv.start(step.conversation) if fresh else ([], "")
     for text in step.user_messages + notes:
@@ -59,14 +61,14 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        closing_conversation=closing_key, tool_record=cfg.tool_record,
                        max_output_chars=c.limits.max_output_chars,
                        instructions_max_chars=c.limits.instructions_max_chars)
-    reply = await _model_activity(req, step.label, cfg)
+    reply = await _model_activity(req, step.label, cfg, summary)
     conv.inline = []
     spent = Usage()
     if reply.needs_compaction:
         spent = await _compact(conv, cfg, ws, phase)
         reply = await _model_activity(req.model_copy(update={
             "inline": [], "system_prompt": None, "summary_upto": conv.summary_upto,
-            "may_compact": False, "closing": []}), step.label, cfg)
+            "may_compact": False, "closing": []}), step.label, cfg, summary)
     if reply.usage.prompt_tokens and reply.estimated_prompt_tokens:
         conv.token_ratio = min(3.0, max(0.33, reply.usage.prompt_tokens
                                         / reply.estimated_prompt_tokens))
@@ -105,11 +107,12 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
     return res.usage
 
 
-async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig) -> ModelReply:
+async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,
+                          summary: str = "") -> ModelReply:
     llm = cfg.config.llm
     try:
         reply: ModelReply = await workflow.execute_activity(
-            CALL_MODEL, req, result_type=ModelReply, summary=label or "model call",
+            CALL_MODEL, req, result_type=ModelReply, summary=summary or label or "model call",
             task_queue=cfg.config.task_queues.model,
             schedule_to_start_timeout=queue_wait(cfg.config.task_queues,
                                                  cfg.config.task_queues.model),

@@ -7,12 +7,15 @@ approval (`wait_for_approval`). Plain state, so it survives continue-as-new.
 Payloads arrive undecoded and are checked here (workflows/contract/inputs.py): a
 `rewind` that does not fit, and a signal of an unknown name, are not dropped silently
 but kept in `rejected` (shown in `state`) with the reason; a bad `approve` is refused by
-the update's validator.
+the update's validator. A rewind may name a phase whose start the workspace is restored
+to (`restore_phase`, patch `REWIND_RESTORE`; before it the key was refused as unknown):
+several rewinds before a boundary are joined, and the last one that names a phase
+decides which.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
 from temporalio import workflow
@@ -32,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.metrics import approvals_waiting
 
 
+REWIND_RESTORE = "rewind-restore"  # patch: rewinds may restore the workspace to a snapshot
 MAX_PENDING_REWINDS = 20  # more before the next step boundary are refused
 MAX_REJECTED = 10  # refused requests kept for `state`
 
@@ -43,13 +47,14 @@ class Steering:
         self.approvals: dict[str, PendingApproval] = {}  # call id -> the call waiting
         self.decisions: dict[str, ApproveRequest] = {}  # call id -> the answer, not yet taken
         self.rejected: list[str] = []  # signals refused, with the reason (the last few)
+        self.restore_phase: int | None = None  # restore the workspace to this phase's start
         # a nested job's delegation: child job id -> queued | running | paused | its status
         # (workflows/child_jobs.py keeps it; `state` shows it while the children run)
         self.children: dict[str, str] = {}
 
-    def on_signal(self, name: str, args: Sequence[object]) -> None:
-        """A signal the workflow has no handler of its own for: `rewind`, or one it does not
-        know (recorded as rejected)."""
+    def on_signal(self, name: str, args: Sequence[object], phase: int) -> None:
+        """A signal the workflow has no handler of its own for: `rewind` (sent while the job
+        is in phase `phase`), or one it does not know (recorded as rejected)."""
         if name != "rewind":
             self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume); the "
                         "signal was ignored")
@@ -57,20 +62,29 @@ class Steering:
             self.reject(f"rewind: takes one input (an issue string or {{\"issue\": string}}), "
                         f"got {len(args)}; the signal was ignored")
         else:
-            self.request_rewind(args[0] if args else None)
+            self.request_rewind(args[0] if args else None, phase)
 
-    def request_rewind(self, raw: object) -> None:
-        """The `rewind` signal: an issue string or {"issue": ...}; refused ones are recorded."""
+    def request_rewind(self, raw: object, phase: int) -> None:
+        """The `rewind` signal: an issue string or {"issue": ..., "restore_phase": N}, sent
+        while the job is in phase `phase`; refused ones are recorded."""
         try:
-            issue = rewind_request(from_raw(raw, "rewind")).issue
+            value = from_raw(raw, "rewind")
+            restore = isinstance(value, Mapping) and workflow.patched(REWIND_RESTORE)
+            req = rewind_request(value, restore=restore)
         except InputError as e:
             self.reject(f"{e}; the signal was ignored")
+            return
+        if req.restore_phase is not None and req.restore_phase > phase:
+            self.reject(f"rewind: 'restore_phase' {req.restore_phase} has not started yet (the job "
+                        f"is in phase {phase}); the signal was ignored")
             return
         if len(self.rewinds) >= MAX_PENDING_REWINDS:
             self.reject(f"rewind: {MAX_PENDING_REWINDS} rewinds already wait for the next step "
                         "boundary; the signal was ignored")
             return
-        self.rewinds.append(issue or "rewind requested by an operator")
+        self.rewinds.append(req.issue or "rewind requested by an operator")
+        if req.restore_phase is not None:
+            self.restore_phase = req.restore_phase
 
     def reject(self, why: str) -> None:
         at = workflow.now().strftime("%Y-%m-%d %H:%M:%S")
@@ -94,10 +108,12 @@ class Steering:
         tool = self.approvals[req.call_id].tool
         return f"{'approved' if req.approved else 'denied'} {tool} call {req.call_id}"
 
-    def take_rewinds(self) -> str:
-        """The rewind issues asked for since the last boundary, joined ('' for none)."""
+    def take_rewinds(self) -> tuple[str, int | None]:
+        """The rewind issues asked for since the last boundary, joined ('' for none), and
+        the phase whose start the workspace is to be restored to (None: keep the files)."""
         issue, self.rewinds = "; ".join(self.rewinds), []
-        return issue
+        restore, self.restore_phase = self.restore_phase, None
+        return issue, restore
 
     async def wait_for_approval(self, call: ToolCallInfo, settings: ApprovalSettings,
                                 phase: int, on_status: Callable[[str], None]) -> str:

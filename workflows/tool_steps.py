@@ -3,9 +3,12 @@
 The call's arguments stay in the stored assistant message; the activity reads them
 there, runs the tool and stores the result (a short result comes back whole and is
 stored with the next model call instead). Workspace tools (`tools.local`) run as
-local activities in the workflow task; the others are activities on
-`task_queues.tools`. A tool that still fails after `retries.tool_attempts` stops
-the job (`StepFailed`); what the model got wrong comes back as a tool error.
+local activities in the workflow task, each under its own activity type `tool.<name>`
+(patch `TOOL_ACTIVITY_TYPES`: the web UI's timeline names a local activity by its type
+only; before it, all were `run_tool`); the others are `run_tool` activities on
+`task_queues.tools`, whose summary the timeline shows. A tool that still fails after
+`retries.tool_attempts` stops the job (`StepFailed`); what the model got wrong comes back
+as a tool error.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from temporalio.exceptions import ActivityError
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
         RUN_TOOL,
+        TOOL_ACTIVITY_PREFIX,
         InlineMessage,
         ResolvedConfig,
         ToolCallInfo,
@@ -38,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
 
 LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
 INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
+TOOL_ACTIVITY_TYPES = "tool-activity-types"  # patch: local tool calls typed `tool.<name>`
 INLINE_MAX_CHARS = 500
 
 
@@ -73,8 +78,10 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
         # cheap workspace tools run as local activities, in this workflow task: no
         # activity task to dispatch, no second workflow task per step
         if call.name in c.tools.local and workflow.patched(LOCAL_TOOL_CALLS):
+            kind = (TOOL_ACTIVITY_PREFIX + call.name if workflow.patched(TOOL_ACTIVITY_TYPES)
+                    else RUN_TOOL)
             outcome: ToolOutcome = await workflow.execute_local_activity(
-                RUN_TOOL, req, result_type=ToolOutcome, summary=label(call),
+                kind, req, result_type=ToolOutcome, summary=label(call),
                 start_to_close_timeout=timeout, retry_policy=retry, cancellation_type=cancel)
         else:
             outcome = await workflow.execute_activity(

@@ -1,22 +1,46 @@
-"""What people see of a job: the `state` query's object, the web UI's current details
-(markdown, every step) and search attributes (on phase and status changes).
+"""What people see of a job: the `state` query's object, the web UI's current details, and
+what persists without a worker - search attributes and the memo.
 
-Pure functions of what the orchestrator passes in, plus `Publisher`, which remembers
-what it last upserted so a search attribute changes only when its value does.
+    job_state(...)        the `state` query (a live worker answers it)
+    details_markdown(s)   current details: markdown the UI renders (☑/☐, a progress bar in a
+                          code span, the last error); the same text goes into the memo
+    Publisher.publish     every step boundary: current details; when something a person
+                          filters or reads by changed (status, phase, current todo, todos
+                          done/total, last error, rewind): the search attributes and the
+                          memo; tokens and cost alone at most every 30 s (workflow time)
+
+Current details are a query, so the page shows them only while a worker runs; search
+attributes (the list view's columns, filters) and the memo (the job page's Memo tab) are
+in the server's records and stay after the job ended, with every worker stopped. The
+final publish happens before the workflow returns, fails or ends cancelled.
+
+Pure functions of what the orchestrator passes in, plus `Publisher`, which remembers what
+it last upserted so an upsert happens only when a value changed. The memo and the full
+set of attributes are behind the patch `UI_PROGRESS`: histories recorded before it keep
+their upserts (phase kind and number, tokens, status on phase or status changes).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
 
 from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, cost_of
     from workflows.contract import (
+        SA_COST,
+        SA_LAST_ERROR,
         SA_PHASE,
         SA_PHASE_NUMBER,
         SA_STATUS,
+        SA_STRATEGY,
+        SA_TODO,
+        SA_TODOS,
         SA_TOKENS,
         JobState,
         PhaseView,
@@ -26,7 +50,15 @@ with workflow.unsafe.imports_passed_through():
         TokenCount,
     )
     from workflows.steering import Steering
-    from workflows.strategies.base import StrategyView
+    from workflows.strategies.base import PhaseInfo, StrategyView
+    from workflows.todos import current_index
+
+UI_PROGRESS = "ui-progress"  # patch: memo + the full set of search attributes
+TOKENS_EVERY = timedelta(seconds=30)  # tokens and cost alone: upserted at most this often
+MAX_TODO_CHARS = 160
+MAX_ERROR_CHARS = 500
+MEMO_BYTES = 1900  # the server logs a warning for memos over 2 KB
+_NEVER = object()  # an attribute not upserted by this run yet
 
 
 @dataclass
@@ -38,6 +70,7 @@ class Progress:
     run: int = 1
     last_error: str | None = None
     last_step: str = ""
+    last_rewind: str = ""
     recent: list[StepLine] = field(default_factory=list)  # the last 30 steps
 
 
@@ -46,7 +79,8 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     s = JobState(job_id=job_id, status=p.status, objective=p.objective, paused=steering.paused,
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
                  pending_approvals=list(steering.approvals.values()),
-                 rejected=list(steering.rejected))
+                 rejected=list(steering.rejected), last_rewind=p.last_rewind,
+                 rewinds_waiting=len(steering.rewinds))
     if view is None or view.phase is None or cfg is None:
         return s
     ph, t = view.phase, view.totals
@@ -57,6 +91,7 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
                         steps=ph.steps, tokens=TokenCount(tokens_in=ph.tokens_in,
                                                           tokens_out=ph.tokens_out))
     s.todos = ph.todos
+    s.current_todo = current_todo(ph)
     s.progress = f"{sum(x.status == 'completed' for x in ph.todos)}/{len(ph.todos)}"
     s.steps_total, s.tool_calls_total = t.steps, t.tool_calls
     s.tokens = TokenCount(tokens_in=t.tokens_in, tokens_out=t.tokens_out)
@@ -75,6 +110,22 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     return s
 
 
+def current_todo(ph: PhaseInfo) -> str:
+    """The todo being worked on, "3. Draft ..." ("": none open): the strategy's own word for
+    it (`PhaseInfo.current_todo`), else the first pending todo."""
+    if ph.current_todo:
+        return ph.current_todo[:MAX_TODO_CHARS]
+    cur = current_index(ph.todos)
+    return "" if cur is None else f"{ph.todos[cur].id}. {ph.todos[cur].content}"[:MAX_TODO_CHARS]
+
+
+def model_label(label: str, view: StrategyView) -> str:
+    """A model call's summary in the web UI: the strategy's label with the current todo,
+    e.g. `phase 2 tactical step 3 · todo 2. Draft the GoBD requirement`."""
+    todo = current_todo(view.phase) if view.phase else ""
+    return f"{label} · todo {todo}"[:200] if todo else label
+
+
 def record_step(p: Progress, view: StrategyView) -> None:
     """Add the last model step to `p.recent` (what `starter.py follow` prints), once."""
     ph, t = view.phase, view.totals
@@ -89,11 +140,47 @@ def record_step(p: Progress, view: StrategyView) -> None:
 
 class Publisher:
     def __init__(self) -> None:
-        self._published: tuple[int, str] | None = None
+        self._published: tuple[int, str] | None = None  # before UI_PROGRESS
+        self._attributes: dict[str, Any] = {}  # name -> value last upserted
+        self._facts: tuple[Any, ...] | None = None
+        self._tokens = 0
+        self._at: datetime | None = None  # when the attributes were last upserted
 
-    def publish(self, s: JobState, search_attributes: bool) -> None:
-        """Current details every time; search attributes when phase or status change."""
+    def publish(self, s: JobState, search_attributes: bool, text: bool = True) -> None:
+        """Current details every time; what persists when what a person reads changed.
+        `text`: free text (the todo, the last error) may go into search attributes (not
+        when payloads are encrypted: the server keeps search attributes in plain text)."""
         workflow.set_current_details(details_markdown(s))
+        if not workflow.patched(UI_PROGRESS):
+            self._publish_before(s, search_attributes)
+            return
+        tokens, now = s.tokens.tokens_in + s.tokens.tokens_out, workflow.now()
+        facts = (s.status, s.phase.number, s.phase.kind, s.strategy, s.current_todo, s.progress,
+                 s.last_error, s.last_rewind, tuple(a.call_id for a in s.pending_approvals))
+        if facts != self._facts:
+            self._facts = facts
+            workflow.upsert_memo(memo(s))
+        elif not (tokens > self._tokens and self._at and now - self._at >= TOKENS_EVERY):
+            return  # tokens and cost alone: search attributes, at most every 30 s
+        self._tokens, self._at = tokens, now
+        if search_attributes:
+            self._upsert(attributes(s, text))
+
+    def _upsert(self, values: dict[str, Any]) -> None:
+        keys = {k.name: k for k in (SA_PHASE, SA_PHASE_NUMBER, SA_TOKENS, SA_STATUS, SA_STRATEGY,
+                                    SA_TODOS, SA_TODO, SA_COST, SA_LAST_ERROR)}
+        updates: list[SearchAttributeUpdate[Any]] = []
+        for name, value in values.items():
+            if self._attributes.get(name, _NEVER) == value:
+                continue
+            self._attributes[name] = value
+            key = keys[name]
+            updates.append(key.value_unset() if value is None else key.value_set(value))
+        if updates:
+            workflow.upsert_search_attributes(updates)
+
+    def _publish_before(self, s: JobState, search_attributes: bool) -> None:
+        """Before UI_PROGRESS: four attributes, when phase or status change."""
         key = (s.phase.number, s.status)
         if not search_attributes or key == self._published:
             return
@@ -105,6 +192,36 @@ class Publisher:
             SA_STATUS.value_set(s.status)])
 
 
+def attributes(s: JobState, text: bool = True) -> dict[str, Any]:
+    """The search attributes of `s` (None: unset; the free-text ones also without `text`)."""
+    return {
+        SA_PHASE.name: s.phase.kind or "starting", SA_PHASE_NUMBER.name: s.phase.number,
+        SA_TOKENS.name: s.tokens.tokens_in + s.tokens.tokens_out, SA_STATUS.name: s.status,
+        SA_STRATEGY.name: s.strategy if s.phase.number else None,
+        SA_TODOS.name: s.progress if s.todos else None,
+        SA_TODO.name: (s.current_todo if text else "") or None, SA_COST.name: s.cost_usd,
+        SA_LAST_ERROR.name: ((s.last_error or "")[:MAX_ERROR_CHARS] if text else "") or None,
+    }
+
+
+def memo(s: JobState) -> dict[str, Any]:
+    """The memo: the progress (a flat object) and the details markdown, one line per entry
+    (the UI shows the memo as JSON), shortened to stay under MEMO_BYTES (the server warns
+    about larger memos): fewer todos around the current one, then no last step."""
+    progress = {
+        "status": s.status, "strategy": s.strategy, "phase": s.phase.number,
+        "kind": s.phase.kind, "title": s.phase.name[:80], "todos": s.progress,
+        "todo": s.current_todo[:120], "steps": s.steps_total, "tool_calls": s.tool_calls_total,
+        "tokens": s.tokens.tokens_in + s.tokens.tokens_out, "cost_usd": s.cost_usd,
+        "as_of": workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")}
+    for window, last_step in ((25, True), (8, True), (8, False), (3, False), (0, False)):
+        out = {"progress": progress,
+               "details": details_markdown(s, window, last_step, 300).splitlines()}
+        if len(json.dumps(out, ensure_ascii=False).encode()) <= MEMO_BYTES:
+            break
+    return out
+
+
 def objective_of(instructions: str) -> str:
     """The first heading or line of the instructions."""
     for line in instructions.splitlines():
@@ -113,25 +230,72 @@ def objective_of(instructions: str) -> str:
     return ""
 
 
-def details_markdown(s: JobState) -> str:
-    bar = progress_bar(s.todos)
-    lines = [f"**{s.status.upper()}** · phase {s.phase.number} ({s.phase.kind}): {s.phase.name}",
-             "", f"`{bar}` {s.progress} todos", ""]
-    for t in s.todos:
-        mark = {"completed": "x", "cancelled": "-"}.get(t.status, " ")
-        lines.append(f"- [{mark}] {t.id}. {t.content}")
-    lines += ["", f"steps {s.steps_total} · tool calls {s.tool_calls_total} · tokens "
-              f"{s.tokens.tokens_in} in / {s.tokens.tokens_out} out · ~${s.cost_usd:.4f}"]
-    if s.last_step:
-        lines.append(f"last step: {s.last_step}")
+MARKS = {"completed": "☑", "cancelled": "☒"}
+
+
+def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
+                     text_chars: int = MAX_ERROR_CHARS) -> str:
+    """The job as markdown the web UI renders: status, phase, a progress bar, the todos
+    (☑ done, ☐ open, ☒ cancelled - the UI shows `- [x]` literally; at most `window` of them,
+    around the current one), totals, last step, approvals waiting, the last rewind and the
+    last error (each cut to `text_chars`). A few KB at most."""
+    ph = s.phase
+    head = f"### {s.status.upper()}"
+    if ph.number:
+        head += f" · phase {ph.number} ({ph.kind}): {cut(ph.name, 100)}"
+    lines = [head, ""]
+    if s.objective:
+        lines += [f"**Job:** {cut(s.objective, 200)}", ""]
+    if s.todos:
+        lines += [f"`{markdown_bar(s.todos)}` **{s.progress} todos** · step {ph.steps} of the "
+                  "phase", ""]
+        lines += todo_lines(s.todos, window) + [""]
+    lines.append(f"**Steps** {s.steps_total} · **tool calls** {s.tool_calls_total} · **tokens** "
+                 f"{s.tokens.tokens_in:,} in / {s.tokens.tokens_out:,} out · "
+                 f"**cost** ~${s.cost_usd:.4f}")
+    if s.last_step and last_step:
+        lines += ["", f"**Last step:** {cut(s.last_step, text_chars)}"]
     for a in s.pending_approvals:
-        lines.append(f"**waiting for approval**: `{a.tool}` call `{a.call_id}` {a.arguments}")
+        lines += ["", f"**Waiting for approval:** `{a.tool}` call `{a.call_id}` "
+                  f"{cut(a.arguments, 200)} (send the `approve` update: "
+                  f'`{{"call_id": "{a.call_id}", "approved": true}}`)']
+    if s.rewinds_waiting:
+        lines += ["", f"**Rewind requested** ({s.rewinds_waiting}): it takes effect at the next "
+                  "step boundary"]
+    if s.last_rewind:
+        lines += ["", f"**Last rewind:** {cut(s.last_rewind, text_chars)}"]
     if s.last_error:
-        lines.append(f"last error: {s.last_error}")
+        lines += ["", f"> **Last error:** {cut(s.last_error, text_chars)}"]
     return "\n".join(lines)
 
 
+def todo_lines(todos: list[Todo], window: int) -> list[str]:
+    """A markdown list of the todos, at most `window` of them from the current one on."""
+    cur = current_index(todos)
+    start = 0 if len(todos) <= window else max(0, min(cur if cur is not None else len(todos),
+                                                      len(todos) - window))
+    lines = [f"- ☑ ... {start} todos before"] if start else []
+    for i, t in enumerate(todos[start:start + window], start):
+        text = cut(f"{t.id}. {' '.join(t.content.split())}", MAX_TODO_CHARS)
+        lines.append(f"- ☐ **{text}** ← current" if i == cur
+                     else f"- {MARKS.get(t.status, '☐')} {text}")
+    if len(todos) > start + window:
+        lines.append(f"- ☐ ... {len(todos) - start - window} more")
+    return lines
+
+
+def cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3].rstrip() + "..."
+
+
+def markdown_bar(todos: list[Todo], width: int = 20) -> str:
+    done = sum(t.status == "completed" for t in todos)
+    filled = round(width * done / len(todos)) if todos else 0
+    return "█" * filled + "░" * (width - filled)
+
+
 def progress_bar(todos: list[Todo], width: int = 20) -> str:
+    """The terminal's bar (`starter.py follow`)."""
     if not todos:
         return "-" * width
     done = sum(t.status == "completed" for t in todos)

@@ -330,7 +330,8 @@ def _call_info(call_id: str, name: str, raw: str, preview: bool,
     return ToolCallInfo(
         id=call_id, name=name, error=error if problem or name in TOOLS else None, digest=digest,
         args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
-        summary=argument_summary(args), preview=raw[:PREVIEW_CHARS] if preview or asks else "",
+        summary=argument_summary(args, name not in CONTROL_TOOLS),
+        preview=raw[:PREVIEW_CHARS] if preview or asks else "",
         needs_approval=asks)
 
 

@@ -68,6 +68,10 @@ class JobCompleteArgs(BaseModel):
 
 class TodoRewindArgs(BaseModel):
     issue: str = Field(min_length=1, description="Why the current todos cannot work")
+    restore_phase: int | None = Field(
+        None, ge=1, description="Only if the job's config allows it: also put the workspace "
+        "files back as they were at the start of this earlier phase (the files it replaces "
+        "are archived); omit to keep the files")
 
 
 class ToolSearchArgs(BaseModel):
@@ -256,15 +260,39 @@ def _one_line(e: Exception) -> str:
     return " ".join(str(e).split())[:200]
 
 
-def argument_summary(args: BaseModel | None) -> str:
-    """A short label for the UI: the path or query the call is about."""
+KEY_ARGUMENTS = ("path", "query", "phase", "issue")
+SHORT_VALUE = 24  # a string this short (a regime, a status) is shown whole
+
+
+def argument_summary(args: BaseModel | None, details: bool = True) -> str:
+    """A short label for the UI (activity summaries, `last_step`): the path or query the call
+    is about; for a tool without one (with `details`), its ids (`id`, `*_id`, `*_ids`), short
+    values and the start of its first text in quotes - `chunk_007 "Aufbewahrungspflicht..."`."""
     if args is None:
         return ""
-    for name in ("path", "query", "phase", "issue"):
-        value = getattr(args, name, None)
+    data = args.model_dump()
+    for name in KEY_ARGUMENTS:
+        value = data.get(name)
         if isinstance(value, str) and value:
             return value[:120]
-    return ""
+    if not details:
+        return ""
+    ids, short, text = [], [], ""
+    for name, value in sorted(data.items(), key=lambda kv: kv[0] != "id"):
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            value = ",".join(value)
+            if not (name == "ids" or name.endswith("_ids")):
+                continue
+        if not isinstance(value, str) or not value.strip():
+            continue
+        value = " ".join(value.split())
+        if name == "id" or name.endswith(("_id", "_ids")):
+            ids.append(value[:60])
+        elif len(value) <= SHORT_VALUE:
+            short.append(value)
+        elif not text:
+            text = f'"{value[:60]}..."' if len(value) > 60 else f'"{value}"'
+    return " ".join(ids + short + ([text] if text else []))[:120]
 
 
 def _strip_titles(schema: dict) -> dict:

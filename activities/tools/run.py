@@ -10,6 +10,11 @@ read_file, else `tool_outputs/<conversation>/<n>.txt`, written here). Mistakes t
 model made come back as tool errors with a code; storage failures raise and are
 retried.
 
+A tool run as a local activity has its own activity type, `tool.<name>` (the web UI's
+timeline names local activities by type alone): `run_tool_as` serves every such type,
+as the worker's one dynamic activity, and checks the workspace itself (the worker's
+WorkspaceGuard sees only raw payloads there).
+
 A tool of an MCP server (named in the job's tool record, `req.tool_record`) is called
 through the worker's session to that server (mcp_sessions.py); `tool_search` searches the
 descriptions of the record, so it finds MCP tools too.
@@ -28,14 +33,17 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from temporalio import activity
+from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from activities.redaction import redact
+from activities.storage.buckets import check_workspace
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.ownership import check_owner
 from activities.storage.s3 import S3Store
 from activities.storage.todos_file import digest
 from activities.tools import catalog as tool_catalog
@@ -44,7 +52,7 @@ from activities.tools.mcp_sessions import McpServers
 from activities.tools.record import RecordedTool, Records
 from activities.tools.registry import ToolResult, parse_arguments
 from switchback import ToolError as PublicToolError
-from workflows.contract import RUN_TOOL, ToolOutcome, ToolRequest, layout
+from workflows.contract import RUN_TOOL, TOOL_ACTIVITY_PREFIX, ToolOutcome, ToolRequest, layout
 
 Handler = Callable[..., Awaitable[ToolResult]]
 OFF_LOOP_CHARS = 1 << 20
@@ -99,6 +107,22 @@ class ToolActivities:
         marker = {"conversation": req.conversation, "sha256": digest(text)}
         await self.s3.put(ws.bucket, layout.key(ws.job_id, layout.TODOS_WRITTEN),
                           json.dumps(marker).encode(), "application/json")
+
+    @activity.defn(dynamic=True)
+    async def run_tool_as(self, args: Sequence[RawValue]) -> ToolOutcome:
+        """`run_tool` under the activity type `tool.<name>` (a local activity of the workflow
+        worker); any other type this worker does not know is refused, as the SDK would."""
+        kind = activity.info().activity_type
+        if not kind.startswith(TOOL_ACTIVITY_PREFIX) or len(args) != 1:
+            raise ApplicationError(f"activity {kind!r} is not registered on this worker",
+                                   type="NotFoundError")
+        req = activity.payload_converter().from_payload(args[0].payload, ToolRequest)
+        if req.name != kind[len(TOOL_ACTIVITY_PREFIX):]:
+            raise ApplicationError(f"activity {kind!r} was sent a call of {req.name!r}",
+                                   type="BadToolRequest", non_retryable=True)
+        check_workspace(req.workspace)
+        await check_owner(self.s3, req.workspace)
+        return await self.run_tool(req)
 
     async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
         limit = req.limits.max_result_chars

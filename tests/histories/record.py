@@ -16,6 +16,9 @@ a rewind that is a number, nested 3,000 deep, a lone surrogate, two inputs, a si
 unknown name (all listed in `state.rejected`) - then a good rewind, and an approval sent
 as an undecoded payload.
 
+(from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
+start of phase 2 (`rewind-restore`).
+
     python -m tests.histories.record strategies
 
 records the `strategies` set instead (#16): one job under each strategy that is not the
@@ -219,7 +222,16 @@ async def record() -> None:
                      call("job_complete", summary="done", deliverables=["work/a.md"],
                           confidence=0.9, notes=""))])
             await ritual.result()
-            for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual):
+            restore = await start("rewind-restore", bootstrap() + tactical(1) + [
+                {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
+                + tactical(5, "r") + finish())
+            while len(b.model.requests("rewind-restore")) < 9:
+                await asyncio.sleep(0.05)
+            await restore.signal("rewind", {"issue": "the scope changed", "restore_phase": 2})
+            await restore.result()
+
+            for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual,
+                           restore):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

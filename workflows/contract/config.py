@@ -152,6 +152,12 @@ class ApprovalSettings(_Strict):
     on_timeout: Literal["deny", "approve"] = "deny"
 
 
+class RewindSettings(_Strict):
+    # todo_rewind(issue, restore_phase): the model may put the workspace back as it was at
+    # the start of an earlier phase (a person's `rewind` signal always may)
+    model_may_restore: bool = False
+
+
 class Retries(_Strict):
     tool_attempts: int = Field(3, ge=1)
     tool_initial_interval_seconds: float = Field(2, gt=0)
@@ -246,6 +252,7 @@ class JobConfig(_Strict):
     documents: list[str] = []  # default documents, relative to the job's config folder
     approval_required: list[str] = []  # tools that wait for the `approve` update
     approvals: ApprovalSettings = ApprovalSettings()
+    rewind: RewindSettings = RewindSettings()
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
     search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
@@ -289,3 +296,6 @@ class ResolvedConfig(BaseModel):
     tool_record: str = ""
     source: str | dict[str, Any] | None = None  # the config as the job named it (children)
     nested_todos: StrategicTodos | None = None  # the nested outer loop's predefined todos
+    # set by the worker's `load_config`: its payloads are encrypted (SWITCHBACK_CODEC_KEYS).
+    # Search attributes never are, so the job then keeps free text (todo, error) out of them
+    payloads_encrypted: bool = False

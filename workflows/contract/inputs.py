@@ -145,22 +145,31 @@ def pipeline_input(raw: object) -> PipelineInput:
     return PipelineInput(**out)
 
 
-def rewind_request(raw: object) -> RewindRequest:
-    """The `rewind` signal: an issue string, or `{"issue": string}`. Longer issues are cut
-    to MAX_REWIND_CHARS (with a note of the full length)."""
+def rewind_request(raw: object, restore: bool = True) -> RewindRequest:
+    """The `rewind` signal: an issue string, or `{"issue": string, "restore_phase": N}`
+    (`restore_phase` optional, a phase number >= 1; `restore=False`: not a known key, as
+    before the restore existed). Longer issues are cut to MAX_REWIND_CHARS (with a note of
+    the full length)."""
+    restore_phase = None
     if isinstance(raw, Mapping):
-        d = _object(raw, "rewind", tuple(RewindRequest.model_fields), '{"issue": "..."}')
+        known = tuple(RewindRequest.model_fields) if restore else ("issue",)
+        d = _object(raw, "rewind", known, '{"issue": "...", "restore_phase": 2}' if restore
+                    else '{"issue": "..."}')
         if not isinstance(d.get("issue"), str):
             raise InputError(f"rewind: 'issue' must be a string, got {shown(d.get('issue'))}")
+        restore_phase = d.get("restore_phase")
+        if restore_phase is not None and (type(restore_phase) is not int or restore_phase < 1):
+            raise InputError("rewind: 'restore_phase' must be a phase number (a whole number "
+                             f">= 1) or null, got {shown(restore_phase)}")
         raw = d["issue"]
     if not isinstance(raw, str):
         raise InputError(f"rewind: the payload must be an issue string or "
-                         f'{{"issue": string}}, got {shown(raw)}')
+                         f'{{"issue": string, "restore_phase": N}}, got {shown(raw)}')
     issue = raw.strip()
     if len(issue) > MAX_REWIND_CHARS:
         issue = (f"{issue[:MAX_REWIND_CHARS]} [... cut: the issue had {len(issue)} "
                  f"characters, at most {MAX_REWIND_CHARS} are kept]")
-    return RewindRequest(issue=issue)
+    return RewindRequest(issue=issue, restore_phase=restore_phase)
 
 
 def approve_request(raw: object) -> ApproveRequest:

@@ -48,11 +48,14 @@ class ApproveRequest(BaseModel):
 
 
 class RewindRequest(BaseModel):
-    """The `rewind` signal as an object (a plain issue string works too)."""
+    """The `rewind` signal as an object (a plain issue string works too). `restore_phase`:
+    first put the workspace back as it was at the start of that phase (the files it replaces
+    go to `archive/rewound/<phase>/`); None keeps the files as they are."""
 
     model_config = ConfigDict(extra="forbid")
 
     issue: str
+    restore_phase: int | None = None
 
 
 JobStatus = Literal["completed", "cancelled", "budget_exhausted", "stuck", "failed"]
@@ -142,3 +145,6 @@ class JobState(BaseModel):
     rejected: list[str] = []  # the last signals refused, with the reason (newest last)
     last_step: str = ""  # the last model step, in one line
     recent: list[StepLine] = []  # the last 30 steps, oldest first (for `starter.py --follow`)
+    current_todo: str = ""  # "3. Draft the GoBD requirement" (empty: none open)
+    last_rewind: str = ""  # the last rewind, with what its restore did
+    rewinds_waiting: int = 0  # rewind signals received, applied at the next step boundary

@@ -5,6 +5,8 @@ A job's workspace is the prefix `<job id>/` in its bucket. What the model sees:
     instructions.md  workspace.md  main_plan.md  todos.yaml     memory and plan
     documents/                                                  the job's documents
     archive/phase_<n>.yaml                                      finished phases' todos
+    archive/rewound/<n>/<path>                                  files a restoring rewind
+                                                                from phase n replaced
     output/completion.json  output/error.json                   how the job ended
     output/breakers/trip_<n>.json                               circuit-breaker trips
     summaries/phase_<n>_<k>.md                                  readable compaction records
@@ -19,6 +21,7 @@ What only switchback touches (never reachable through a model tool):
 
     .switchback/conversations/<conversation>/{system.md,summary_<n>.md,<n:06d>.json}
     .switchback/snapshots/phase_<n>.json    .switchback/blobs/<etag>
+    .switchback/restores/from_<n>.json      what a restoring rewind from phase n did
     .switchback/config.json                 .switchback/rerun.json
     .switchback/owner.json                  .switchback/tools/<tag>.json (the tools the job
                                             may use, as the model sees them)
@@ -68,6 +71,11 @@ def prefix(job_id: str) -> str:
 
 def archive_path(phase: int) -> str:
     return f"{ARCHIVE}/phase_{phase}.yaml"
+
+
+def rewound_path(phase: int, path: str) -> str:
+    """Where a rewind from `phase` that restored the workspace keeps a file it replaced."""
+    return f"{ARCHIVE}/rewound/{phase}/{path}"
 
 
 def trip_path(number: int) -> str:
@@ -158,6 +166,12 @@ def blobs_dir() -> str:
 
 def blob_path(etag: str) -> str:
     return f"{INTERNAL}/blobs/{etag}"
+
+
+def restore_record_path(from_phase: int) -> str:
+    """The plan of the restore made by a rewind from `from_phase` (written once: a retried
+    attempt carries out the same plan)."""
+    return f"{INTERNAL}/restores/from_{from_phase}.json"
 
 
 def tool_record_path(tag: str) -> str:

@@ -29,6 +29,11 @@ READ_REQUIREMENTS = "read_requirements"
 READ_DECISION = "read_decision"
 LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
 CHECK_FILES = "check_files"  # has a file changed since the phase began (evidence of a todo)
+RESTORE_WORKSPACE = "restore_workspace"  # a rewind with restore_phase: files back to a snapshot
+# A tool run as a local activity has its own activity type, `tool.<name>` (the web UI's
+# timeline names a local activity by its type only); worker.py serves them with one
+# dynamic activity. Bounded: one type per tool, never per argument (SDK metrics label it).
+TOOL_ACTIVITY_PREFIX = "tool."
 
 # Tools the workflow itself carries out (they change the strategy's state); the model
 # activity passes their parsed arguments to the workflow. A strategy offers its own.
@@ -38,8 +43,21 @@ CONTROL_TOOLS = frozenset({
     "classify_task",  # auto
 })
 
-# Search attributes (registered by devstack and worker.py; see README "Operating it").
-SA_PHASE = SearchAttributeKey.for_keyword("SwitchbackPhase")
+# Search attributes (registered by devstack and worker.py; see README "Seeing a job in the
+# web UI"). SQL visibility (the dev server, PostgreSQL/MySQL clusters) allows at most 3 Int,
+# 3 Double, 3 Text and 10 Keyword custom attributes per namespace: these use 2, 1, 2 and 4.
+SA_PHASE = SearchAttributeKey.for_keyword("SwitchbackPhase")  # the phase's kind
 SA_PHASE_NUMBER = SearchAttributeKey.for_int("SwitchbackPhaseNumber")
 SA_TOKENS = SearchAttributeKey.for_int("SwitchbackTokens")
 SA_STATUS = SearchAttributeKey.for_keyword("SwitchbackStatus")
+SA_STRATEGY = SearchAttributeKey.for_keyword("SwitchbackStrategy")
+SA_TODOS = SearchAttributeKey.for_keyword("SwitchbackTodos")  # done/total, e.g. "3/5"
+SA_TODO = SearchAttributeKey.for_text("SwitchbackTodo")  # the current todo
+SA_COST = SearchAttributeKey.for_float("SwitchbackCostUsd")
+SA_LAST_ERROR = SearchAttributeKey.for_text("SwitchbackLastError")
+# name -> type as `temporal operator search-attribute create --type` spells it
+SEARCH_ATTRIBUTES = {"SwitchbackPhase": "Keyword", "SwitchbackPhaseNumber": "Int",
+                     "SwitchbackTokens": "Int", "SwitchbackStatus": "Keyword",
+                     "SwitchbackStrategy": "Keyword", "SwitchbackTodos": "Keyword",
+                     "SwitchbackTodo": "Text", "SwitchbackCostUsd": "Double",
+                     "SwitchbackLastError": "Text"}

@@ -116,6 +116,25 @@ class SnapshotRequest(BaseModel):
     config: ResolvedConfig | None = None  # given once per run: kept as .switchback/config.json
 
 
+class RestoreRequest(BaseModel):
+    """Input of `restore_workspace`: put the workspace back as it was at the start of
+    `phase` (its snapshot), archiving what it replaces under archive/rewound/<from_phase>/."""
+
+    workspace: WorkspaceRef
+    phase: int  # the snapshot to restore
+    from_phase: int  # the phase the rewind leaves (names the archive folder and the plan)
+
+
+class RestoreResult(BaseModel):
+    found: bool  # False: no snapshot of that phase (nothing was changed); `reason` says why
+    reason: str = ""
+    restored: int = 0  # files written back (changed or deleted since the snapshot)
+    deleted: int = 0  # files created since the snapshot, removed
+    archived: int = 0  # versions kept under `archive_dir` before they were replaced
+    archive_dir: str = ""
+    paths: list[str] = []  # the first few paths it changed, for people
+
+
 # -- model calls -----------------------------------------------------------------------
 
 

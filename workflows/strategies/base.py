@@ -236,6 +236,7 @@ class PhaseInfo:
     tokens_in: int = 0
     tokens_out: int = 0
     todos: list[Todo] = field(default_factory=list)
+    current_todo: str = ""  # what is being worked on ("": the first pending todo, if any)
 
 
 @dataclass

@@ -194,7 +194,10 @@ class PhaseAlternation(Strategy):
             self.pending = Pending(to="rewind", issue=issue)
             return ToolOutcome(ok=True, summary="Rewind accepted: the todos are archived with "
                                "your note and a strategic phase will reconsider the plan.")
-        self.completion = dict(args)  # job_complete
+        self.completion = dict(args)  # job_complete: it also completes the todo it ends
+        cur = current_index(self._ph().todos)
+        if cur is not None:
+            self._ph().todos[cur].status = "completed"
         return ToolOutcome(ok=True, summary="Job completion recorded.")
 
     def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
