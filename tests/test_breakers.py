@@ -6,6 +6,7 @@ import json
 
 import yaml
 
+from activities.model.prompt import TODO_HEADER
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 
@@ -166,7 +167,8 @@ async def test_cost_cap_warns_at_80_and_95_percent_then_wraps_up(client, task_qu
         ("budget", "stop", 13)]
     reqs = model_server.requests(handle.id)
     assert len(reqs) == 13
-    last_user = [[m["content"] for m in r["messages"] if m["role"] == "user"][-1] for r in reqs]
+    last_user = [[m["content"] for m in r["messages"] if m["role"] == "user"  # before the
+                  and not m["content"].startswith(TODO_HEADER)][-1] for r in reqs]  # todo block
     assert last_user[8] == ("Budget notice: 80% of the job's budget is used; $0.2000 left. "
                             "Finish the essential todos first.")
     assert last_user[9] == ("Budget notice: 95% of the job's budget is used; $0.0500 left. "
