@@ -463,14 +463,14 @@ MODEL_OUTPUT = [
 
 SIGNALS = [
     signal("rewind-number", "rewind", "5", 'rewind: the payload must be an issue string or '
-           '{"issue": string}, got 5; the signal was ignored'),
+           '{"issue": string, "restore_phase": N}, got 5; the signal was ignored'),
     signal("rewind-true", "rewind", "true", 'rewind: the payload must be an issue string or '
-           '{"issue": string}, got true; the signal was ignored'),
+           '{"issue": string, "restore_phase": N}, got true; the signal was ignored'),
     signal("rewind-null", "rewind", "null", "got null; the signal was ignored"),
     signal("rewind-no-input", "rewind", None, 'rewind: the payload must be an issue string '
-           'or {"issue": string}, got null; the signal was ignored'),
+           'or {"issue": string, "restore_phase": N}, got null; the signal was ignored'),
     signal("rewind-two-inputs", "rewind", ['"a"', '"b"'], 'rewind: takes one input (an issue '
-           'string or {"issue": string}), got 2; the signal was ignored'),
+           'string or {"issue": string, "restore_phase": N}), got 2; the signal was ignored'),
     signal("rewind-list", "rewind", '["a"]', 'got ["a"]; the signal was ignored'),
     signal("rewind-issue-number", "rewind", '{"issue": 5}',
            "rewind: 'issue' must be a string, got 5; the signal was ignored"),

@@ -135,8 +135,8 @@ async def test_a_finished_job_reads_on_the_page_with_no_worker(ui, model_server,
         page = await browser.open_workflow(ctx, ui.url, done)  # the timeline, newest first
         text = await browser.wait_for_texts(page, [
             "call_model • phase 5 strategic step 4 · todo 4. Write todos",
-            "call_model • phase 4 tactical step 5 · todo 5. Task 5",
-            "tool.write_file", "tool.todo_write", "archive_phase", "snapshot_phase",
+            "call_model • phase 4 tactical step 5 · todo 5. Phase 2 task 5",
+            "tool.write_file", "archive_phase", "snapshot_phase",
             "write_output", '"status": "completed"'])
         status = page.locator('[data-testid="execution-status"]:visible').first
         assert (await status.inner_text()).strip() == "COMPLETED"

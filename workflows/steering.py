@@ -59,7 +59,8 @@ class Steering:
             self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume); the "
                         "signal was ignored")
         elif len(args) > 1:
-            self.reject(f"rewind: takes one input (an issue string or {{\"issue\": string}}), "
+            self.reject("rewind: takes one input (an issue string or {\"issue\": string, "
+                        f"\"restore_phase\": N}}), "
                         f"got {len(args)}; the signal was ignored")
         else:
             self.request_rewind(args[0] if args else None, phase)
