@@ -25,7 +25,8 @@ def test_there_are_histories_of_each_kind():
     (which add a failing local-activity tool)."""
     for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
                        (".typed-failures", {"local-failure"}), (".ritual", {"ritual"}),
-                       (".ui-progress", {"mcp", "local-failure", "rewind-restore"})):
+                       (".ui-progress", {"mcp", "local-failure", "rewind-restore"}),
+                       (".merged", {"mcp", "local-failure", "ritual", "rewind-restore"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -146,6 +147,15 @@ def test_the_ui_progress_histories_take_the_patched_paths(patch: str):
         "plain.ui-progress.json")
     assert "run_tool" not in local_activity_types("plain.ui-progress.json")
     assert "run_tool" in local_activity_types("plain.typed-failures.json")
+
+
+def test_the_merged_histories_take_every_branch_s_paths():
+    """The set recorded on main after #13, #15, #16 and #17 met (`record merged`): one job
+    takes the ritual's, the UI's and the typed failures' patched paths together."""
+    assert {"todo-evidence", "ui-progress", "tool-activity-types"} <= patches("plain.merged.json")
+    assert "typed-failures" in patches("local-failure.merged.json")
+    assert "job-complete-last" in patches("ritual.merged.json")
+    assert "rewind-restore" in patches("rewind-restore.merged.json")
 
 
 def test_the_restoring_rewind_history_restores_once():
