@@ -7,11 +7,12 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import yaml
-from temporalio.client import WorkflowFailureError
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from activities.tools import registry as tool_registry
 from activities.tools import run as tools
@@ -29,6 +30,29 @@ async def archives(s3, job_id: str) -> dict[str, dict]:
 
 def slow(script: list[dict], ms: int) -> list[dict]:
     return [{**s, "latency_ms": ms} for s in script]
+
+
+async def across_a_worker_kill(client, task_queue: str, tmp_path: Path,
+                               start: Callable[[], Awaitable[WorkflowHandle]],
+                               kill_when: Callable[[WorkflowHandle], Awaitable[object]]):
+    """A job started by `start()` on a worker process that is SIGKILLed once `kill_when(handle)`
+    returns; a second worker process finishes it. The job's handle and result."""
+    first = worker_process(client, task_queue, tmp_path / "w1.log")
+    try:
+        await wait_started(tmp_path / "w1.log")
+        handle = await start()
+        await kill_when(handle)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+        second = worker_process(client, task_queue, tmp_path / "w2.log")
+        try:
+            return handle, await asyncio.wait_for(handle.result(), 120)
+        finally:
+            second.terminate()
+            second.wait(10)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
 
 
 async def test_s3_unavailable_for_seconds_mid_job(client, task_queue, start_job, model_server,
@@ -65,24 +89,11 @@ async def wait_started(log: Path, timeout: float = 30) -> None:
 async def test_worker_killed_mid_job_new_worker_finishes(client, task_queue, start_job,
                                                         model_server, s3, tmp_path):
     script = slow(full_job(3), 100)
-    first = worker_process(client, task_queue, tmp_path / "w1.log")
-    try:
-        await wait_started(tmp_path / "w1.log")
-        handle = await start_job(script, model_server, instructions="x", documents=[],
-                                 config={"extends": "creator",
-                                         "llm": {"heartbeat_timeout_seconds": 2}})
-        await wait_for_requests(model_server, handle.id, 20)
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(10)
-        second = worker_process(client, task_queue, tmp_path / "w2.log")
-        try:
-            result = await asyncio.wait_for(handle.result(), 120)
-        finally:
-            second.terminate()
-            second.wait(10)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    handle, result = await across_a_worker_kill(
+        client, task_queue, tmp_path,
+        lambda: start_job(script, model_server, instructions="x", documents=[],
+                          config={"extends": "creator", "llm": {"heartbeat_timeout_seconds": 2}}),
+        lambda h: wait_for_requests(model_server, h.id, 20))
     assert result.status == "completed" and result.phases == 7
     # every scripted step was used exactly once: a retried model call got the same answer
     keys = {r["_call_key"] for r in model_server.requests(handle.id)}

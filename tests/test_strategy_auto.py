@@ -5,17 +5,14 @@ classify gets class B; a worker SIGKILLed in the routed strategy; replay."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 
 from temporalio.worker import Replayer
 
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import step
-from tests.test_durability import wait_started, worker_process
+from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests
 from workflows.agent_job import AgentJob
 from workflows.contract import JobResult, JobState
@@ -88,23 +85,11 @@ async def test_a_model_that_will_not_classify_gets_class_b(client, task_queue, s
 async def test_auto_survives_a_killed_worker(client, task_queue, start_job, model_server, s3,
                                             tmp_path):
     script = [{**s, "latency_ms": 300} for s in scripts.auto("C") + scripts.react()]
-    first = worker_process(client, task_queue, tmp_path / "w1.log")
-    try:
-        await wait_started(tmp_path / "w1.log")
-        handle = await start_job(script, model_server, config=CONFIG, documents=[],
-                                 instructions=scripts.INSTRUCTIONS)
-        await wait_for_requests(model_server, handle.id, 3)  # routed, in react
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(10)
-        second = worker_process(client, task_queue, tmp_path / "w2.log")
-        try:
-            result = await asyncio.wait_for(handle.result(), 120)
-        finally:
-            second.terminate()
-            second.wait(10)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    handle, result = await across_a_worker_kill(
+        client, task_queue, tmp_path,
+        lambda: start_job(script, model_server, config=CONFIG, documents=[],
+                          instructions=scripts.INSTRUCTIONS),
+        lambda h: wait_for_requests(model_server, h.id, 3))  # routed, in react
     assert result.status == "completed" and result.phases == 2
     assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)
 

@@ -5,10 +5,7 @@ the children run; replay of the parent's and the children's histories."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 
 import yaml
 from temporalio.api.enums.v1 import EventType
@@ -18,7 +15,7 @@ from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
-from tests.test_durability import wait_started, worker_process
+from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
 from workflows.contract import ApproveRequest, JobResult, JobState
@@ -132,23 +129,11 @@ async def test_nested_job_survives_a_killed_worker(client, task_queue, start_job
                                                    model_server, s3, tmp_path):
     job = "nested-kill"
     set_scripts(model_server, job, latency_ms=300)
-    first = worker_process(client, task_queue, tmp_path / "w1.log")
-    try:
-        await wait_started(tmp_path / "w1.log")
-        handle = await start_job(None, job_id=job, config=CONFIG, documents=[],
-                                 instructions=scripts.INSTRUCTIONS)
-        await wait_for_requests(model_server, f"{job}-p2-t1", 1)  # a child is running
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(10)
-        second = worker_process(client, task_queue, tmp_path / "w2.log")
-        try:
-            result = await asyncio.wait_for(handle.result(), 120)
-        finally:
-            second.terminate()
-            second.wait(10)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    handle, result = await across_a_worker_kill(
+        client, task_queue, tmp_path,
+        lambda: start_job(None, job_id=job, config=CONFIG, documents=[],
+                          instructions=scripts.INSTRUCTIONS),
+        lambda h: wait_for_requests(model_server, f"{job}-p2-t1", 1))  # a child is running
     assert result.status == "completed" and result.steps == 11
     for kid in (f"{job}-p2-t1", f"{job}-p2-t2"):
         keys = {r["_call_key"] for r in model_server.requests(kid)}

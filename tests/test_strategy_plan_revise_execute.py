@@ -5,10 +5,7 @@ predecessors' results, a failed step that revises the rest; the records in the w
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 
 from temporalio.worker import Replayer
 
@@ -16,7 +13,7 @@ from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
-from tests.test_durability import wait_started, worker_process
+from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
 from workflows.contract import JobResult, JobState
@@ -87,23 +84,11 @@ async def test_plan_revise_execute_job(client, task_queue, start_job, model_serv
 async def test_plan_revise_execute_survives_a_killed_worker(client, task_queue, start_job,
                                                           model_server, s3, tmp_path):
     script = [{**s, "latency_ms": 150} for s in scripts.plan_revise_execute()]
-    first = worker_process(client, task_queue, tmp_path / "w1.log")
-    try:
-        await wait_started(tmp_path / "w1.log")
-        handle = await start_job(script, model_server, config=CONFIG, documents=[],
-                                 instructions=scripts.INSTRUCTIONS)
-        await wait_for_requests(model_server, handle.id, 8)  # in step 1
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(10)
-        second = worker_process(client, task_queue, tmp_path / "w2.log")
-        try:
-            result = await asyncio.wait_for(handle.result(), 120)
-        finally:
-            second.terminate()
-            second.wait(10)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    handle, result = await across_a_worker_kill(
+        client, task_queue, tmp_path,
+        lambda: start_job(script, model_server, config=CONFIG, documents=[],
+                          instructions=scripts.INSTRUCTIONS),
+        lambda h: wait_for_requests(model_server, h.id, 8))  # in step 1
     assert result.status == "completed" and result.phases == 9
     # a retried model call got the same answer: every scripted step used exactly once
     assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)

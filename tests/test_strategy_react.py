@@ -4,10 +4,7 @@ recorded attempt. (tests/test_strategy_seam.py: tools, nudges, a rewind signal, 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
 
 from temporalio.worker import Replayer
 
@@ -15,10 +12,10 @@ from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
-from tests.test_durability import wait_started, worker_process
+from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
-from workflows.contract import ApproveRequest, JobResult, JobState
+from workflows.contract import ApproveRequest, JobState
 
 CONFIG = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_seconds": 2}}
 
@@ -94,23 +91,11 @@ async def test_react_continues_as_new_at_an_attempt_and_reruns(client, task_queu
 async def test_react_survives_a_killed_worker(client, task_queue, start_job, model_server, s3,
                                               tmp_path):
     script = [{**s, "latency_ms": 400} for s in scripts.react()]
-    first = worker_process(client, task_queue, tmp_path / "w1.log")
-    try:
-        await wait_started(tmp_path / "w1.log")
-        handle = await start_job(script, model_server, config=CONFIG, documents=[],
-                                 instructions=scripts.INSTRUCTIONS)
-        await wait_for_requests(model_server, handle.id, 2)
-        os.killpg(first.pid, signal.SIGKILL)
-        first.wait(10)
-        second = worker_process(client, task_queue, tmp_path / "w2.log")
-        try:
-            result: JobResult = await asyncio.wait_for(handle.result(), 120)
-        finally:
-            second.terminate()
-            second.wait(10)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
+    handle, result = await across_a_worker_kill(
+        client, task_queue, tmp_path,
+        lambda: start_job(script, model_server, config=CONFIG, documents=[],
+                          instructions=scripts.INSTRUCTIONS),
+        lambda h: wait_for_requests(model_server, h.id, 2))
     assert result.status == "completed" and result.steps == len(script)
     assert len({r["_call_key"] for r in model_server.requests(handle.id)}) == len(script)
     assert (await s3.get("switchback", f"{handle.id}/report.md")).decode() == scripts.REPORT
