@@ -145,9 +145,15 @@ class _Inbound(ActivityInboundInterceptor):
 
     async def execute_activity(self, input: ExecuteActivityInput):
         for ws in workspaces_in(input.args):
-            parent = check_workspace(ws)
-            if parent is not None:
-                await check_parent(self.s3, ws, parent)
-            if self.s3 is not None and activity.info().activity_type != CREATE_WORKSPACE:
-                await check_owner(self.s3, ws)
+            await guard_workspace(self.s3, ws, activity.info().activity_type)
         return await super().execute_activity(input)
+
+
+async def guard_workspace(s3: S3Store | None, ws: WorkspaceRef, activity_type: str) -> None:
+    """What WorkspaceGuard checks of one workspace an activity was given; an activity whose
+    input arrives undecoded (tools/run.py's `tool.<name>`) calls it once it has decoded it."""
+    parent = check_workspace(ws)
+    if parent is not None:
+        await check_parent(s3, ws, parent)
+    if s3 is not None and activity_type != CREATE_WORKSPACE:
+        await check_owner(s3, ws)

@@ -40,10 +40,9 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 from activities.redaction import redact
-from activities.storage.buckets import check_workspace
+from activities.storage.buckets import guard_workspace
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
-from activities.storage.ownership import check_owner
 from activities.storage.s3 import S3Store
 from activities.storage.todos_file import digest
 from activities.tools import catalog as tool_catalog
@@ -120,8 +119,7 @@ class ToolActivities:
         if req.name != kind[len(TOOL_ACTIVITY_PREFIX):]:
             raise ApplicationError(f"activity {kind!r} was sent a call of {req.name!r}",
                                    type="BadToolRequest", non_retryable=True)
-        check_workspace(req.workspace)
-        await check_owner(self.s3, req.workspace)
+        await guard_workspace(self.s3, req.workspace, kind)  # the guard saw only raw input
         return await self.run_tool(req)
 
     async def _cut(self, req: ToolRequest, raw: str, text: str) -> str:
