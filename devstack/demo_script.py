@@ -112,7 +112,6 @@ def build() -> list[dict]:
     script += [s(c("identify_requirement_candidates"), c("todo_complete", notes="candidates"))]
     script += [  # phase 3: transition (strategic), with one rejected todos.yaml
         s(c("read_file", path="archive/phase_2.yaml"), c("read_file", path="chunks/manifest.json")),
-        s(c("todo_complete", notes=f"phase A: {len(cs)} chunks from 3 documents")),
         s(c("write_file", path="workspace.md", content=(
             f"# Workspace\n\n- {len(cs)} chunks in chunks/ (manifest: chunks/manifest.json)\n"
             "- extracted text in extracted/\n- GoBD: German markdown; GDPR: English text; "
@@ -141,7 +140,7 @@ def build() -> list[dict]:
           c("todo_complete")),
     ]
     script += [  # phase 5: transition (strategic)
-        s(c("read_file", path="archive/phase_4.yaml"), c("todo_complete", notes="phase B done")),
+        s(c("read_file", path="archive/phase_4.yaml")),
         s(c("write_file", path="workspace.md", content=(
             f"# Workspace\n\n- {len(cs)} chunks in chunks/\n- requirements/: "
             f"{len(gobd)} GoBD requirements (req_001-req_{len(gobd):03d})\n")),
@@ -166,7 +165,7 @@ def build() -> list[dict]:
           c("todo_complete", notes=f"{len(gobd) + len(gdpr)} requirements in all")),
     ]
     script += [  # phase 7: final strategic phase
-        s(c("list_files", path="output"), c("todo_complete", notes="all phases done")),
+        s(c("list_files", path="output")),
         s(c("write_file", path="workspace.md", content=(
             f"# Workspace\n\n- Done: {len(gobd) + len(gdpr)} requirements in "
             "output/requirements.json\n")), c("todo_complete")),
@@ -215,7 +214,7 @@ def validator(req: dict, duplicate_of: str | None = None) -> list[dict]:
           c("check_for_duplicates", statement=statement), c("todo_complete")),
         s(decide[0], c("count_graph_statistics"), c("todo_complete")),
         s(decide[-1], c("todo_complete", notes="decision recorded")),
-        s(c("read_file", path="output/decision.json"), c("todo_complete")),
+        s(c("read_file", path="output/decision.json")),
         s(c("write_file", path="workspace.md", content=f"# Workspace\n\n- {rid}: decided\n"),
           c("todo_complete")),
         s(c("write_file", path="main_plan.md", content=plan + "\nDone.\n"), c("todo_complete")),

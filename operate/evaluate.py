@@ -5,16 +5,18 @@
 
 Every run is an ordinary job (`<prefix>-<strategy>-<n>`, config `{"extends": <config>,
 "strategy": <strategy>}`): durable, visible in the web UI, at most `--concurrency` at a time.
-Started again with the same `--id`, eval takes up the jobs that exist instead of starting
-them again, so an interrupted eval resumes. Each finished run is checked with the job's own
-checker (`configs/<config>/check.py <workspace folder>`, exit status 0 = success; or
+Started again with the same `--id`, eval takes up the jobs that exist instead of starting them
+again, so an interrupted eval resumes. Each finished run is checked with the job's own checker
+(`configs/<config>/check.py <workspace folder>`, exit status 0 = success; or
 `configs/<config>/expected.yaml`: `{path: [text the file must contain, ...]}`; or `--check`),
-on a copy of its workspace. Measured per run: status, success, model calls (assistant
-messages stored, plus summaries), prompt / completion tokens and the prompt tokens the endpoint
-served from its cache (`usage.prompt_tokens_details.cached_tokens`), cost (the config's
-prices, or --price-in/--price-out), wall time (the workflow's start to close). Then a table
-per strategy (success rate; median and min-max of the rest), `<prefix>.md`, `<prefix>.json`
-and a chart `<prefix>.png` (operate/eval_report.py).
+on a copy of its workspace kept in `<out>/<prefix>/<job id>/` (the job's conversations and
+records under `.switchback/` with it: what to read when a run fails). Measured per run: status,
+success, model calls (assistant messages stored, plus summaries), prompt / completion tokens
+and the prompt tokens the endpoint served from its cache
+(`usage.prompt_tokens_details.cached_tokens`), cost (the config's prices, or
+`--price-in`/`--price-out`), wall time (the workflow's start to close). Then a table per strategy
+(success rate; median and min-max of the rest), `<prefix>.md`, `<prefix>.json` and a chart
+`<prefix>.png` (operate/eval_report.py).
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -102,7 +104,8 @@ def run_checker(checker: list[str] | dict[str, list[str]], folder: Path) -> tupl
 
 
 async def download(s3, job_id: str, folder: Path) -> dict[str, dict]:
-    """The workspace's files into `folder`; the stored assistant messages (by key)."""
+    """The workspace's files into `folder` (the job's own records, conversations among them,
+    too: what a person reads to see why a run failed); the stored messages (by key)."""
     messages: dict[str, dict] = {}
     for o in await s3.list(BUCKET, layout.prefix(job_id)):
         rel = o.key[len(job_id) + 1:]
@@ -114,7 +117,6 @@ async def download(s3, job_id: str, folder: Path) -> dict[str, dict]:
                 messages[rel] = json.loads(data)
             elif rel.endswith(".md") and "/summary_" in rel:
                 messages[rel] = {"role": "summary"}
-            continue
         target = folder / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
@@ -159,12 +161,14 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
     d = await handle.describe()
     if d.close_time and d.start_time:
         run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
-    with tempfile.TemporaryDirectory() as tmp:
-        messages = await download(s3, run.job_id, Path(tmp))
-        measure(run, messages, prices_of(a, messages))
-        if run.status not in ("failed", "cancelled"):
-            run.success, said = run_checker(checker, Path(tmp))
-            run.check = said or ("ok" if run.success else "check failed")
+    kept = Path(a.out) / (a.id or "eval") / run.job_id  # the run's workspace, kept to read
+    if kept.exists():
+        shutil.rmtree(kept)
+    messages = await download(s3, run.job_id, kept)
+    measure(run, messages, prices_of(a, messages))
+    if run.status not in ("failed", "cancelled"):
+        run.success, said = run_checker(checker, kept)
+        run.check = said or ("ok" if run.success else "check failed")
     log(f"{run.job_id}: {run.status}, {'success' if run.success else 'FAILED CHECK'} "
         f"({run.check[:120]}), {run.model_calls} model calls, {run.wall_seconds:.0f} s")
     return run

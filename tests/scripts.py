@@ -50,7 +50,6 @@ def transition(next_title: str, n_todos: int = 5, memory: str = "more") -> list[
         step(call("write_file", path="workspace.md",
                   content=f"# Workspace\n\n{memory} (before {next_title})\n"),
              call("todo_complete", notes="summarized")),
-        step(call("todo_complete", notes="memory updated")),
         step(call("write_file", path="main_plan.md", content=f"# Plan\n\n- next: {next_title}\n"),
              call("todo_complete", notes="plan updated")),
         step(call("todo_write", phase=next_title, description="d",
@@ -63,7 +62,6 @@ def finish(summary: str = "done", deliverables: list[str] | None = None) -> list
     """The last transition phase: its todos done (workspace.md and main_plan.md updated),
     then job_complete."""
     return [
-        step(call("todo_complete", notes="summarized")),
         step(call("write_file", path="workspace.md", content=f"# Workspace\n\n{summary}\n"),
              call("todo_complete", notes="memory")),
         step(call("write_file", path="main_plan.md", content="# Plan\n\nall done\n"),

@@ -26,7 +26,8 @@ def test_there_are_histories_of_each_kind():
     for tag, extra in (("", set()), (".local-ops", set()), (".tool-listing", {"mcp"}),
                        (".typed-failures", {"local-failure"}), (".ritual", {"ritual"}),
                        (".ui-progress", {"mcp", "local-failure", "rewind-restore"}),
-                       (".merged", {"mcp", "local-failure", "ritual", "rewind-restore"})):
+                       (".merged", {"mcp", "local-failure", "ritual", "rewind-restore"}),
+                       (".todo-files", {"mcp", "local-failure", "ritual", "rewind-restore"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -156,6 +157,16 @@ def test_the_merged_histories_take_every_branch_s_paths():
     assert "typed-failures" in patches("local-failure.merged.json")
     assert "job-complete-last" in patches("ritual.merged.json")
     assert "rewind-restore" in patches("rewind-restore.merged.json")
+
+
+def test_the_todo_files_histories_check_and_complete_todos_by_their_files():
+    """#17, second round: a tactical todo's named files must exist before todo_complete, and
+    a turn that wrote a todo's files completes it (`record todo-files`)."""
+    assert {"todo-named-files", "todo-auto-complete"} <= patches("ritual.todo-files.json")
+    assert "todo-auto-complete" not in patches("plain.todo-files.json")  # asked when needed
+    assert "todo-named-files" not in patches("ritual.merged.json")
+    text = (Path(__file__).parent / "histories" / "ritual.todo-files.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
 
 
 def test_the_restoring_rewind_history_restores_once():

@@ -35,7 +35,7 @@ async def test_a_stale_todos_yaml_is_refused_after_a_rejected_todo_write(
         client, task_queue, start_job, model_server):
     """The issue's run: todo_write rejected, then todo_complete - the file phase 1 left passed
     the gate four times. Now the gate says whose it is; the model writes this phase's."""
-    stale = transition("Phase 2")[:4] + [
+    stale = transition("Phase 2")[:3] + [
         step(call("todo_write", phase="Phase 2", description="d", todos=[])),  # 0: rejected
         step(call("todo_complete", notes="todos written")),
         step(call("todo_write", phase="Phase 2", description="d", todos=todos(2, "Next"))),
@@ -62,7 +62,7 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
         step(call("todo_write", phase="P", description="d", todos=copied)),
         step(call("todo_complete", notes="todos")),
         step(call("todo_write", phase="P", description="d",
-                  todos=[{"id": 1, "content": "Write notes/a.md"}])),
+                  todos=[{"id": 1, "content": "Write work/a_1.md"}])),
         step(call("todo_complete", notes="todos")),
     ] + tactical(1) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
@@ -92,24 +92,61 @@ async def test_a_predefined_todo_is_not_done_until_its_file_changed(client, task
                                                                     start_job, model_server,
                                                                     s3):
     """'Populate workspace.md' completed with workspace.md untouched (the issue: main_plan.md
-    first written in phase 9): refused, saying what is missing, until it is written."""
+    first written in phase 9): refused, saying what is missing. A turn that writes the file
+    completes the todo without todo_complete (the eval's 1.5B model, only reminded, rewrote
+    workspace.md five times in a row), and the model is told what comes next."""
     script = [step(call("list_files")),
               step(call("todo_complete", notes="explored")),  # workspace.md untouched
               step(call("write_file", path="workspace.md", content="# Workspace\n\ntask: x\n")),
-              step(call("todo_complete", notes="explored"))] + bootstrap()[3:] + \
+              step(call("write_file", path="main_plan.md", content="# Plan\n\n- a\n")),
+              step(call("todo_complete", notes="divided"))] + bootstrap()[5:] + \
         tactical(5) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
-    assert result.status == "completed"
+    assert result.status == "completed" and result.phases == 3, result
     assert ("Error [todo_not_done]: Todo 1 is not done: workspace.md has not changed since "
             "this phase began. Do it first (write_file workspace.md with what the todo asks "
             "for), then call todo_complete.") in msgs
-    assert any(m.startswith("Todo 1 done. 3 remaining. Next: 2. Write main_plan.md")
-               for m in msgs)  # after the write
-    # the turn that wrote workspace.md without todo_complete got a reminder
     users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
              if m["role"] == "user"]
-    assert ("workspace.md written: that is what task 1 asks for. If task 1 is done, call "
+    done = "The files that todo asks for are written, so the workflow marked it done. "
+    assert f"{done}Todo 1 done. 3 remaining. Next: 2. Write main_plan.md" in " ".join(users)
+    assert f"{done}Todo 2 done. 2 remaining. Next: 3. Divide the plan" in " ".join(users)
+
+
+async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
+        client, task_queue, start_job, model_server, s3):
+    """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing
+    written. A file the model's own todo names must exist; a path out of the job's folder is
+    not looked up; a todo that deletes a file is not held to it. A todo whose named files
+    are all written is done without todo_complete; one that also names a file an earlier
+    phase wrote gets a reminder instead."""
+    plan = [{"id": 1, "content": "Write notes/apples.md with the heading '# Apples' (like "
+                                 "workspace.md's)"},
+            {"id": 2, "content": "Delete old/draft.md and check ../other/secret.md"},
+            {"id": 3, "content": "Write output/summary.md"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos written")),
+        step(call("todo_complete", notes="apples written")),  # nothing written: refused
+        step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),
+        step(call("todo_complete", notes="apples written")),
+        step(call("todo_complete", notes="deleted")),  # names no file it must find
+        step(call("write_file", path="output/summary.md", content="# Summary\n")),  # done
+    ] + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed" and result.phases == 3, result
+    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: notes/apples.md does not "
+                      "exist. Do it first (write_file notes/apples.md with what the todo asks "
+                      "for), then call todo_complete.") == 1
+    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "user"]
+    assert ("notes/apples.md written: that is what task 1 asks for. If task 1 is done, call "
             "todo_complete() now; if not, finish it first.") in users
+    assert any(m.startswith("Todo 1 done. 2 remaining.") for m in msgs)
+    assert any(m.startswith("Todo 2 done.") for m in msgs)
+    archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
+    assert "notes: 'written: output/summary.md'" in archive and "status: completed" in archive
+    assert await s3.get("switchback", f"{handle.id}/notes/apples.md") == b"# Apples\n\nRed.\n"
 
 
 async def test_a_runaway_turn_completes_one_todo(client, task_queue, start_job, model_server,
@@ -137,7 +174,7 @@ async def test_job_complete_is_never_lost_to_call_ordering(client, task_queue, s
                    ("todo_complete", {"notes": "todos written"}),
                    ("job_complete", {"summary": "all done", "deliverables": ["work/a_1.md"],
                                      "confidence": 0.8, "notes": ""})], seed=8)
-    script = bootstrap() + tactical(5) + transition("Next")[:4] + [last]
+    script = bootstrap() + tactical(5) + transition("Next")[:3] + [last]
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
     assert result.status == "completed" and result.summary == "all done"
     assert result.phases == 3  # the todo_complete that would have started phase 4 did not run

@@ -55,15 +55,15 @@ def test_predefined_todos_name_their_files_and_the_archive():
     todos, evidence = ritual.strategic_todos(cfg.strategic_todos, "rewind", {
         "min_todos": "1", "max_todos": "20", "archive": "archive/phase_4.yaml"})
     assert "(archive/phase_4.yaml)" in todos[0].content
-    assert evidence == {2: ["workspace.md"], 3: ["main_plan.md"]}
+    assert evidence == {1: ["workspace.md"], 2: ["main_plan.md"]}
     boot, ev = ritual.strategic_todos(cfg.strategic_todos, "bootstrap",
                                       {"min_todos": "1", "max_todos": "20"})
     assert "1-20 concrete, actionable todos" in boot[2].content
     assert ev == {1: ["workspace.md"], 2: ["main_plan.md"]}
-    assert ritual.missing_evidence(todos[1], {"workspace.md": "changed"}) is None
-    assert ritual.missing_evidence(todos[1], None) is None  # a job from before the check
-    assert ritual.missing_evidence(todos[1], {"workspace.md": "unchanged"}) == (
-        "Todo 2 is not done: workspace.md has not changed since this phase began. Do it "
+    assert ritual.missing_evidence(todos[0], {"workspace.md": "changed"}) is None
+    assert ritual.missing_evidence(todos[0], None) is None  # a job from before the check
+    assert ritual.missing_evidence(todos[0], {"workspace.md": "unchanged"}) == (
+        "Todo 1 is not done: workspace.md has not changed since this phase began. Do it "
         "first (write_file workspace.md with what the todo asks for), then call todo_complete.")
 
 
@@ -117,3 +117,34 @@ def test_a_turn_that_wrote_what_the_todo_asks_for_is_reminded_to_complete_it():
                                   completed=False) == []
     evidence = {2: ["notes/apples.md", "main_plan.md"]}  # a todo's evidence: all of it
     assert ritual.completion_hint(todos, evidence, wrote, completed=False) == []
+
+
+def test_the_files_a_models_todo_names():
+    def named(text):
+        return ritual.named_files(Todo(id=1, content=text))
+    assert named("Write notes/apples.md and output/summary.md from instructions.md") == [
+        "notes/apples.md", "output/summary.md", "instructions.md"]
+    assert named("Write ./notes/a.md.") == ["notes/a.md"]
+    assert named("Read ../x.md, /etc/passwd.txt, .switchback/state.json, a//b.md") == []
+    assert named("Remove notes/old.md") == [] and named("Rename a.md to b.md") == []
+    assert len(named(" ".join(f"f{i}.md" for i in range(9)))) == ritual.MAX_NAMED_FILES
+    assert ritual.missing_named(Todo(id=3, content="x"), {"a.md": "changed",
+                                                           "b.md": "unchanged"}) is None
+    assert ritual.missing_named(Todo(id=3, content="x"), None) is None
+    assert ritual.missing_named(Todo(id=3, content="x"), {"a.md": "missing"}).startswith(
+        "Todo 3 is not done: a.md does not exist.")
+
+
+def test_the_files_whose_writing_completes_a_todo():
+    todo = Todo(id=1, content="Write notes/a.md from instructions.md and documents/d.md")
+    assert ritual.written_for(todo, None, "tactical", {"notes/a.md"}, set()) == ["notes/a.md"]
+    assert ritual.written_for(todo, None, "tactical", {"other.md"}, set()) == []
+    assert ritual.written_for(todo, None, "strategic", {"notes/a.md"}, set()) == []
+    both = Todo(id=2, content="Write output/s.md listing notes/a.md")
+    assert ritual.written_for(both, None, "tactical", {"output/s.md"}, set()) == []
+    assert ritual.written_for(both, None, "tactical", {"output/s.md"}, {"notes/a.md"}) == [
+        "notes/a.md", "output/s.md"]
+    assert ritual.written_for(Todo(id=3, content="Update workspace.md"), ["workspace.md"],
+                              "strategic", {"workspace.md"}, set()) == ["workspace.md"]
+    assert ritual.written_for(Todo(id=4, content="Read instructions.md"), None, "tactical",
+                              {"x.md"}, set()) == []

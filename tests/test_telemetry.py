@@ -209,7 +209,7 @@ async def test_a_prometheus_scrape_after_a_known_job(client, task_queue, model_s
         text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
 
     answers = len(script) - 1
-    assert result.status == "completed" and result.steps == answers == 29
+    assert result.status == "completed" and result.steps == answers == 27
     assert _counts(text, "switchback_model_calls", task_queue, "outcome") == {
         "ok": answers, "ModelUnavailable": 1}
     assert _counts(text, "switchback_tokens_in", task_queue) == {(): 100 * answers}

@@ -57,11 +57,11 @@ async def test_state_search_attributes_and_details(client, task_queue, start_job
     assert result.status == "completed"
     desc = await handle.describe()  # the worker is gone: what the page shows from the server
     sa = desc.typed_search_attributes
-    assert sa.get(SA_TODOS) == "4/4" and sa.get(SA_TODO) is None and sa.get(SA_PHASE_NUMBER) == 5
+    assert sa.get(SA_TODOS) == "3/3" and sa.get(SA_TODO) is None and sa.get(SA_PHASE_NUMBER) == 5
     progress = await desc.memo_value("progress", dict)
-    assert progress["status"] == "completed" and progress["todos"] == "4/4"
+    assert progress["status"] == "completed" and progress["todos"] == "3/3"
     details = "\n".join(await desc.memo_value("details", list))
-    assert details.startswith("### COMPLETED · phase 5 (strategic)") and "☑ 4." in details
+    assert details.startswith("### COMPLETED · phase 5 (strategic)") and "☑ 3." in details
 
 
 async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, model_server, s3,
@@ -79,8 +79,8 @@ async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, mo
     text = out.decode()
     assert proc.returncode == 0, text
     steps = [line for line in text.splitlines() if line.startswith("[phase")]
-    assert len(steps) == 26  # a line per model step
+    assert len(steps) == 24  # a line per model step
     assert "[phase 2 tactical ] step    8 ####----------------   1/5" in text
-    assert "[phase 4 tactical ] step   22 ####################   5/5" in text
+    assert "[phase 4 tactical ] step   21 ####################   5/5" in text
     assert "write_file work/p1_1.md, todo_complete" in text
     assert f"{job_id}: COMPLETED after 5 phases" in text

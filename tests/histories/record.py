@@ -7,7 +7,9 @@ Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a fail
 (from the `typed-failures` set on) a tool run as a local activity that fails for good, and
 (from the `ritual` set on) a job whose model breaks the ritual's rules: a predefined todo
 completed before its file changed (check_files), a turn with several todo_complete calls, a
-turn whose job_complete follows a todo_complete that would end the phase.
+turn whose job_complete follows a todo_complete that would end the phase; (from the
+`todo-files` set on) a todo_complete refused because the file its todo names is missing, and
+a todo completed by the turn that wrote its file (`todo-named-files`, `todo-auto-complete`).
 
     python -m tests.histories.record hostile
 
@@ -209,13 +211,19 @@ async def record() -> None:
             except WorkflowFailureError:
                 pass
 
+            named = [{"id": 1, "content": "Write work/a.md"},
+                     {"id": 2, "content": "Write work/a_2.md"}] + todos(5)[2:]
             ritual = await start("ritual", [
                 step(call("list_files")),
                 step(call("todo_complete", notes="explored")),  # workspace.md unchanged
-            ] + bootstrap()[2:] + [
+            ] + bootstrap()[2:-2] + [
+                step(call("todo_write", phase="Phase A", description="d", todos=named)),
+                step(call("todo_complete", notes="todos written")),
+                step(call("todo_complete", notes="a")),  # work/a.md missing (todo-named-files)
                 step(call("write_file", path="work/a.md", content="a"),
-                     call("todo_complete", notes="a"), call("todo_complete", notes="b"))]
-                + tactical(4)[1:] + transition("Last")[:4] + [
+                     call("todo_complete", notes="a"), call("todo_complete", notes="b")),
+                step(call("write_file", path="work/a_2.md", content="a2"))]  # todo-auto-complete
+                + tactical(4)[1:] + transition("Last")[:3] + [
                 step(call("todo_write", phase="Last", description="d",
                           todos=todos(1, "Polish")),
                      call("todo_complete", notes="todos"),

@@ -18,8 +18,9 @@
   what was done, then a rewind or wrap-up phase starts, or the job ends.
 - The rules that keep a small model to the ritual (workflows/strategies/ritual.py): the
   gate takes only a todos.yaml this phase's todo_write wrote and no repeat of done work;
-  a todo whose files did not change is not done; one todo_complete per turn; a turn's
-  job_complete runs last; idle tactical phases and rewinds are capped.
+  a todo whose files did not change is not done, one whose files were all written is done
+  without todo_complete; one todo_complete per turn; a turn's job_complete runs last; idle
+  tactical phases and rewinds are capped.
 
 Reads and writes of the workspace are `Workspace(ops, then)` decisions: the
 orchestrator runs them and calls `then` with the results.
@@ -88,6 +89,7 @@ class Phase(BaseModel):
     loaded: list[str] = []  # deferred tools tool_search loaded in this phase
     evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
     writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
+    changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0
@@ -207,11 +209,34 @@ class PhaseAlternation(Strategy):
             ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
             ph.writes += bool(o.ok and set(o.changed) - ritual.PLANNING_FILES)
         self.totals.tool_calls += len(outcomes)
+        turn = {p for o in outcomes if o.ok for p in o.changed}
+        completed = self.todos_completed > self._turn_start
+        cur = current_index(ph.todos)
+        todo = None if completed or cur is None or self.pending or self.completion else \
+            ph.todos[cur]
+        files = [] if todo is None else ritual.written_for(
+            todo, ph.evidence.get(todo.id), ph.kind, turn, set(ph.changed))
+        ph.changed = (ph.changed + sorted(turn - set(ph.changed)))[-ritual.MAX_CHANGED:]
+        hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed)
+        if todo is not None and files:  # the turn did what the todo asks for: it is done
+            return Workspace([Versioned(ritual.TODO_AUTO_COMPLETE)], lambda r: self._went_on(
+                [], self._done(todo, f"written: {', '.join(files)}"))
+                if r[0] else self._next_call(hint))
+        return self._went_on(hint)
+
+    def _went_on(self, hint: list[str], auto: ToolDecision | None = None) -> Decision:
+        """After a turn's tools (and `auto`, the todo its writes completed): end the job,
+        start the next phase, or the next call."""
+        if isinstance(auto, Workspace):
+            return Workspace(auto.ops, lambda r: self._went_on(hint, auto.then(r)))
         if self.completion is not None:
             return self._complete()
+        ph = self._ph()
         if self.pending is None:
-            return self._next_call(ritual.completion_hint(
-                ph.todos, ph.evidence, outcomes, self.todos_completed > self._turn_start))
+            if auto is not None:
+                hint = [("The files that todo asks for are written, so the workflow marked it "
+                         f"done. {auto.summary}") if auto.ok else auto.summary]
+            return self._next_call(hint)
         pending, self.pending = self.pending, None
         if pending.to == "tactical":
             self._record(ph, "completed")
@@ -326,11 +351,26 @@ class PhaseAlternation(Strategy):
         cur = current_index(ph.todos)
         if cur is None:
             return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
-        paths = ph.evidence.get(ph.todos[cur].id)
+        todo = ph.todos[cur]
+        paths = ph.evidence.get(todo.id)
         if paths:  # its files must have changed in this phase
             return Workspace([CheckFiles(ph.number, tuple(paths))],
-                             lambda r: self._evidenced(ph.todos[cur], notes, r[0]))
-        return self._done(ph.todos[cur], notes)
+                             lambda r: self._evidenced(todo, notes, r[0]))
+        named = ritual.named_files(todo) if ph.kind == "tactical" else []
+        if named:  # the files a model's todo names must exist
+            return Workspace([Versioned(ritual.TODO_NAMED_FILES)], lambda v: Workspace(
+                [CheckFiles(ph.number, tuple(named))],
+                lambda r: self._named_exist(todo, notes, r[0])) if v[0] else self._done(
+                    todo, notes))
+        return self._done(todo, notes)
+
+    def _named_exist(self, todo: Todo, notes: str, states: dict[str, str] | None
+                     ) -> ToolDecision:
+        missing = ritual.missing_named(todo, states)
+        if missing is not None:
+            return ToolOutcome(ok=False, code="todo_not_done", summary=(
+                f"Error [todo_not_done]: {missing}"))
+        return self._done(todo, notes)
 
     def _evidenced(self, todo: Todo, notes: str, states: dict[str, str] | None
                    ) -> ToolDecision:

@@ -6,6 +6,8 @@ Each answers a failure seen when a 1.5B model drove the phase machine (README "A
   filled in (`{{min_todos}}`, `{{max_todos}}`, `{{archive}}`: the archive file of the phase
   before, so a rewind names the file to read) and the files each must change (`evidence`);
 - `missing_evidence`: why a todo whose files did not change in the phase is not done;
+- `named_files` / `missing_named`: the files a model's own todo names must exist before it is
+  done (a 1.5B model completed "Write notes/apples.md ..." three times without writing);
 - `limit_todo_completes`: at most N `todo_complete` calls take effect in one turn (a runaway
   turn of 31 calls completed whole todo lists without doing them);
 - `job_complete_last`: a turn's `job_complete` runs after the turn's other calls and its
@@ -14,6 +16,9 @@ Each answers a failure seen when a 1.5B model drove the phase machine (README "A
   by the model as its tactical plan) and the todos earlier tactical phases completed;
 - `completion_hint`: a turn wrote the file the current todo asks for but did not call
   todo_complete: the next call says so (a 1.5B model rewrote workspace.md three times);
+- `written_for`: a turn that wrote every file the current todo must change or names completes
+  it without todo_complete (with the hint alone, the same model rewrote workspace.md five
+  times in a row until the repetition breaker tripped);
 - `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
   stops as `stuck` with the reason (`breakers.max_idle_phases`, `breakers.max_rewinds`).
 
@@ -34,6 +39,9 @@ from workflows.todos import current_index
 
 PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's job_complete
+TODO_NAMED_FILES = "todo-named-files"  # Versioned: a model's todo's named files checked
+TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were written is done
+MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
 
@@ -67,6 +75,34 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None) -> str | None:
 
 
 _PATH = re.compile(r"[\w./-]+\.(?:md|txt|json|ya?ml|csv|py|html|xml)\b")
+_NOT_A_WRITE = re.compile(r"\b(?:delete|remove|rename|move)\b", re.IGNORECASE)
+MAX_NAMED_FILES = 5
+
+
+def named_files(todo: Todo) -> list[str]:
+    """The workspace files a (model-written) todo names, which must exist when it is done:
+    relative paths in the job's own folder (no `..`, not the job's records), at most
+    `MAX_NAMED_FILES`; none for a todo that deletes, removes, renames or moves."""
+    if _NOT_A_WRITE.search(todo.content):
+        return []
+    out: list[str] = []
+    for raw in _PATH.findall(todo.content):
+        path = raw.strip("./") if raw.startswith("./") else raw.rstrip(".")
+        parts = path.split("/")
+        if (not path or path.startswith("/") or ".." in parts or "" in parts or len(path) > 200
+                or parts[0] == layout.INTERNAL or path in out):
+            continue
+        out.append(path)
+    return out[:MAX_NAMED_FILES]
+
+
+def missing_named(todo: Todo, states: dict[str, str] | None) -> str | None:
+    """Why `todo` is not done yet (a file it names does not exist), or None."""
+    missing = [p for p, s in (states or {}).items() if s == "missing"]
+    if not missing:
+        return None
+    return (f"Todo {todo.id} is not done: {', '.join(missing)} does not exist. Do it first "
+            f"(write_file {missing[0]} with what the todo asks for), then call todo_complete.")
 
 
 def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
@@ -84,6 +120,20 @@ def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
         return []
     return [f"{', '.join(sorted(hit))} written: that is what task {todo.id} asks for. If task "
             f"{todo.id} is done, call todo_complete() now; if not, finish it first."]
+
+
+def written_for(todo: Todo, evidence: list[str] | None, kind: str, turn: set[str],
+                phase: set[str]) -> list[str]:
+    """The files whose writing completes `todo`: its evidence (a predefined todo), or the
+    files a tactical todo names but its inputs (instructions.md, documents/, the workflow's
+    records: files to read), when this turn wrote one of them and the phase all of them;
+    [] when the model must call todo_complete itself."""
+    wanted = set(evidence or [p for p in (named_files(todo) if kind == "tactical" else [])
+                              if not layout.is_workflow_owned(p)
+                              and not p.startswith(f"{layout.DOCUMENTS}/")])
+    if not wanted or not wanted & turn or not wanted <= phase | turn:
+        return []
+    return sorted(wanted)
 
 
 def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[PlannedCall]:
