@@ -53,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import (
         Archive,
         CheckFiles,
+        CheckLines,
         CheckTodos,
         ReadFile,
         ReadMemory,
@@ -111,6 +112,12 @@ class WorkspaceOps:
                 workspace=self.ws, phase=op.phase, paths=list(op.paths)), CheckFilesResult,
                 f"check {', '.join(op.paths)}"[:200])
             return result.states
+        if isinstance(op, CheckLines):
+            lines = {path: list(want) for path, want in op.lines}
+            result = await self.activity(CHECK_FILES, CheckFilesRequest(
+                workspace=self.ws, phase=0, paths=[], lines=lines), CheckFilesResult,
+                f"check {', '.join(lines)}"[:200])
+            return result.problems
         if isinstance(op, Archive):
             return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
                 workspace=self.ws, phase=op.phase, record=op.record), str,

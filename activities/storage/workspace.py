@@ -175,9 +175,10 @@ class WorkspaceActivities:
     @activity.defn(name=CHECK_FILES)
     async def check_files(self, req: CheckFilesRequest) -> CheckFilesResult:
         """For each path: 'missing', 'unchanged' (the version the phase began with, from its
-        snapshot) or 'changed'."""
+        snapshot) or 'changed'; and what the files of `lines` lack (completion.expect_lines)."""
         ws = req.workspace
-        raw = await self.s3.get(ws.bucket, layout.key(ws.job_id, layout.snapshot_path(req.phase)))
+        raw = await self.s3.get(ws.bucket, layout.key(ws.job_id, layout.snapshot_path(
+            req.phase))) if req.paths else None
         try:
             before = json.loads(raw).get("files", {}) if raw else {}
         except (ValueError, AttributeError):
@@ -188,7 +189,17 @@ class WorkspaceActivities:
             old = before.get(path) if isinstance(before, dict) else None
             states[path] = ("missing" if etag is None else "unchanged"
                             if isinstance(old, dict) and old.get("etag") == etag else "changed")
-        return CheckFilesResult(states=states)
+        problems = []
+        for path, want in req.lines.items():  # completion.expect_lines
+            data = await self.s3.get(ws.bucket, layout.key(ws.job_id, path))
+            if data is None:
+                problems.append(f"{path} does not exist")
+                continue
+            have = {line.strip() for line in data[:1_000_000].decode("utf-8", "replace")
+                    .splitlines()}
+            problems += [f"{path} lacks the line {line.strip()!r}" for line in want
+                         if line.strip() not in have]
+        return CheckFilesResult(states=states, problems=problems)
 
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:

@@ -9,7 +9,9 @@ Scenarios: a plain job, a rewind by signal, an approval, continue-as-new, a fail
 completed before its file changed (check_files), a turn with several todo_complete calls, a
 turn whose job_complete follows a todo_complete that would end the phase; (from the
 `todo-files` set on) a todo_complete refused because the file its todo names is missing, and
-a todo completed by the turn that wrote its file (`todo-named-files`, `todo-auto-complete`).
+a todo completed by the turn that wrote its file (`todo-named-files`, `todo-auto-complete`);
+(after the `todo-files` set) a job_complete refused by the completion gate, then accepted
+(`completion-gate`).
 
     python -m tests.histories.record hostile
 
@@ -58,6 +60,8 @@ from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
+OLD_TAGS = {"", "local-ops", "tool-listing", "typed-failures", "ritual", "ui-progress", "merged",
+            "todo-files"}  # sets recorded before the completion-gate scenario
 LOCAL_FAILURE = {"extends": "creator", "retries": {"tool_initial_interval_seconds": 0.1,
                                                   "tool_backoff": 1},
                  "tools": {"domain": ["fetch_rates"], "local": ["read_file", "write_file",
@@ -230,6 +234,14 @@ async def record() -> None:
                      call("job_complete", summary="done", deliverables=["work/a.md"],
                           confidence=0.9, notes=""))])
             await ritual.result()
+            gate = await start("completion-gate", bootstrap() + tactical(5) + finish()[:2] + [
+                step(call("job_complete", summary="early", deliverables=[], confidence=0.5,
+                          notes="")),  # out.md missing: refused (completion-gate)
+                step(call("write_file", path="out.md", content="# Out\n")),
+                step(call("job_complete", summary="done", deliverables=["out.md"],
+                          confidence=0.9, notes=""))],
+                {"extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}})
+            await gate.result()
             restore = await start("rewind-restore", bootstrap() + tactical(1) + [
                 {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
                 + tactical(5, "r") + finish())
@@ -239,7 +251,7 @@ async def record() -> None:
             await restore.result()
 
             for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual,
-                           restore):
+                           restore) + ((gate,) if TAG not in OLD_TAGS else ()):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

@@ -235,6 +235,31 @@ class AutoSettings(_Strict):
     routes: AutoRoutes = AutoRoutes()
 
 
+class CompletionSettings(_Strict):
+    """A gate on `job_complete`: each deliverable file and the lines it must hold (a line
+    equal to the text, spaces at its ends aside). A job_complete whose files fall short is
+    refused with what is missing, at most `max_refusals` times; then the job completes and
+    its result's notes say what was still missing."""
+
+    expect_lines: dict[str, list[str]] = {}
+    max_refusals: int = Field(default=3, ge=0, le=20)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> CompletionSettings:
+        if len(self.expect_lines) > 50:
+            raise ValueError("completion.expect_lines: at most 50 files")
+        for path, lines in self.expect_lines.items():
+            parts = path.split("/")
+            if (not path or path.startswith("/") or "\\" in path or len(path) > 300
+                    or any(x in ("", ".", "..") for x in parts) or parts[0] == ".switchback"):
+                raise ValueError(f"completion.expect_lines: {path!r} is not a relative path "
+                                 "in the job's workspace")
+            if len(lines) > 50 or any(len(line) > 500 for line in lines):
+                raise ValueError(f"completion.expect_lines: {path!r}: at most 50 lines of "
+                                 "500 characters")
+        return self
+
+
 class JobConfig(_Strict):
     extends: str | None = None
     job_type: str = "generic"
@@ -255,6 +280,7 @@ class JobConfig(_Strict):
     rewind: RewindSettings = RewindSettings()
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
+    completion: CompletionSettings = CompletionSettings()
     search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
     context: ContextPolicy = ContextPolicy()
     continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()

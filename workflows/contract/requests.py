@@ -71,15 +71,18 @@ class LoadTodosRequest(BaseModel):
 
 
 class CheckFilesRequest(BaseModel):
-    """Input of `check_files`: which of `paths` changed since `phase` began."""
+    """Input of `check_files`: which of `paths` changed since `phase` began; and which of
+    the `lines` (path -> lines) the files lack (completion.expect_lines)."""
 
     workspace: WorkspaceRef
     phase: int
     paths: list[str]
+    lines: dict[str, list[str]] = {}
 
 
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
+    problems: list[str] = []  # what `lines` found missing, a sentence each
 
 
 class TodoSpec(BaseModel):

@@ -108,6 +108,14 @@ class CheckFiles:
 
 
 @dataclass(frozen=True)
+class CheckLines:
+    """What the files lack of `lines` (path -> the lines each must hold): a list of
+    problems, [] when every file holds its lines."""
+
+    lines: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True)
 class Versioned:
     """Does this job take `change`, a change of the strategy's decisions (result: bool)? True
     when the job reaches this point on code with the change, False when a history recorded
@@ -182,8 +190,8 @@ class ChildOutcome(BaseModel):
     error: str | None = None  # why it failed (its failure, as the parent saw it)
 
 
-WorkspaceOp = (ReadMemory | CheckTodos | CheckFiles | Archive | WriteOutput | Versioned | ReadFile
-               | WriteText | RunChildren)
+WorkspaceOp = (ReadMemory | CheckTodos | CheckFiles | CheckLines | Archive | WriteOutput
+               | Versioned | ReadFile | WriteText | RunChildren)
 
 T = TypeVar("T")
 

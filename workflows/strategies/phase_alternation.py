@@ -44,7 +44,7 @@ from workflows.contract import (
     layout,
 )
 from workflows.prompts import render
-from workflows.strategies import ritual
+from workflows.strategies import completion_gate, ritual
 from workflows.strategies.base import (
     Archive,
     CallModel,
@@ -196,11 +196,21 @@ class PhaseAlternation(Strategy):
             self.pending = Pending(to="rewind", issue=issue)
             return ToolOutcome(ok=True, summary="Rewind accepted: the todos are archived with "
                                "your note and a strategic phase will reconsider the plan.")
-        self.completion = dict(args)  # job_complete: it also completes the todo it ends
+        return completion_gate.ask(self.cfg, self.loops.refusals,
+                                   lambda note: self._job_complete(args, note), self._refused)
+
+    def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
+        self.completion = completion_gate.with_note(args, note)  # it completes its todo too
         cur = current_index(self._ph().todos)
         if cur is not None:
             self._ph().todos[cur].status = "completed"
         return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    def _refused(self, problems: list[str]) -> ToolOutcome:
+        self.loops.refusals += 1
+        return completion_gate.refusal(problems, self.loops.refusals, self.cfg, (
+            "Fix them: write todos that do it with todo_write and call todo_complete (a "
+            "tactical phase does them), or fix them yourself with write_file."))
 
     def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
         ph = self._ph()

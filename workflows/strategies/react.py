@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
 from workflows.prompts import render
+from workflows.strategies import completion_gate
 from workflows.strategies.base import (
     CallModel,
     Complete,
@@ -62,6 +63,7 @@ class Snapshot(BaseModel):
     history: list[PhaseRecord]
     writes: int
     final_status: Literal["completed", "budget_exhausted"]
+    refusals: int = 0  # job_complete calls the completion gate refused
 
 
 class React(Strategy):
@@ -75,6 +77,7 @@ class React(Strategy):
         self.completion: dict[str, Any] | None = None
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.writes = 0
+        self.refusals = 0
         self._system = ""
 
     def begin(self) -> Decision:
@@ -82,12 +85,13 @@ class React(Strategy):
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(attempt=self.attempt, totals=self.totals, history=self.history,
-                        writes=self.writes, final_status=self.final_status).model_dump(mode="json")
+                        writes=self.writes, final_status=self.final_status,
+                        refusals=self.refusals).model_dump(mode="json")
 
     def resume(self, snapshot: dict[str, Any]) -> Decision:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history, self.writes = snap.totals, snap.history, snap.writes
-        self.final_status = snap.final_status
+        self.final_status, self.refusals = snap.final_status, snap.refusals
         return self._enter(snap.attempt, count=False)
 
     def view(self) -> StrategyView:
@@ -124,8 +128,18 @@ class React(Strategy):
         return self.completion is not None
 
     def own_tool(self, call: ToolCallInfo) -> ToolDecision:
-        self.completion = dict(call.args or {})
+        args = dict(call.args or {})
+        return completion_gate.ask(self.cfg, self.refusals, lambda note: self._job_complete(
+            args, note), self._refused)
+
+    def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
+        self.completion = completion_gate.with_note(args, note)
         return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    def _refused(self, problems: list[str]) -> ToolOutcome:
+        self.refusals += 1
+        return completion_gate.refusal(problems, self.refusals, self.cfg,
+                                       "Fix them with the tools.")
 
     def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
         self.totals.tool_calls += len(outcomes)

@@ -193,6 +193,7 @@ class Loops(BaseModel):
     done_plans: list[list[str]] = []  # completed todos of the last 10 tactical phases
     idle_phases: int = 0  # tactical phases in a row that changed no file besides the plan
     rewinds: int = 0  # rewind phases started
+    refusals: int = 0  # job_complete calls the completion gate refused
 
     def archived(self, completed: list[str]) -> None:
         """A tactical phase ended with these todos completed."""

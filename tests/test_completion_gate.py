@@ -1,0 +1,99 @@
+"""The gate on job_complete (`completion.expect_lines`): a job_complete whose deliverables
+lack what the config expects is refused with what is missing, and the job goes on until the
+files hold their lines; after `max_refusals` the job completes with the gap in its notes.
+(The eval's 1.5B model wrote notes/apples.md without its `# Apples` heading and finished.)"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import ValidationError
+
+from tests import strategy_scripts
+from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, finish, step, tactical
+from tests.test_bad_model_input import tool_messages
+from workflows.contract.config import CompletionSettings
+
+EXPECT = {"work/a_1.md": ["result a 1"], "out.md": ["# Out", "- a: 1"]}
+
+
+async def run(client, task_queue, start_job, model_server, script, config):
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, instructions="x",
+                                 documents=[])
+        result = await asyncio.wait_for(handle.result(), 150)
+    return handle, result, tool_messages(model_server, handle.id)
+
+
+def done(summary: str = "done") -> dict:
+    return step(call("job_complete", summary=summary, deliverables=["out.md"], confidence=0.9,
+                     notes="n"))
+
+
+async def test_job_complete_is_refused_until_the_files_hold_their_lines(
+        client, task_queue, start_job, model_server, s3):
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": EXPECT}}
+    script = bootstrap() + tactical(5) + finish()[:2] + [
+        done("first try"),  # out.md missing: refused
+        step(call("write_file", path="out.md", content="# Out\n")),
+        done("second try"),  # its second line missing: refused
+        step(call("write_file", path="out.md", content="# Out\n  - a: 1\n")),
+        done("all there")]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed" and result.summary == "all there", result
+    assert result.notes == "n"
+    assert msgs.count("Error [job_incomplete]: job_complete refused (1 of 3): the deliverables "
+                      "are not what the task asks for: out.md does not exist. Fix them: write "
+                      "todos that do it with todo_write and call todo_complete (a tactical "
+                      "phase does them), or fix them yourself with write_file. Then call "
+                      "job_complete again.") == 1
+    assert any(m.startswith("Error [job_incomplete]: job_complete refused (2 of 3): the "
+                            "deliverables are not what the task asks for: out.md lacks the "
+                            "line '- a: 1'.") for m in msgs)
+    completion = await s3.get("switchback", f"{handle.id}/output/completion.json")
+    assert b'"all there"' in completion
+
+
+async def test_after_max_refusals_the_job_completes_saying_what_is_missing(
+        client, task_queue, start_job, model_server):
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": EXPECT, "max_refusals": 1}}
+    script = bootstrap() + tactical(5) + finish()[:2] + [done(), done("anyway")]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed" and result.summary == "anyway"
+    assert sum(m.startswith("Error [job_incomplete]") for m in msgs) == 1
+    assert result.notes == ("n\ncompleted after 1 refused job_complete calls "
+                            "(completion.max_refusals); still missing: out.md does not exist")
+
+
+async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, model_server):
+    config = {"extends": "creator", "strategy": "react",
+              "completion": {"expect_lines": {"report.md": ["# Report", "both"]}}}
+    script = strategy_scripts.react()
+    script = script[:-1] + [script[-1], step(call("write_file", path="report.md",
+                                                  content="# Report\n\nboth\n")), script[-1]]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed"
+    assert [m for m in msgs if m.startswith("Error [job_incomplete]")] == [
+        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not what "
+        "the task asks for: report.md lacks the line 'both'. Fix them with the tools. Then "
+        "call job_complete again."]
+
+
+@pytest.mark.parametrize("path", ["../x.md", "/etc/passwd", ".switchback/state.json", "a//b",
+                                  "a/./b", "", "a\\b"])
+def test_expect_lines_names_files_in_the_workspace_only(path):
+    with pytest.raises(ValidationError, match="not a relative path in the job's workspace"):
+        CompletionSettings(expect_lines={path: ["x"]})
+
+
+def test_expect_lines_is_bounded():
+    with pytest.raises(ValidationError, match="at most 50 files"):
+        CompletionSettings(expect_lines={f"f{i}.md": [] for i in range(51)})
+    with pytest.raises(ValidationError, match="at most 50 lines of 500"):
+        CompletionSettings(expect_lines={"a.md": ["x" * 501]})
+    with pytest.raises(ValidationError):
+        CompletionSettings(max_refusals=-1)

@@ -1,0 +1,56 @@
+"""The gate on `job_complete` (config `completion.expect_lines`), for any strategy.
+
+A model that calls job_complete with its deliverables short of what the task asks for (a
+1.5B model wrote `notes/apples.md` without its `# Apples` heading, then finished) is told
+what is missing and goes on working, at most `completion.max_refusals` times; after that the
+job completes and its result's notes say what was still missing. Without `expect_lines`,
+or for a job recorded before the gate (patch `completion-gate`), job_complete is taken as
+it comes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from workflows.contract import ResolvedConfig, ToolOutcome
+from workflows.strategies.base import CheckLines, ToolDecision, Versioned, Workspace
+
+COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
+
+
+def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],
+        refuse: Callable[[list[str]], ToolDecision]) -> ToolDecision:
+    """`accept(note)` (note: what was still missing after the last refusal, or "") when the
+    files hold their lines or no more refusals are left; `refuse(problems)` otherwise."""
+    c = cfg.config.completion
+    if not c.expect_lines:
+        return accept("")
+    lines = tuple((path, tuple(want)) for path, want in sorted(c.expect_lines.items()))
+
+    def checked(problems: list[str]) -> ToolDecision:
+        if not problems:
+            return accept("")
+        if refused >= c.max_refusals:
+            return accept(f"completed after {refused} refused job_complete calls "
+                          f"(completion.max_refusals); still missing: {'; '.join(problems)}")
+        return refuse(problems)
+
+    return Workspace([Versioned(COMPLETION_GATE)], lambda v: Workspace(
+        [CheckLines(lines)], lambda r: checked(list(r[0]))) if v[0] else accept(""))
+
+
+def refusal(problems: list[str], refused: int, cfg: ResolvedConfig, how: str) -> ToolOutcome:
+    """What the model is told when its job_complete is refused (`how`: how to go on)."""
+    listed = "; ".join(problems[:20]) + ("; ..." if len(problems) > 20 else "")
+    return ToolOutcome(ok=False, code="job_incomplete", summary=(
+        f"Error [job_incomplete]: job_complete refused ({refused} of "
+        f"{cfg.config.completion.max_refusals}): the deliverables are not what the task asks "
+        f"for: {listed}. {how} Then call job_complete again."))
+
+
+def with_note(args: dict[str, object], note: str) -> dict[str, object]:
+    """job_complete's arguments with the gate's note appended to its notes."""
+    if not note:
+        return args
+    notes = str(args.get("notes") or "")
+    return {**args, "notes": f"{notes}\n{note}".strip()}
