@@ -149,6 +149,25 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
     assert await s3.get("switchback", f"{handle.id}/notes/apples.md") == b"# Apples\n\nRed.\n"
 
 
+async def test_a_strategic_phase_starts_with_what_the_phase_before_did(
+        client, task_queue, start_job, model_server):
+    """The eval's 1.5B model read archive/phase_2.yaml over and over in the transition phase:
+    the phase's first message now says what the phase before did, todos, notes and files."""
+    handle, result, _ = await run(client, task_queue, start_job, model_server,
+                                  bootstrap() + tactical(5) + finish())
+    assert result.status == "completed"
+    first = [r for r in model_server.requests(handle.id)
+             if "Phase 3 (strategic) begins" in r["messages"][1]["content"]][0]
+    kickoff = first["messages"][1]["content"]
+    assert ("What phase 2 did (completed):\n- [x] 1. Task 1 - did a 1\n- [x] 2. Task 2 - did a 2"
+            in kickoff)
+    assert ("Files it wrote: work/a_1.md, work/a_2.md, work/a_3.md, work/a_4.md, "
+            "work/a_5.md." in kickoff)
+    assert "{{previous}}" not in kickoff
+    phase1 = model_server.requests(handle.id)[0]["messages"][1]["content"]
+    assert "What phase" not in phase1
+
+
 async def test_a_runaway_turn_completes_one_todo(client, task_queue, start_job, model_server,
                                                  s3):
     """A turn of many calls, mostly todo_complete (the issue: turns of 31 and 27 calls, 71 of
@@ -211,6 +230,7 @@ async def test_rewinds_are_capped_and_name_the_archive(client, task_queue, start
                         if "begins: Rewind" in r["messages"][1]["content"])
     assert ("The todos of phase 2, with what was done, are in archive/phase_2.yaml."
             in first_rewind["messages"][1]["content"])
-    assert "the phase that failed (archive/phase_2.yaml)" in first_rewind["messages"][-1][
-        "content"]
+    assert "archive/phase_2.yaml has them too" in first_rewind["messages"][-1]["content"]
+    assert ("What phase 2 did (rewound):\n- [x] 1. Task 1 - did a 1\n- [ ] 2. Task 2\n"
+            in first_rewind["messages"][1]["content"])
     assert await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml") is not None

@@ -54,7 +54,7 @@ def test_predefined_todos_name_their_files_and_the_archive():
     cfg = load_config("defaults", policy=False)
     todos, evidence = ritual.strategic_todos(cfg.strategic_todos, "rewind", {
         "min_todos": "1", "max_todos": "20", "archive": "archive/phase_4.yaml"})
-    assert "(archive/phase_4.yaml)" in todos[0].content
+    assert "archive/phase_4.yaml has them too" in todos[0].content
     assert evidence == {1: ["workspace.md"], 2: ["main_plan.md"]}
     boot, ev = ritual.strategic_todos(cfg.strategic_todos, "bootstrap",
                                       {"min_todos": "1", "max_todos": "20"})
@@ -148,3 +148,15 @@ def test_the_files_whose_writing_completes_a_todo():
                               "strategic", {"workspace.md"}, set()) == ["workspace.md"]
     assert ritual.written_for(Todo(id=4, content="Read instructions.md"), None, "tactical",
                               {"x.md"}, set()) == []
+
+
+def test_what_a_phase_did_for_the_next_one():
+    todos = [Todo(id=1, content="Write a.md", status="completed", notes="done\n well"),
+             Todo(id=2, content="Write b.md")]
+    assert ritual.digest(4, "rewound", todos, ["workspace.md", "a.md"]) == (
+        "What phase 4 did (rewound):\n- [x] 1. Write a.md - done well\n- [ ] 2. Write b.md\n"
+        "Files it wrote: a.md.")
+    assert ritual.digest(1, "completed", [], []).endswith("Files it wrote: none.")
+    many = ritual.digest(2, "completed", [Todo(id=i, content="x" * 300) for i in range(50)],
+                         [f"f{i}.md" for i in range(40)], limit=500)
+    assert len(many) == 500 + len(" [...]")

@@ -86,6 +86,7 @@ class Phase(BaseModel):
     title: str
     todos: list[Todo]
     issue: str = ""  # rewind phases: what went wrong
+    previous: str = ""  # strategic phases: what the phase before did (ritual.digest)
     loaded: list[str] = []  # deferred tools tool_search loaded in this phase
     evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
     writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
@@ -254,9 +255,9 @@ class PhaseAlternation(Strategy):
                 number=ph.number + 1, kind="tactical", variant="work",
                 title=pending.title or f"Phase {ph.number + 1}", todos=pending.todos))
         variant: Variant = "rewind" if pending.to == "rewind" else "transition"
-        return self._archive(ph, "rewound" if pending.to == "rewind" else "completed",
-                             pending.issue, lambda: self._next_phase(
-                                 self._strategic_phase(ph.number + 1, variant, pending.issue)))
+        status = "rewound" if pending.to == "rewind" else "completed"
+        return self._archive(ph, status, pending.issue, lambda: self._next_phase(
+            self._strategic_phase(ph.number + 1, variant, pending.issue, ph, status)))
 
     def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
         """Leave the current phase now: rewind, wrap up, or end the job with `status`."""
@@ -264,11 +265,11 @@ class PhaseAlternation(Strategy):
         self.pending = None
         if what == "rewind":
             return self._archive(ph, "rewound", reason, lambda: self._next_phase(
-                self._strategic_phase(ph.number + 1, "rewind", reason)))
+                self._strategic_phase(ph.number + 1, "rewind", reason, ph, "rewound")))
         if what == "wrap_up":
             self.final_status = "budget_exhausted"
             return self._archive(ph, "interrupted", reason, lambda: self._next_phase(
-                self._strategic_phase(ph.number + 1, "wrap_up", reason)))
+                self._strategic_phase(ph.number + 1, "wrap_up", reason, ph, "interrupted")))
         if what == "cancel":
             for t in ph.todos:
                 if t.status == "pending":
@@ -300,7 +301,8 @@ class PhaseAlternation(Strategy):
                              lambda _: self._complete("stuck", loop))
         return self._enter(nxt)
 
-    def _strategic_phase(self, number: int, variant: Variant, issue: str = "") -> Phase:
+    def _strategic_phase(self, number: int, variant: Variant, issue: str = "",
+                         before: Phase | None = None, status: str = "") -> Phase:
         ps = self.cfg.config.phase_settings
         archived = (layout.archive_path(number - 1) if number > 1 and ps.archive_on_transition
                     else "(none yet)")
@@ -308,8 +310,10 @@ class PhaseAlternation(Strategy):
             self._predefined(), "transition" if variant == "work" else variant,
             {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
              "archive": archived})
+        previous = "" if before is None else ritual.digest(
+            before.number, status, before.todos, before.changed)
         return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
-                     issue=issue, todos=todos, evidence=evidence)
+                     issue=issue, todos=todos, evidence=evidence, previous=previous)
 
     def _enter(self, phase: Phase, count: bool = True) -> Decision:
         """Start `phase`: read workspace.md for its system prompt, then its first call."""
@@ -341,6 +345,7 @@ class PhaseAlternation(Strategy):
             "phase_title": phase.title,
             "issue_note": (f"\n\nThis phase was started because of an issue:\n\n> {phase.issue}\n"
                            f"{archived}" if phase.issue else ""),
+            "previous": f"\n\n{phase.previous}" if phase.previous else "",
         })
         return self._next_call([kickoff])
 

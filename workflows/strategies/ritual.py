@@ -19,6 +19,9 @@ Each answers a failure seen when a 1.5B model drove the phase machine (README "A
 - `written_for`: a turn that wrote every file the current todo must change or names completes
   it without todo_complete (with the hint alone, the same model rewrote workspace.md five
   times in a row until the repetition breaker tripped);
+- `digest`: what the phase before did (its todos with their notes, the files it wrote), in
+  the next strategic phase's first message: the model no longer has to read the archive (the
+  1.5B model read archive/phase_2.yaml over and over and never went on);
 - `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
   stops as `stuck` with the reason (`breakers.max_idle_phases`, `breakers.max_rewinds`).
 
@@ -185,6 +188,23 @@ def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0
                      f"{len(done)} tactical phases)", todos=todos)
              for n, todos in enumerate(done) if todos]
     return tuple(sets)
+
+
+def digest(number: int, status: str, todos: list[Todo], changed: list[str],
+           limit: int = 3000) -> str:
+    """The phase's todos (done or not, with their notes) and the files it wrote, at most
+    `limit` characters, for the first message of the phase after it."""
+    marks = {"completed": "x", "pending": " ", "cancelled": "-"}
+    lines = [f"What phase {number} did ({status}):"]
+    for t in todos:
+        note = " ".join(t.notes.split())[:200]
+        lines.append(f"- [{marks.get(t.status, ' ')}] {t.id}. {t.content}"
+                     + (f" - {note}" if note else ""))
+    files = [p for p in changed if p not in PLANNING_FILES]
+    lines.append(f"Files it wrote: {', '.join(files[:30]) or 'none'}"
+                 + (f" and {len(files) - 30} more" if len(files) > 30 else "") + ".")
+    text = "\n".join(lines)
+    return text if len(text) <= limit else text[:limit] + " [...]"
 
 
 class Loops(BaseModel):
