@@ -57,6 +57,31 @@ async def test_job_complete_is_refused_until_the_files_hold_their_lines(
     assert b'"all there"' in completion
 
 
+async def test_a_transition_phase_says_whether_the_deliverables_are_in_place(
+        client, task_queue, start_job, model_server):
+    """The 1.5B model, its three files written, planned the ritual's todos again instead of
+    calling job_complete: a transition phase's first message now says what the config's
+    expect_lines find."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
+    script = bootstrap() + tactical(5) + finish()
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed"
+    kickoff = next(m["content"] for r in model_server.requests(handle.id)
+                   for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
+    assert ("Every deliverable this job expects is in place (work/a_1.md: checked against "
+            "completion.expect_lines). If nothing else is left to do, call job_complete now."
+            in kickoff)
+    missing = {**config, "completion": {"expect_lines": {"out.md": ["# Out"]}}}
+    script = bootstrap() + tactical(5) + finish()[:2] + [
+        step(call("write_file", path="out.md", content="# Out\n")), done()]
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, missing)
+    kickoff = next(m["content"] for r in model_server.requests(handle.id)
+                   for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
+    assert "\n\nThe deliverables are not complete yet: out.md does not exist.\n\n" in kickoff
+    assert result.status == "completed"
+
+
 async def test_after_max_refusals_the_job_completes_saying_what_is_missing(
         client, task_queue, start_job, model_server):
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0},

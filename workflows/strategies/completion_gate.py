@@ -16,16 +16,34 @@ from workflows.contract import ResolvedConfig, ToolOutcome
 from workflows.strategies.base import CheckLines, ToolDecision, Versioned, Workspace
 
 COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
+GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a transition
+
+
+def expected(cfg: ResolvedConfig) -> CheckLines | None:
+    """The check of the config's expect_lines, or None without any."""
+    lines = cfg.config.completion.expect_lines
+    return CheckLines(tuple((path, tuple(want)) for path, want in sorted(lines.items()))
+                      ) if lines else None
+
+
+def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:
+    """What a transition phase's first message says of the deliverables (the 1.5B model,
+    its files all written, planned the ritual's own todos again instead of job_complete)."""
+    files = ", ".join(sorted(cfg.config.completion.expect_lines))
+    if not problems:
+        return (f"\n\nEvery deliverable this job expects is in place ({files}: checked "
+                "against completion.expect_lines). If nothing else is left to do, call "
+                "job_complete now.")
+    return ("\n\nThe deliverables are not complete yet: " + "; ".join(problems[:20]) + ".")
 
 
 def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],
         refuse: Callable[[list[str]], ToolDecision]) -> ToolDecision:
     """`accept(note)` (note: what was still missing after the last refusal, or "") when the
     files hold their lines or no more refusals are left; `refuse(problems)` otherwise."""
-    c = cfg.config.completion
-    if not c.expect_lines:
+    c, check = cfg.config.completion, expected(cfg)
+    if check is None:
         return accept("")
-    lines = tuple((path, tuple(want)) for path, want in sorted(c.expect_lines.items()))
 
     def checked(problems: list[str]) -> ToolDecision:
         if not problems:
@@ -36,7 +54,7 @@ def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision]
         return refuse(problems)
 
     return Workspace([Versioned(COMPLETION_GATE)], lambda v: Workspace(
-        [CheckLines(lines)], lambda r: checked(list(r[0]))) if v[0] else accept(""))
+        [check], lambda r: checked(list(r[0]))) if v[0] else accept(""))
 
 
 def refusal(problems: list[str], refused: int, cfg: ResolvedConfig, how: str) -> ToolOutcome:

@@ -319,7 +319,12 @@ class PhaseAlternation(Strategy):
         """Start `phase`: read workspace.md for its system prompt, then its first call."""
         self.phase = phase
         self.totals.phases += count
-        return Workspace([ReadMemory()], lambda results: self._first_call(phase, results[0]))
+        check = completion_gate.expected(self.cfg) if phase.variant == "transition" else None
+        if check is None:
+            return Workspace([ReadMemory()], lambda r: self._first_call(phase, r[0]))
+        return Workspace([Versioned(completion_gate.GATE_AT_TRANSITION)], lambda v: Workspace(
+            [ReadMemory(), check] if v[0] else [ReadMemory()], lambda r: self._first_call(
+                phase, r[0], completion_gate.status_note(self.cfg, r[1]) if v[0] else "")))
 
     def _predefined(self) -> StrategicTodos:
         """The strategic phases' predefined todos."""
@@ -334,7 +339,7 @@ class PhaseAlternation(Strategy):
             "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
         })
 
-    def _first_call(self, phase: Phase, memory: str) -> CallModel:
+    def _first_call(self, phase: Phase, memory: str, deliverables: str = "") -> CallModel:
         self._system = self._system_prompt(phase, memory)
         ps = self.cfg.config.phase_settings
         archived = (f" The todos of phase {phase.number - 1}, with what was done, are in "
@@ -345,7 +350,7 @@ class PhaseAlternation(Strategy):
             "phase_title": phase.title,
             "issue_note": (f"\n\nThis phase was started because of an issue:\n\n> {phase.issue}\n"
                            f"{archived}" if phase.issue else ""),
-            "previous": f"\n\n{phase.previous}" if phase.previous else "",
+            "previous": (f"\n\n{phase.previous}" if phase.previous else "") + deliverables,
         })
         return self._next_call([kickoff])
 
