@@ -23,6 +23,10 @@ summaries): the first attempt's version stays and is returned.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import Sequence
+
 from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
@@ -165,18 +169,42 @@ class WorkspaceFiles:
         return etag
 
     async def list(self, folder: str = "", limit: int = 10_000) -> list[ObjectInfo]:
-        """Files under `folder`, paths relative to the workspace root, internals hidden."""
+        """Files under `folder` (paths relative to the workspace root, with size and ETag),
+        internals hidden: the listing jumps over every `.switchback/` folder (conversations,
+        blobs, snapshots grow with the job's age), so its cost is that of the files shown."""
         rel = self.key(folder, allow_root=True)[len(self.root):]
         prefix = self.root + (rel.rstrip("/") + "/" if rel else "")
         out = []
-        for o in await self.s3.list(self.ws.bucket, prefix, limit=limit + 1000):
+        for o in await self.s3.list(self.ws.bucket, prefix, limit=limit, skip=functools.partial(
+                internal_folder, self.root)):
             path = o.key[len(self.root):]
-            if layout.is_internal(path):
-                continue
-            out.append(ObjectInfo(path, o.size))
-            if len(out) >= limit:
-                break
+            if not layout.is_internal(path):  # a file named .switchback, not a folder
+                out.append(ObjectInfo(path, o.size, o.etag))
         return out
+
+    async def read_listed(self, found: Sequence[ObjectInfo],
+                          concurrency: int = 16) -> Sequence[bytes | None]:
+        """The contents of files `list` just returned, at the versions it showed: from the
+        worker's content cache where it holds them (S3Store.get_cached), else by GET,
+        `concurrency` at a time. None for a file deleted since."""
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(o: ObjectInfo) -> bytes | None:
+            async with sem:
+                got = await self.s3.get_cached(self.ws.bucket, self.root + o.key, o.etag)
+            return None if got is None else got[0]
+        return await asyncio.gather(*(one(o) for o in found))
+
+
+def internal_folder(root: str, key: str) -> str | None:
+    """The `.switchback/` folder (as a key prefix) that `key`, a key under the workspace
+    prefix `root`, lies in; None for any other key. Listings jump over such folders."""
+    path = key[len(root):]
+    if not layout.is_internal(path):
+        return None
+    parts = path.split("/")
+    depth = parts.index(layout.INTERNAL) + 1
+    return None if depth >= len(parts) else root + "/".join(parts[:depth]) + "/"
 
 
 def _content_type(path: str) -> str:
