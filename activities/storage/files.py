@@ -11,8 +11,9 @@ raise `StorageUnavailable` and are retried by Temporal (a key S3 refuses is a
 `ToolError` too).
 
 Writes are fenced. One `WorkspaceFiles` serves one activity attempt and remembers the
-ETag of each file as the attempt first saw it (read, or a HEAD just before its first
-write; missing counts too). A write or delete only succeeds while the file is still
+ETag of each file as the attempt first saw it (read, listed - a file a whole listing of
+its folder did not show counts as missing - or a HEAD just before its first write; missing
+counts too). A write or delete only succeeds while the file is still
 that version (S3 If-Match / If-None-Match), so an attempt that stalled past its
 timeout ("zombie") cannot overwrite what the accepted attempt - or a later step -
 wrote: its late write fails with `WorkspaceChanged`. A write that finds the very bytes
@@ -54,6 +55,7 @@ class WorkspaceFiles:
         self.root = f"{ws.job_id}/"
         self.system = system  # the workflow's own writes: its files are writable
         self.seen: dict[str, str | None] = {}  # key -> ETag this attempt saw (None: missing)
+        self.listed: set[str] = set()  # prefixes this attempt listed whole (what was there)
 
     def writable_key(self, path: str, verb: str) -> str:
         """The key of `path` for a write or delete; read_only for the workflow's files."""
@@ -106,6 +108,9 @@ class WorkspaceFiles:
             raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
                             f"of {max_bytes} bytes; split the content into several files")
         seen = self.seen.get(key, _UNSEEN)
+        if seen is _UNSEEN and any(key.startswith(p) for p in self.listed) and not (
+                layout.is_internal(key[len(self.root):])):  # (listings jump over those)
+            seen = None  # not in a whole listing of its folder: missing when this attempt looked
         if seen is _UNSEEN:
             seen = await self._head(key)
         try:
@@ -171,15 +176,21 @@ class WorkspaceFiles:
     async def list(self, folder: str = "", limit: int = 10_000) -> list[ObjectInfo]:
         """Files under `folder` (paths relative to the workspace root, with size and ETag),
         internals hidden: the listing jumps over every `.switchback/` folder (conversations,
-        blobs, snapshots grow with the job's age), so its cost is that of the files shown."""
+        blobs, snapshots grow with the job's age), so its cost is that of the files shown.
+        What it shows is what this attempt saw (for the fence: a later write of a listed
+        file needs no HEAD, nor one of a file a whole listing of its folder did not show)."""
         rel = self.key(folder, allow_root=True)[len(self.root):]
         prefix = self.root + (rel.rstrip("/") + "/" if rel else "")
         out = []
-        for o in await self.s3.list(self.ws.bucket, prefix, limit=limit, skip=functools.partial(
-                internal_folder, self.root)):
+        found = await self.s3.list(self.ws.bucket, prefix, limit=limit,
+                                   skip=functools.partial(internal_folder, self.root))
+        for o in found:
+            self.seen.setdefault(o.key, o.etag)  # the version this attempt saw
             path = o.key[len(self.root):]
             if not layout.is_internal(path):  # a file named .switchback, not a folder
                 out.append(ObjectInfo(path, o.size, o.etag))
+        if len(found) < limit:
+            self.listed.add(prefix)
         return out
 
     async def read_listed(self, found: Sequence[ObjectInfo],
