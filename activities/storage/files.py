@@ -196,15 +196,25 @@ class WorkspaceFiles:
     async def read_listed(self, found: Sequence[ObjectInfo],
                           concurrency: int = 16) -> Sequence[bytes | None]:
         """The contents of files `list` just returned, at the versions it showed: from the
-        worker's content cache where it holds them (S3Store.get_cached), else by GET,
-        `concurrency` at a time. None for a file deleted since."""
-        sem = asyncio.Semaphore(concurrency)
+        worker's content cache where it holds them (S3Store.contents: no task, no await),
+        the others by GET, `concurrency` at a time. None for a file deleted since."""
+        out: list[bytes | None] = [None] * len(found)
+        missing = []
+        for i, o in enumerate(found):
+            out[i] = self.s3.contents.get(self.ws.bucket, self.root + o.key, o.etag)
+            if out[i] is None:
+                missing.append(i)
+        todo = iter(missing)
 
-        async def one(o: ObjectInfo) -> bytes | None:
-            async with sem:
-                got = await self.s3.get_cached(self.ws.bucket, self.root + o.key, o.etag)
-            return None if got is None else got[0]
-        return await asyncio.gather(*(one(o) for o in found))
+        async def reader() -> None:
+            for i in todo:
+                got = await self.s3.get_cached(self.ws.bucket, self.root + found[i].key,
+                                               found[i].etag)
+                out[i] = None if got is None else got[0]
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(missing))):
+                group.create_task(reader())
+        return out
 
 
 def internal_folder(root: str, key: str) -> str | None:
