@@ -89,3 +89,19 @@ async def test_without_an_earlier_snapshot_the_blobs_are_listed_and_not_copied_a
     spy = Spy(s3)
     assert await snapshot(s3, ws, 2) == 1
     assert spy.copies == [] and f"{ws.job_id}/{layout.blobs_dir()}" in spy.listed
+
+
+async def test_a_retry_after_a_timed_out_attempt_copies_only_the_rest(s3):
+    """Over LIST_BLOBS_ABOVE contents to copy, the blobs are listed first: an attempt that
+    timed out midway (a local activity's 30 s) leaves its copies, and the retry goes on."""
+    ws = WorkspaceRef(bucket=BUCKET, job_id=f"snap-{uuid.uuid4().hex[:8]}")
+    await s3.put(BUCKET, f"{ws.job_id}/a.md", b"a\n")
+    await snapshot(s3, ws, 1)
+    etags = [await s3.put(BUCKET, f"{ws.job_id}/w/f_{i:03d}.md", f"{i}\n".encode())
+             for i in range(600)]
+    for i in range(400):  # what the timed-out attempt copied
+        await s3.copy(BUCKET, f"{ws.job_id}/w/f_{i:03d}.md",
+                      f"{ws.job_id}/{layout.blob_path(etags[i])}")
+    spy = Spy(s3)
+    assert await snapshot(s3, ws, 2) == 601
+    assert sorted(spy.copies) == [f"{ws.job_id}/w/f_{i:03d}.md" for i in range(400, 600)]

@@ -10,9 +10,12 @@ time. Which contents are stored it learns from the latest earlier snapshot (ever
 snapshot names has its blob: a snapshot is written after its copies), so a phase start
 costs one GET, one listing of the workspace's own files (the listing jumps over
 `.switchback/`: blobs and conversations are never listed) and the copies of what changed.
-A job with no earlier snapshot lists the blobs instead. The snapshot itself is written
-once (If-None-Match): an attempt that finds it written adopts it, so a late attempt
-that listed the workspace after the phase began never replaces the phase-start record.
+A job with no earlier snapshot lists the blobs instead, and so does a snapshot with over
+LIST_BLOBS_ABOVE contents to copy (a retry after an attempt that timed out midway then
+copies only the rest: a snapshot runs as a local activity with a 30 s timeout). The
+snapshot itself is written once (If-None-Match): an attempt that finds it written adopts
+it, so a late attempt that listed the workspace after the phase began never replaces the
+phase-start record.
 `restore_workspace` lays a snapshot out under another job's prefix; that is how
 `starter.py rerun --from-phase N` starts.
 """
@@ -31,6 +34,7 @@ from activities.storage.s3 import ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import SNAPSHOT_PHASE, ResolvedConfig, SnapshotRequest, WorkspaceRef, layout
 
 COPIES = 16  # concurrent server-side copies
+LIST_BLOBS_ABOVE = 500  # copies to make, above which the blobs are listed first
 UNLIMITED = 1 << 40
 
 
@@ -52,6 +56,10 @@ class SnapshotActivities:
             if o.etag not in stored:
                 todo.setdefault(o.etag, o.key)
             files[path] = {"etag": o.etag, "size": o.size}
+        if len(todo) > LIST_BLOBS_ABOVE:  # many copies: a listing of the blobs (1 request a
+            # 1,000) may spare some - those an earlier attempt that timed out made
+            for o in await self.s3.list(ws.bucket, root + layout.blobs_dir(), limit=UNLIMITED):
+                todo.pop(o.key.rsplit("/", 1)[1], None)
         sem = asyncio.Semaphore(COPIES)
 
         async def copy(etag: str, key: str) -> None:
