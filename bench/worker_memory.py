@@ -3,18 +3,21 @@
 A real `worker.py` process (its own session, default tuning) polls a task queue of a test
 stack on free ports (bench/harness.py: Temporal dev server, SeaweedFS, the scripted model
 in this process). For each N of `--jobs`, N AgentJobs are started whose every model step
-answers after `--latency-ms`, so they are all in flight at once; once every one of them has
-made its first model call, the worker's RSS is sampled from /proc for `--sample-s` seconds
+answers after `--latency-ms` (default 120 s: no job gets past its first model call while the
+others start), so they are all in flight at once; once every one of them has made its
+first model call, the worker's RSS is sampled from /proc for `--sample-s` seconds
 (median and highest), then the N jobs are terminated and the RSS read again after
 `--settle-s` seconds (memory kept after the jobs are gone). RSS at idle is taken after the
 worker started and before any job.
 
 A job is the side-by-side benchmark's switchback job (bench/peers/switchback_job.py) with 5
-write steps: bootstrap phase, tactical phase, closing phase. With 100 activity slots
-(`SWITCHBACK_MAX_CONCURRENT_ACTIVITIES`, the default) at most 100 model calls run in the
-worker at a time; the other jobs wait on the server with their workflow cached in the worker.
+write steps (it does not get far: the figures are of jobs waiting on their first model
+call). The worker gets activity slots for every job (`SWITCHBACK_MAX_CONCURRENT_ACTIVITIES`
+= the largest N + 50; the default, 100, would keep the other jobs' model calls queued on
+the server), so every job's model call is in flight in the worker: its workflow cached, its
+model activity heartbeating, its HTTP request open.
 
-    python -m bench.worker_memory [--jobs 1,100,500] [--latency-ms 4000]
+    python -m bench.worker_memory [--jobs 1,100,500] [--latency-ms 120000]
 """
 
 from __future__ import annotations
@@ -49,10 +52,11 @@ def rss_mb(pid: int) -> tuple[float, float]:
 
 
 class Worker:
-    def __init__(self, address: str, task_queue: str, log: Path) -> None:
+    def __init__(self, address: str, task_queue: str, log: Path, slots: int) -> None:
         self.log = log
         env = {**os.environ, "TEMPORAL_ADDRESS": address, "SWITCHBACK_TASK_QUEUE": task_queue,
-               "SWITCHBACK_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
+               "SWITCHBACK_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
+               "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES": str(slots)}
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "worker.py")], cwd=ROOT,
                                      env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -121,7 +125,7 @@ async def measure(counts: list[int], latency_ms: int, sample_s: float,
     async with bench_stack() as b:
         task_queue = f"mem-{uuid.uuid4().hex[:6]}"
         worker = Worker(b.client.service_client.config.target_host, task_queue,
-                        b.tmp / "worker.log")
+                        b.tmp / "worker.log", max(counts) + 50)
         try:
             await worker.ready()
             await asyncio.sleep(3)
@@ -157,7 +161,7 @@ def table(idle: float, rows: list[dict[str, float]], peak: float, latency_ms: in
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--jobs", default="1,100,500")
-    p.add_argument("--latency-ms", type=int, default=4000)
+    p.add_argument("--latency-ms", type=int, default=120_000)
     p.add_argument("--sample-s", type=float, default=5)
     p.add_argument("--settle-s", type=float, default=10)
     a = p.parse_args()
