@@ -5,10 +5,11 @@ against a real SeaweedFS on free ports, each with a fresh `WorkspaceFiles` (one 
 attempt, as the tool activity does):
 
 * `list_files`, `search_files`, `read_file`, `write_file`: activities/tools/workspace.py
-  (`search_files` looks for a word no file holds, so it reads every file it may: the tool
-  stops at 500 files and skips files over 1 MB);
-* phase snapshot: `SnapshotActivities.snapshot_phase`, first (copies every file to its blob)
-  and again with nothing changed (one listing, no copies);
+  (`search_files` looks for a word no file holds, so it reads every file: "cold" with the
+  worker's content cache emptied first, one GET per file; "warm" again, the cache holding
+  every file: one listing and a scan in memory);
+* phase snapshot: `SnapshotActivities.snapshot_phase`, first (copies every file to its blob),
+  again with nothing changed (one listing, no copies) and after 10 files changed (10 copies);
 * phase archive: `WorkspaceActivities.archive_phase` (one small YAML record);
 * one 1 MB and one 10 MB file through `read_file` / `write_file` (the 10 MB write with
   `max_file_bytes` raised: the default limit, 5 MB, refuses it).
@@ -31,6 +32,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from activities.storage.content_cache import ContentCache
 from activities.storage.files import WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
@@ -78,8 +80,11 @@ async def workspace_row(s3: S3Store, n: int, repeat: int) -> dict[str, float]:
         return WorkspaceFiles(s3, ws)
     k = iter(range(10**6))
     row["list_files"] = await timed(lambda: list_files(files(), ListFilesArgs(), LIMITS), repeat)
-    row["search_files"] = await timed(lambda: search_files(
-        files(), SearchFilesArgs(query="zzz-not-there"), LIMITS), repeat)
+    def search() -> Awaitable[Any]:
+        return search_files(files(), SearchFilesArgs(query="zzz-not-there"), LIMITS)
+    s3.contents = ContentCache()  # cold: this worker has read none of the files yet
+    row["search_files cold"] = await timed(search, 1)
+    row["search_files warm"] = await timed(search, repeat)
     row["read_file"] = await timed(lambda: read_file(
         files(), ReadFileArgs(path="work/dir_000/f_00007.md"), LIMITS), repeat)
     row["write_file new"] = await timed(lambda: write_file(
@@ -89,7 +94,11 @@ async def workspace_row(s3: S3Store, n: int, repeat: int) -> dict[str, float]:
         LIMITS), repeat)
     snap = SnapshotActivities(s3)
     phases = iter(range(1, 100))
-    for label in ("snapshot first", "snapshot unchanged"):
+    for label in ("snapshot first", "snapshot unchanged", "snapshot 10 changed"):
+        if label == "snapshot 10 changed":
+            for i in range(10):
+                await s3.put(ws.bucket, f"{ws.job_id}/work/dir_000/f_{i:05d}.md",
+                             f"changed {i} {KB}".encode())
         row[label] = await timed(lambda: snap.snapshot_phase(SnapshotRequest(
             workspace=ws, phase=next(phases), state={"phase": 1})), 1)
     record = {"phase": 1, "todos": [{"id": i, "content": f"todo {i}", "done": True}

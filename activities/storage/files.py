@@ -11,8 +11,9 @@ raise `StorageUnavailable` and are retried by Temporal (a key S3 refuses is a
 `ToolError` too).
 
 Writes are fenced. One `WorkspaceFiles` serves one activity attempt and remembers the
-ETag of each file as the attempt first saw it (read, or a HEAD just before its first
-write; missing counts too). A write or delete only succeeds while the file is still
+ETag of each file as the attempt first saw it (read, listed - a file a whole listing of
+its folder did not show counts as missing - or a HEAD just before its first write; missing
+counts too). A write or delete only succeeds while the file is still
 that version (S3 If-Match / If-None-Match), so an attempt that stalled past its
 timeout ("zombie") cannot overwrite what the accepted attempt - or a later step -
 wrote: its late write fails with `WorkspaceChanged`. A write that finds the very bytes
@@ -22,6 +23,10 @@ summaries): the first attempt's version stays and is returned.
 """
 
 from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
 
 from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
@@ -50,6 +55,7 @@ class WorkspaceFiles:
         self.root = f"{ws.job_id}/"
         self.system = system  # the workflow's own writes: its files are writable
         self.seen: dict[str, str | None] = {}  # key -> ETag this attempt saw (None: missing)
+        self.listed: set[str] = set()  # prefixes this attempt listed whole (what was there)
 
     def writable_key(self, path: str, verb: str) -> str:
         """The key of `path` for a write or delete; read_only for the workflow's files."""
@@ -102,6 +108,9 @@ class WorkspaceFiles:
             raise ToolError("file_too_large", f"{len(data)} bytes for '{path}' exceed the limit "
                             f"of {max_bytes} bytes; split the content into several files")
         seen = self.seen.get(key, _UNSEEN)
+        if seen is _UNSEEN and any(key.startswith(p) for p in self.listed) and not (
+                layout.is_internal(key[len(self.root):])):  # (listings jump over those)
+            seen = None  # not in a whole listing of its folder: missing when this attempt looked
         if seen is _UNSEEN:
             seen = await self._head(key)
         try:
@@ -165,18 +174,58 @@ class WorkspaceFiles:
         return etag
 
     async def list(self, folder: str = "", limit: int = 10_000) -> list[ObjectInfo]:
-        """Files under `folder`, paths relative to the workspace root, internals hidden."""
+        """Files under `folder` (paths relative to the workspace root, with size and ETag),
+        internals hidden: the listing jumps over every `.switchback/` folder (conversations,
+        blobs, snapshots grow with the job's age), so its cost is that of the files shown.
+        What it shows is what this attempt saw (for the fence: a later write of a listed
+        file needs no HEAD, nor one of a file a whole listing of its folder did not show)."""
         rel = self.key(folder, allow_root=True)[len(self.root):]
         prefix = self.root + (rel.rstrip("/") + "/" if rel else "")
         out = []
-        for o in await self.s3.list(self.ws.bucket, prefix, limit=limit + 1000):
+        found = await self.s3.list(self.ws.bucket, prefix, limit=limit,
+                                   skip=functools.partial(internal_folder, self.root))
+        for o in found:
+            self.seen.setdefault(o.key, o.etag)  # the version this attempt saw
             path = o.key[len(self.root):]
-            if layout.is_internal(path):
-                continue
-            out.append(ObjectInfo(path, o.size))
-            if len(out) >= limit:
-                break
+            if not layout.is_internal(path):  # a file named .switchback, not a folder
+                out.append(ObjectInfo(path, o.size, o.etag))
+        if len(found) < limit:
+            self.listed.add(prefix)
         return out
+
+    async def read_listed(self, found: Sequence[ObjectInfo],
+                          concurrency: int = 16) -> Sequence[bytes | None]:
+        """The contents of files `list` just returned, at the versions it showed: from the
+        worker's content cache where it holds them (S3Store.contents: no task, no await),
+        the others by GET, `concurrency` at a time. None for a file deleted since."""
+        out: list[bytes | None] = [None] * len(found)
+        missing = []
+        for i, o in enumerate(found):
+            out[i] = self.s3.contents.get(self.ws.bucket, self.root + o.key, o.etag)
+            if out[i] is None:
+                missing.append(i)
+        todo = iter(missing)
+
+        async def reader() -> None:
+            for i in todo:
+                got = await self.s3.get_cached(self.ws.bucket, self.root + found[i].key,
+                                               found[i].etag)
+                out[i] = None if got is None else got[0]
+        async with asyncio.TaskGroup() as group:
+            for _ in range(min(concurrency, len(missing))):
+                group.create_task(reader())
+        return out
+
+
+def internal_folder(root: str, key: str) -> str | None:
+    """The `.switchback/` folder (as a key prefix) that `key`, a key under the workspace
+    prefix `root`, lies in; None for any other key. Listings jump over such folders."""
+    path = key[len(root):]
+    if not layout.is_internal(path):
+        return None
+    parts = path.split("/")
+    depth = parts.index(layout.INTERNAL) + 1
+    return None if depth >= len(parts) else root + "/".join(parts[:depth]) + "/"
 
 
 def _content_type(path: str) -> str:

@@ -21,6 +21,7 @@ Never touched: switchback's own files (`.switchback/`) and the files the workflo
 
 from __future__ import annotations
 
+import functools
 import json
 import mimetypes
 from typing import Any
@@ -28,8 +29,9 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.files import WorkspaceChanged
+from activities.storage.files import WorkspaceChanged, internal_folder
 from activities.storage.s3 import PreconditionFailed, S3Store
+from activities.storage.snapshots import UNLIMITED, snapshot_phases
 from workflows.contract import RESTORE_WORKSPACE, RestoreRequest, RestoreResult, layout
 
 SHOWN_PATHS = 20
@@ -72,13 +74,13 @@ class RestoreActivities:
             return dict(json.loads(found))
         raw = await self.s3.get(ws.bucket, root + layout.snapshot_path(req.phase))
         if raw is None:
-            taken = sorted(int(o.key.rsplit("_", 1)[1].split(".")[0]) for o in
-                           await self.s3.list(ws.bucket, root + layout.snapshots_dir()))
+            taken = snapshot_phases(await self.s3.list(ws.bucket, root + layout.snapshots_dir()))
             return {"missing": f"the job has no snapshot of phase {req.phase} (snapshots: "
                                f"{', '.join(map(str, taken)) or 'none'})"}
         snap: dict[str, str] = {p: m["etag"] for p, m in json.loads(raw)["files"].items()
                                 if _restorable(p)}
-        now = {o.key[len(root):]: o.etag for o in await self.s3.list(ws.bucket, root)
+        now = {o.key[len(root):]: o.etag for o in await self.s3.list(
+            ws.bucket, root, limit=UNLIMITED, skip=functools.partial(internal_folder, root))
                if _restorable(o.key[len(root):])}
         files = [{"path": p, "before": now.get(p), "target": etag}
                  for p, etag in sorted(snap.items()) if now.get(p) != etag]

@@ -34,8 +34,12 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from temporalio.exceptions import ApplicationError
 
+from activities.storage import fast_listing
+from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
+
 T = TypeVar("T")
 _MISSING = {"NoSuchKey", "404", "NotFound"}
+_LAST_CHAR = "\U0010ffff"  # sorts after every other character of a key (UTF-8 order)
 
 
 class StorageUnavailable(RuntimeError):
@@ -61,7 +65,8 @@ class ObjectInfo:
 
 
 class S3Store:
-    def __init__(self, endpoint_url: str | None = None, max_threads: int = 64) -> None:
+    def __init__(self, endpoint_url: str | None = None, max_threads: int = 64,
+                 cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or None
         self._client = boto3.session.Session().client(
             "s3", endpoint_url=self.endpoint_url,
@@ -72,8 +77,10 @@ class S3Store:
                           response_checksum_validation="when_required",
                           retries={"mode": "standard", "max_attempts": 2},
                           max_pool_connections=max_threads))
+        fast_listing.install(self._client)
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="s3")
         self._buckets: set[str] = set()
+        self.contents = ContentCache(cache_bytes)  # get_cached's, by (bucket, key, ETag)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
@@ -100,6 +107,18 @@ class S3Store:
             except BotoCoreError as e:
                 raise _unavailable(e) from e
         return await self._run(op)
+
+    async def get_cached(self, bucket: str, key: str, etag: str) -> tuple[bytes, str] | None:
+        """(body, ETag) of `key` at the version `etag` a listing just showed, from the
+        worker's content cache when it holds that version (content_cache.py), else one GET
+        (whose answer is kept: the version it finds, which may be newer). None if missing."""
+        found = self.contents.get(bucket, key, etag)
+        if found is not None:
+            return found, etag
+        got = await self.get_object(bucket, key)
+        if got is not None:
+            self.contents.put(bucket, key, got[1], got[0])
+        return got
 
     async def head(self, bucket: str, key: str) -> str | None:
         """The object's ETag, or None if there is none."""
@@ -158,20 +177,44 @@ class S3Store:
                 raise _unavailable(e) from e
         await self._run(op)
 
-    async def list(self, bucket: str, prefix: str, limit: int = 10_000) -> list[ObjectInfo]:
+    async def list(self, bucket: str, prefix: str, limit: int = 10_000, *,
+                   skip: Callable[[str], str | None] | None = None) -> list[ObjectInfo]:
+        """Up to `limit` objects under `prefix`, in key order, with size and ETag.
+
+        `skip(key)` may name a folder (a key prefix ending in '/') the key lies in whose
+        objects the caller does not want: the listing then jumps past the whole folder
+        (StartAfter) instead of paging through it, so a folder of any size costs one request.
+        Each request asks for no more keys than are still wanted."""
         def op() -> list[ObjectInfo]:
             out: list[ObjectInfo] = []
+            args: dict = {}
+            if limit <= 0:
+                return out
             try:
-                pages = self._client.get_paginator("list_objects_v2").paginate(
-                    Bucket=bucket, Prefix=prefix)
-                for page in pages:
-                    for o in page.get("Contents", []):
-                        out.append(ObjectInfo(o["Key"], o["Size"], o.get("ETag", "").strip('"')))
+                while True:
+                    r = self._client.list_objects_v2(
+                        Bucket=bucket, Prefix=prefix, MaxKeys=min(1000, limit - len(out)),
+                        **args)
+                    jump = None
+                    found = r.get("FastContents")  # fast_listing.py read them
+                    if found is None:
+                        found = [(o["Key"], o["Size"], o.get("ETag", "").strip('"'))
+                                 for o in r.get("Contents", [])]
+                    for key, size, etag in found:
+                        jump = skip(key) if skip is not None else None
+                        if jump is not None:
+                            break
+                        out.append(ObjectInfo(key, size, etag))
                         if len(out) >= limit:
                             return out
+                    if jump is not None:  # past every key under the folder
+                        args = {"StartAfter": jump + _LAST_CHAR}
+                    elif r.get("IsTruncated") and r.get("NextContinuationToken"):
+                        args = {"ContinuationToken": r["NextContinuationToken"]}
+                    else:
+                        return out
             except (ClientError, BotoCoreError) as e:
                 raise _unavailable(e) from e
-            return out
         return await self._run(op)
 
     async def copy(self, bucket: str, source: str, target: str,

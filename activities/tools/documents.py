@@ -7,7 +7,8 @@ in the workspace, where the model reads what it needs.
 - `chunk_document(path)` -> `chunks/chunk_NNN.md` + `chunks/manifest.json`
   (ids, source, page, heading path, character offsets into the extracted text).
   Chunk ids continue across documents; chunking a document again replaces its
-  chunks in place, so a retried call leaves the same files.
+  chunks in place, so a retried call leaves the same files (a chunk file that already
+  holds its text is not written again; the others are written 16 at a time).
 
 Written with the public tool API (`switchback.tool`) and registered like any tool package,
 through the entry point group `switchback.tools` (pyproject.toml).
@@ -16,8 +17,11 @@ through the entry point group `switchback.tools` (pyproject.toml).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import posixpath
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +29,9 @@ from activities.documents import DocumentError, chunk_text, extract_text, manife
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
 MANIFEST = "chunks/manifest.json"
+WRITES = 16  # chunk files written (or removed) at a time
+T = TypeVar("T")
+UNLIMITED = 1 << 40
 
 
 class DocumentArgs(BaseModel):
@@ -72,17 +79,42 @@ async def chunk_document(ctx: ToolContext, a: DocumentArgs) -> ToolResult:
     if any(_num(c.id) in taken for c in chunks):  # re-chunked into more pieces: append instead
         start = max(taken | {_num(e["id"]) for e in own}) + 1
         chunks = await asyncio.to_thread(chunk_text, a.path, doc, start_index=start)
-    changed = [await files.write_text(f"chunks/{c.id}.md", c.text) for c in chunks]
+    # only chunks whose content is not there already (a listed ETag is the MD5 of a plain
+    # PUT's bytes): chunking the same document again writes nothing but the manifest
+    there = {o.key: o.etag for o in await files.list("chunks", limit=UNLIMITED)}
+    digests = await asyncio.to_thread(lambda: [_md5(c.text) for c in chunks])
+    fresh = [c for c, d in zip(chunks, digests, strict=True)
+             if there.get(f"chunks/{c.id}.md") != d]
+    changed = await _each(fresh, lambda c: files.write_text(f"chunks/{c.id}.md", c.text))
     new_ids = {c.id for c in chunks}
-    for stale in own:
-        if stale["id"] not in new_ids:
-            await files.delete(f"chunks/{stale['id']}.md")
+    await _each([e["id"] for e in own if e["id"] not in new_ids],
+                lambda stale: files.delete(f"chunks/{stale}.md"))
     entries = sorted(others + [manifest_entry(c) for c in chunks], key=lambda e: _num(e["id"]))
     body = json.dumps({"chunks": entries}, ensure_ascii=False, indent=1)
     changed.append(await files.write_text(MANIFEST, body))
     first, last = (chunks[0].id, chunks[-1].id) if chunks else ("-", "-")
     return ToolResult(f"Chunked {a.path} into {len(chunks)} chunks ({first} .. {last}); "
                       f"manifest {MANIFEST} lists {len(entries)} chunks in all.", changed)
+
+
+async def _each(items: list[T], call: Callable[[T], Awaitable[str]]) -> list[str]:
+    """`call` on every item, WRITES at a time (a 100 MB document has ~70,000 chunks: one
+    after the other their writes took minutes); the results in order. One failing stops the
+    rest (the tool call is retried whole: every write and removal here is idempotent)."""
+    out: list[str] = [""] * len(items)
+    todo = iter(enumerate(items))
+
+    async def worker() -> None:
+        for i, item in todo:
+            out[i] = await call(item)
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(WRITES, len(items))):
+            group.create_task(worker())
+    return out
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()
 
 
 def _num(chunk_id: str) -> int:

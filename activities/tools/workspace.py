@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 
 from activities.storage.files import ToolError, WorkspaceFiles
+from activities.storage.s3 import ObjectInfo
 from activities.storage.todos_file import check_todos_document, todos_yaml
 from activities.tools.registry import (
     ListFilesArgs,
@@ -24,8 +25,9 @@ from workflows.contract import ToolLimits
 
 MAX_LISTED = 500
 MAX_MATCHES = 50
-MAX_SEARCHED_FILES = 500
-MAX_SEARCHED_BYTES = 1_000_000
+MAX_SEARCHED_BYTES = 1_000_000  # a larger file is not searched (a document tool reads it)
+MAX_SEARCHED_TOTAL = 64_000_000  # bytes one search reads (and holds) at most
+MAX_SEARCH_LISTED = 100_000  # files one search lists at most
 
 
 async def read_file(files: WorkspaceFiles, a: ReadFileArgs, limits: ToolLimits) -> ToolResult:
@@ -65,32 +67,54 @@ async def list_files(files: WorkspaceFiles, a: ListFilesArgs, limits: ToolLimits
 
 async def search_files(files: WorkspaceFiles, a: SearchFilesArgs,
                        limits: ToolLimits) -> ToolResult:
-    needle = a.query.lower()
+    """Every text file under `a.path` is searched (the listing's ETags name the versions; the
+    worker's content cache holds the ones read before, so a warm search is one listing and a
+    scan in memory, off the event loop). Results stop at MAX_MATCHES; files over
+    MAX_SEARCHED_BYTES, or beyond MAX_SEARCHED_TOTAL bytes in all, are not searched: the
+    result says how many, so the model never takes a partial search for a complete one."""
+    listed = await files.list(a.path, limit=MAX_SEARCH_LISTED)
+    small = [o for o in listed if o.size <= MAX_SEARCHED_BYTES]
+    too_big = len(listed) - len(small)
+    budget = MAX_SEARCHED_TOTAL
+    todo: list[ObjectInfo] = []
+    for o in small:
+        if o.size > budget:
+            break
+        budget -= o.size
+        todo.append(o)
+    bodies = await files.read_listed(todo)
+    matches, searched = await asyncio.to_thread(
+        _search, [(o.key, b) for o, b in zip(todo, bodies, strict=True)], a.query.lower())
+    notes = []
+    if len(matches) >= MAX_MATCHES:
+        notes.append(f"stopped at {MAX_MATCHES} matches; narrow the query or the path")
+    left = len(small) - len(todo) + too_big
+    if left or len(listed) >= MAX_SEARCH_LISTED:
+        notes.append(f"searched {len(todo)} of {len(listed)}"
+                     f"{'+' if len(listed) >= MAX_SEARCH_LISTED else ''} files; not searched: "
+                     f"{too_big} over {MAX_SEARCHED_BYTES} bytes, {len(small) - len(todo)} past "
+                     f"{MAX_SEARCHED_TOTAL} bytes in all; search a folder to cover the rest")
+    text = "\n".join(matches) if matches else f"No match for '{a.query}' in {searched} files."
+    return ToolResult(text + "".join(f"\n... {n}" for n in notes))
+
+
+def _search(found: list[tuple[str, bytes | None]], needle: str) -> tuple[list[str], int]:
+    """(up to MAX_MATCHES 'path:line: text' in path order, text files searched)."""
     matches: list[str] = []
-    candidates = [o for o in await files.list(a.path, limit=MAX_SEARCHED_FILES)
-                  if o.size <= MAX_SEARCHED_BYTES]
-    for o in candidates:
-        text = await files.read_optional(o.key)
-        if text is None or "\x00" in text[:1000]:
+    searched = 0
+    for path, data in found:
+        if data is None or b"\x00" in data[:1000]:  # deleted since the listing, or binary
             continue
-        want = MAX_MATCHES - len(matches)
-        found = (_matches(text, needle, want) if len(text) < 100_000  # large: in a thread
-                 else await asyncio.to_thread(_matches, text, needle, want))
-        matches += [f"{o.key}:{n}: {line}" for n, line in found]
-        if len(matches) >= MAX_MATCHES:
-            return ToolResult("\n".join(matches) + f"\n... stopped at {MAX_MATCHES} "
-                              "matches; narrow the query or the path")
-    return ToolResult("\n".join(matches) if matches else f"No match for '{a.query}'.")
-
-
-def _matches(text: str, needle: str, limit: int) -> list[tuple[int, str]]:
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if needle in line.lower():
-            out.append((n, line.strip()[:200]))
-            if len(out) >= limit:
-                break
-    return out
+        searched += 1
+        text = data.decode("utf-8", errors="replace")
+        if needle not in text.lower():
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if needle in line.lower():
+                matches.append(f"{path}:{n}: {line.strip()[:200]}")
+                if len(matches) >= MAX_MATCHES:
+                    return matches, searched
+    return matches, searched
 
 
 async def todo_write(files: WorkspaceFiles, a: TodoWriteArgs, limits: ToolLimits) -> ToolResult:
