@@ -60,7 +60,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.model import endpoints
-from activities.model.chat import ChatClient
+from activities.model.chat import RAW_JSON, ChatClient
 from activities.model.prompt import (
     assemble,
     clear_tool_results,
@@ -174,20 +174,22 @@ class ModelActivities:
                   else None)
         tools = (record.schemas(req.tools) if record is not None
                  else [openai_tool(n) for n in req.tools if n in TOOLS])
-        estimate, fingerprint = await heartbeating(prompt_facts(messages, tools, req.llm.model))
+        facts = await heartbeating(prompt_facts(messages, tools, req.llm.model))
+        estimate, fingerprint = facts.tokens, facts.fingerprint
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
                 and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
                 > req.summary_upto):
             return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                               needs_compaction=True)
-        # messages and tools go in the body as they are: plain JSON dicts already
-        body: dict = {"model": req.llm.model, "messages": messages,
-                      **({"tools": tools} if tools else {})}
+        # messages and tools go in the body as the fingerprint serialized them
+        body: dict = {"model": req.llm.model}
         if req.llm.temperature is not None:
             body["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
             body["max_tokens"] = req.llm.max_tokens
+        body[RAW_JSON] = {"messages": facts.messages_json,
+                          **({"tools": facts.tools_json} if tools else {})}
         kwargs: dict = {"body": body, "timeout": self.target(req.llm).call_timeout(
             estimate, req.llm.max_tokens)}
         stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None

@@ -20,6 +20,8 @@ import json
 import httpx
 import openai
 
+RAW_JSON = "\x00raw"  # a body key: fields given as JSON text
+
 
 class ChatClient:
     """One endpoint (base URL and key), its connections kept open between calls."""
@@ -34,8 +36,15 @@ class ChatClient:
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
 
     async def create(self, body: dict, headers: dict[str, str], timeout: float) -> bytes:
-        """POST the request; the answer's body (status 2xx), else the openai client's error."""
-        data = json.dumps(body).encode()  # ASCII escapes: a lone surrogate cannot break it
+        """POST the request; the answer's body (status 2xx), else the openai client's error.
+        `body[RAW_JSON]`: fields already serialized (name -> JSON text), spliced in as they
+        are (the prompt, serialized once for its fingerprint)."""
+        raw = body.get(RAW_JSON) or {}
+        text = json.dumps({k: v for k, v in body.items() if k != RAW_JSON})  # ASCII escapes:
+        # a lone surrogate cannot break the request
+        if raw:
+            text = text[:-1] + "".join(f", {json.dumps(k)}: {v}" for k, v in raw.items()) + "}"
+        data = text.encode()
         try:
             r = await self._http.post(self.url, content=data, headers=headers, timeout=timeout)
         except httpx.TimeoutException as e:
