@@ -53,7 +53,7 @@ def table(results: dict[str, dict], titles: dict[str, str], sizes: list[int],
     keys = [k for k in results if results[k].get("short")]
     if not keys:
         return ""
-    peers = [k for k in keys if k not in ("floor", "switchback")]
+    peers = [k for k in keys if k != "floor" and not k.startswith("switchback")]
     lines = [f"short jobs: N writes at 0 ms model latency, median of {runs} jobs each; "
              "overhead = job wall time (start to result)", "",
              "| N | figure | " + " | ".join(titles[k] for k in keys) + " |",
