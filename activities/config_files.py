@@ -23,6 +23,7 @@ configs/ (resolved, symlinks too); separate `task_queues` must have a worker pol
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from pathlib import Path
@@ -202,7 +203,7 @@ def strategies_of(cfg: JobConfig) -> list[str]:
 
 def _todos(root: Path, rel: str, where: str, field: str) -> StrategicTodos:
     try:
-        return StrategicTodos.model_validate(yaml.safe_load(_read(root, rel, where, field)))
+        return StrategicTodos.model_validate(_parsed(_file(root, rel, where, field)))
     except (ValidationError, yaml.YAMLError) as e:
         raise ConfigError(f"{where}: {rel}: {_line(e)}") from e
 
@@ -219,12 +220,29 @@ def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:
                           f"(known: {', '.join(known)})")
     rel = str(path.relative_to(root.parent)) if root.parent in path.parents else str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = _parsed(path) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"{rel}: not valid YAML: {_line(e)}") from e
     if not isinstance(data, dict):
         raise ConfigError(f"{rel}: must be a mapping of settings")
     return data, [rel]
+
+
+_PARSED: dict[tuple[str, int, int, bool], Any] = {}  # (path, mtime, size) -> its YAML, parsed
+
+
+def _parsed(path: Path, parse: bool = True) -> Any:
+    """The YAML of `path` (`parse=False`: its text), read and parsed once per version of
+    the file (a job's start loads the same few files every time; parsing them was most of
+    `load_config`): a copy, so that no caller changes what the next one gets."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size, parse)
+    if key not in _PARSED:
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        text = path.read_text(encoding="utf-8")
+        _PARSED[key] = yaml.safe_load(text) if parse else text
+    return copy.deepcopy(_PARSED[key])
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -234,11 +252,15 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read(root: Path, rel: str, where: str, field: str) -> str:
+def _file(root: Path, rel: str, where: str, field: str) -> Path:
     path = _inside(root, rel, f"{where}: {field}")
     if not path.is_file():
         raise ConfigError(f"{where}: {field}: prompt file '{rel}' not found under {root}")
-    return path.read_text(encoding="utf-8")
+    return path
+
+
+def _read(root: Path, rel: str, where: str, field: str) -> str:
+    return _parsed(_file(root, rel, where, field), parse=False)
 
 
 def _inside(folder: Path, rel: str, where: str) -> Path:

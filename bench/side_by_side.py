@@ -35,6 +35,7 @@ from typing import Any
 
 import httpx
 
+from bench import short_jobs
 from bench.harness import bench_stack, machine_line
 from bench.peers import BUCKET, ROOT, Contender, contenders
 
@@ -266,41 +267,26 @@ class Run:
         a = self.args
         out: dict[str, Any] = {}
         tq = f"bench-{c.key}-{uuid.uuid4().hex[:6]}"
-        w = self.worker(c, tq, "main", a.max_activities) if c.temporal else None
-        cpu = w.cpu if w else time.process_time
+        ws = ([self.worker(c, tq, f"main{i}", a.max_activities) for i in range(a.workers)]
+              if c.temporal else [])
+        cpu = (lambda: sum(w.cpu() for w in ws)) if ws else time.process_time
         try:
-            if w:
+            for w in ws:  # --workers processes on one task queue, as deploy/ runs them
                 out["worker_ready_s"] = await w.ready()
             client = await c.connect(self.address, self.default_client)
             await self.job(c, client, tq, 3, a.latency_ms)  # warm-up
-            cpu0, t0 = cpu(), time.perf_counter()
-            srv0, s3_0 = server_cpu(("temporal",)), server_cpu(("weed",))
-            job_id = f"{c.key}-{uuid.uuid4().hex[:10]}"
-            try:  # a job that fails (e.g. at a history limit) still has figures up to there
-                await self.job(c, client, tq, a.steps, a.latency_ms, job_id)
-            except Exception as e:  # noqa: BLE001
-                out["error"] = f"{a.steps}-step job: {describe(e)}"
-                if c.temporal:  # a job still running would load the concurrency runs
-                    with contextlib.suppress(Exception):
-                        await client.get_workflow_handle(job_id).terminate("bench: failed")
-            wall = time.perf_counter() - t0
-            arrivals = await self.model.arrivals(job_id)
-            lat = a.latency_ms / 1000
-            over = [b - x - lat for x, b in zip(arrivals, arrivals[1:], strict=False)]
-            out.update(calls=len(arrivals), over_median=statistics.median(over),
-                       over_p95=pct(over, 0.95), over_mean=wall / len(arrivals) - lat,
-                       cpu_step=(cpu() - cpu0) / len(arrivals),
-                       srv_step=(server_cpu(("temporal",)) - srv0) / len(arrivals),
-                       s3_step=(server_cpu(("weed",)) - s3_0) / len(arrivals))
-            if c.temporal:
-                out["history"] = history_figures(c, await job_runs(client, job_id))
+            if a.steps:
+                await self.single(c, client, tq, cpu, out)
+            if a.short:
+                out["short"] = await short_jobs.measure(self, c, client, tq, a.short,
+                                                        a.short_runs)
             out["conc"] = {}
             for conc in a.concurrency:
                 out["conc"][conc] = await self.concurrency(c, client, tq, conc, cpu)
         except Exception as e:  # noqa: BLE001 - a contender's failure is a result
             out["error"] = "; ".join(filter(None, [out.get("error"), describe(e)]))
         finally:
-            if w:
+            for w in ws:
                 w.stop()
             if hasattr(c, "close"):
                 await c.close()
@@ -310,6 +296,31 @@ class Run:
             except Exception as e:  # noqa: BLE001
                 out["recovery_error"] = describe(e)
         return out
+
+    async def single(self, c: Contender, client: Any, tq: str, cpu, out: dict) -> None:
+        """The N-step job at --latency-ms: overhead, CPU and history figures into `out`."""
+        a = self.args
+        cpu0, t0 = cpu(), time.perf_counter()
+        srv0, s3_0 = server_cpu(("temporal",)), server_cpu(("weed",))
+        job_id = f"{c.key}-{uuid.uuid4().hex[:10]}"
+        try:  # a job that fails (e.g. at a history limit) still has figures up to there
+            await self.job(c, client, tq, a.steps, a.latency_ms, job_id)
+        except Exception as e:  # noqa: BLE001
+            out["error"] = f"{a.steps}-step job: {describe(e)}"
+            if c.temporal:  # a job still running would load the concurrency runs
+                with contextlib.suppress(Exception):
+                    await client.get_workflow_handle(job_id).terminate("bench: failed")
+        wall = time.perf_counter() - t0
+        arrivals = await self.model.arrivals(job_id)
+        lat = a.latency_ms / 1000
+        over = [b - x - lat for x, b in zip(arrivals, arrivals[1:], strict=False)]
+        out.update(calls=len(arrivals), over_median=statistics.median(over),
+                   over_p95=pct(over, 0.95), over_mean=wall / len(arrivals) - lat,
+                   cpu_step=(cpu() - cpu0) / len(arrivals),
+                   srv_step=(server_cpu(("temporal",)) - srv0) / len(arrivals),
+                   s3_step=(server_cpu(("weed",)) - s3_0) / len(arrivals))
+        if c.temporal:
+            out["history"] = history_figures(c, await job_runs(client, job_id))
 
     async def concurrency(self, c: Contender, client: Any, tq: str, conc: int, cpu) -> dict:
         a = self.args
@@ -431,7 +442,8 @@ def table(results: dict[str, dict], chosen: dict[str, Contender], a: argparse.Na
             f"task: N={a.steps} model steps, one 2 KB write_file each (S3), then a final answer; "
             f"model latency {a.latency_ms} ms",
             f"concurrency: {a.rounds} x C jobs of {a.concurrency_steps} steps, C at a time, "
-            f"{a.concurrency_latency_ms} ms latency, one worker process; ideal = C / latency "
+            f"{a.concurrency_latency_ms} ms latency, {a.workers} worker process(es) per Temporal "
+            f"contender; ideal = C / latency "
             f"model calls/s",
             f"recovery: {a.recovery_steps}-step job, SIGKILL mid model call, heartbeat "
             f"{a.heartbeat or 'product default'}",
@@ -447,8 +459,10 @@ def table(results: dict[str, dict], chosen: dict[str, Contender], a: argparse.Na
                 notes.append(f"{titles[k]} @ {conc}: {f['failed']} failed, {f['first_error']}")
     timeouts = ([f"--heartbeat {a.heartbeat} s for every Temporal contender"] if a.heartbeat
                 else [f"{titles[k]}: {c.timeouts}" for k, c in chosen.items() if k in results])
+    short = short_jobs.table(results, titles, a.short, a.short_runs) if a.short else ""
     return "\n".join(head + ["", fmt_rows(results, titles, a), "", "recovery is bounded by: "
-                             + "; ".join(timeouts)] + (["", "notes:"] + notes if notes else []))
+                             + "; ".join(timeouts)] + (["", short] if short else [])
+                     + (["", "notes:"] + notes if notes else []))
 
 
 async def run(a: argparse.Namespace) -> str:
@@ -476,7 +490,12 @@ async def run(a: argparse.Namespace) -> str:
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ints = lambda s: [int(x) for x in s.split(",") if x]  # noqa: E731
-    p.add_argument("--steps", type=int, default=200, help="N of the single-job run")
+    p.add_argument("--steps", type=int, default=200, help="N of the single-job run (0: none)")
+    p.add_argument("--short", type=ints, default=[],
+                   help="short jobs: N of each (e.g. 5,20,50), 0 ms latency (bench/short_jobs.py)")
+    p.add_argument("--short-runs", type=int, default=3, help="jobs per N of --short (median)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes per Temporal contender, on one task queue (scale-out)")
     p.add_argument("--latency-ms", type=int, default=0, help="model latency of that run")
     p.add_argument("--concurrency", type=ints, default=[1, 10, 100])
     p.add_argument("--concurrency-steps", type=int, default=10)

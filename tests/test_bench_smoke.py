@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_side_by_side_prints_its_table_at_tiny_n() -> None:
     args = ["--steps", "6", "--peers", "floor,switchback", "--concurrency", "1,2",
             "--concurrency-steps", "3", "--rounds", "1", "--recovery-steps", "4",
-            "--heartbeat", "2", "--max-seconds", "120"]
+            "--heartbeat", "2", "--max-seconds", "120", "--short", "3", "--short-runs", "1",
+            "--workers", "2"]
     run = subprocess.run([sys.executable, "-m", "bench.side_by_side", *args], cwd=ROOT,
                          capture_output=True, text=True, timeout=280)
     out = run.stdout
@@ -44,6 +45,12 @@ def test_side_by_side_prints_its_table_at_tiny_n() -> None:
     assert cells("history bytes, 6-step job")[1] != "-"
     assert cells("recovery s: new worker -> next step")[1] != "-"
     assert "notes:" not in out, out  # no contender failed or was skipped
+    # short jobs (--short), side by side; switchback on 2 worker processes (--workers)
+    assert "2 worker process(es)" in out
+    short = next(line for line in out.splitlines()
+                 if line.startswith("| 3 | whole-job overhead ms |"))
+    assert [c.strip() for c in short.split("|")[3:5]] != ["-", "-"], short
+    assert all(c.strip().isdigit() for c in short.split("|")[3:5]), short
 
 
 class _Absent(Contender):

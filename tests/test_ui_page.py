@@ -143,7 +143,8 @@ async def test_a_finished_job_reads_on_the_page_with_no_worker(ui, model_server,
         await browser.screenshot(page, out / "ui-job-timeline.png")
         await page.get_by_role("button", name="Descending").first.click()  # oldest first
         text = await browser.wait_for_texts(page, [
-            "load_config • load config", "create_workspace • create workspace",
+            # local activities at the start (patch local-start): named by their type alone
+            "load_config", "create_workspace", "list_tools",
             "call_model • phase 1 strategic step 1 · todo 1.", "tool.list_files",
             "tool.read_file", "read_memory"])
         assert "run_tool" not in text  # no anonymous tool calls left

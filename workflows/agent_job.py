@@ -31,17 +31,17 @@ Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import NoReturn, TypeVar
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from workflows import (
         breaker_steps,
         continuation,
+        job_start,
         model_steps,
         restores,
         tool_listing,
@@ -52,13 +52,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
-        LOAD_CONFIG,
         NO_INPUT,
         WORKFLOW_TYPE,
         InputError,
         JobResult,
         JobState,
-        LoadConfigRequest,
         ModelReply,
         ResolvedConfig,
         ToolOutcome,
@@ -199,13 +197,10 @@ class AgentJob:
         """Load the config, create the workspace. A refusal here (a bad config, a job id
         already used, a document from outside the allowed roots) fails the job at once
         and writes nothing into a workspace that may not be this job's."""
-        try:
-            cfg = self.cfg = await workflow.execute_activity(
-                LOAD_CONFIG, LoadConfigRequest(config=job.config), result_type=ResolvedConfig,
-                start_to_close_timeout=timedelta(seconds=30), summary="load config",
-                retry_policy=RetryPolicy(maximum_attempts=5))
-        except ActivityError as e:
-            if is_cancelled_exception(e):
+        try:  # local activities at the start (job_start.py)
+            cfg = self.cfg = await job_start.load_config(job.config)
+        except Exception as e:
+            if not job_start.failed(e):  # cancelled, or not an activity's failure
                 raise
             self._refuse(cause_of(e), "invalid_config")
         strategy = self._new_strategy(cfg)

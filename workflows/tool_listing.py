@@ -19,9 +19,9 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
+    from workflows import job_start
     from workflows.contract import (
         CONTROL_TOOLS,
         LIST_TOOLS,
@@ -67,16 +67,16 @@ async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig | Non
         return None
     c = cfg.config
     try:
-        listing: ToolListing = await workflow.execute_activity(
+        listing: ToolListing = await job_start.execute(  # local unless on its own queue
             LIST_TOOLS, ListToolsRequest(workspace=ws, entries=entries(c)),
-            result_type=ToolListing, task_queue=c.task_queues.tools, summary="list tools",
+            ToolListing, task_queue=c.task_queues.tools, summary="list tools",
             start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
             retry_policy=RetryPolicy(
                 initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
                 backoff_coefficient=c.retries.tool_backoff,
                 maximum_attempts=c.retries.tool_attempts))
-    except ActivityError as e:
-        if is_cancelled_exception(e):
+    except Exception as e:
+        if not job_start.failed(e):
             raise
         raise StepFailed(f"config '{cfg.name}': tools: {cause_of(e)}", "tools_unavailable") \
             from e

@@ -4,7 +4,8 @@ Each is a few S3 requests; S3 trouble is retried up to `retries.workspace_attemp
 times with backoff. The reads and writes of phase transitions (`read_memory`,
 `load_todos`, `archive_phase`, `write_output`, `snapshot_phase`, `check_files`) are local
 activities, run in the workflow task by the workflow's own worker: a phase
-transition costs no activity dispatch and no extra workflow task per operation.
+transition costs no activity dispatch and no extra workflow task per operation;
+`create_workspace` too in jobs that start locally (workflows/job_start.py).
 An operation that fails for good raises `StepFailed` ("workspace_failed"), so the job
 fails the one typed way (patch `typed-failures`; before it, the activity's error
 failed the workflow). `RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
@@ -16,6 +17,7 @@ change of their decisions keeps recorded histories replaying.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -23,7 +25,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import child_jobs
+    from workflows import child_jobs, job_start
     from workflows.contract import (
         ARCHIVE_PHASE,
         CHECK_FILES,
@@ -133,7 +135,7 @@ class WorkspaceOps:
         assert isinstance(op, WriteOutput)
         return await self.write_output(op.path, op.data)
 
-    async def create(self, instructions: str, documents: list[str | DocumentSpec]) -> None:
+    async def create(self, instructions: str, documents: Sequence[str | DocumentSpec]) -> None:
         """create_workspace: claim the job's prefix, write instructions.md and documents/
         (an activity: it may read documents from the worker's disk)."""
         c = self.cfg
@@ -174,7 +176,8 @@ class WorkspaceOps:
                             maximum_interval=timedelta(seconds=20),
                             maximum_attempts=retries.workspace_attempts)
         try:
-            if name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS):
+            if (name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS)
+                    or name == CREATE_WORKSPACE and job_start.local(name)):
                 return await workflow.execute_local_activity(
                     name, req, result_type=result_type, summary=summary,
                     start_to_close_timeout=timeout, retry_policy=retry)

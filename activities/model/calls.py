@@ -24,7 +24,8 @@ in `.switchback/rerun.json`.
 configs/prompts/summarization.md; the summary is stored with the conversation and a
 readable copy goes to the workspace (`summaries/`).
 
-Temporal owns retries: the openai client's own retries are off and HTTP errors
+The request is a plain POST on a pooled httpx client (activities/model/chat.py), raising
+the openai client's error types. Temporal owns retries: no client retries, and HTTP errors
 are translated once (activities/model/waiting.py): 429 -> retryable with Retry-After
 as the next delay (at most `llm.max_retry_interval_seconds`: an endpoint cannot park a
 job for a day); 408/409/5xx, timeouts and connection errors -> retryable; other 4xx
@@ -55,11 +56,11 @@ import contextlib
 import hashlib
 import json
 
-import openai
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.model import endpoints
+from activities.model.chat import RAW_JSON, ChatClient
 from activities.model.prompt import (
     assemble,
     clear_tool_results,
@@ -102,7 +103,7 @@ OFF_LOOP_BYTES = 4 * OFF_LOOP_CHARS  # bodies this large are parsed in a thread
 class ModelActivities:
     def __init__(self, store: ConversationStore) -> None:
         self.store = store
-        self._clients: dict[tuple[str, str, float], openai.AsyncOpenAI] = {}
+        self._clients: dict[tuple[str, str, float], ChatClient] = {}
         self._reruns: set[tuple[str, str, str]] = set()  # (bucket, job, source) checked
         self.records = tool_record.Records(store.s3)  # the jobs' recorded tool schemas
 
@@ -114,12 +115,12 @@ class ModelActivities:
         except endpoints.EndpointError as e:
             raise ApplicationError(str(e), type="EndpointNotAllowed", non_retryable=True) from e
 
-    def client(self, llm: LlmSettings) -> openai.AsyncOpenAI:
+    def client(self, llm: LlmSettings) -> ChatClient:
+        """The endpoint's pooled client (activities/model/chat.py: a plain POST)."""
         t = self.target(llm)
         key = (t.base_url, t.api_key, t.timeout)
         if key not in self._clients:
-            self._clients[key] = openai.AsyncOpenAI(
-                base_url=t.base_url, api_key=t.api_key, max_retries=0, timeout=t.timeout)
+            self._clients[key] = ChatClient(t.base_url, t.api_key, t.timeout)
         return self._clients[key]
 
     async def close(self) -> None:
@@ -173,24 +174,24 @@ class ModelActivities:
                   else None)
         tools = (record.schemas(req.tools) if record is not None
                  else [openai_tool(n) for n in req.tools if n in TOOLS])
-        estimate, fingerprint = await heartbeating(prompt_facts(messages, tools, req.llm.model))
+        facts = await heartbeating(prompt_facts(messages, tools, req.llm.model))
+        estimate, fingerprint = facts.tokens, facts.fingerprint
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
                 and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
                 > req.summary_upto):
             return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                               needs_compaction=True)
-        # messages and tools go in the body as they are: the openai client's per-request
-        # transform of typed params walks every message (the largest CPU cost per step in
-        # a long phase), and these are plain JSON dicts already
-        body: dict = {"messages": messages, **({"tools": tools} if tools else {})}
-        kwargs: dict = {"model": req.llm.model, "messages": [], "extra_body": body,
-                        "timeout": self.target(req.llm).call_timeout(estimate,
-                                                                     req.llm.max_tokens)}
+        # messages and tools go in the body as the fingerprint serialized them
+        body: dict = {"model": req.llm.model}
         if req.llm.temperature is not None:
-            kwargs["temperature"] = req.llm.temperature
+            body["temperature"] = req.llm.temperature
         if req.llm.max_tokens is not None:
-            kwargs["max_tokens"] = req.llm.max_tokens
+            body["max_tokens"] = req.llm.max_tokens
+        body[RAW_JSON] = {"messages": facts.messages_json,
+                          **({"tools": facts.tools_json} if tools else {})}
+        kwargs: dict = {"body": body, "timeout": self.target(req.llm).call_timeout(
+            estimate, req.llm.max_tokens)}
         stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
         if stored is None:
             try:
@@ -230,15 +231,14 @@ class ModelActivities:
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
         try:
-            raw = await with_heartbeat(self.client(req.llm).chat.completions.with_raw_response
-                                        .create(extra_headers=headers, **kwargs),
+            body = await with_heartbeat(self.client(req.llm).create(headers=headers, **kwargs),
                                         req.llm.max_retry_interval_seconds)
         except ApplicationError as e:
             counted = count_identical(e, fingerprint, req.llm.max_identical_failures)
             if counted is e:
                 raise
             raise counted from e
-        body, known = raw.content, tuple(req.tools)
+        known = tuple(req.tools)
         if len(body) > OFF_LOOP_BYTES:
             return await asyncio.to_thread(_reply, body, req.max_output_chars, known)
         return _reply(body, req.max_output_chars, known)
@@ -289,19 +289,17 @@ class ModelActivities:
                     + transcript(folded, per_message))
             messages = [{"role": "system", "content": req.prompt},
                         {"role": "user", "content": body}]
-            kwargs: dict = {"model": req.llm.model, "messages": [],
-                            "extra_body": {"messages": messages}}
+            request: dict = {"model": req.llm.model, "messages": messages}
             if req.llm.max_tokens is not None:
-                kwargs["max_tokens"] = req.llm.max_tokens
+                request["max_tokens"] = req.llm.max_tokens
             try:
-                raw = await with_heartbeat(self.client(req.llm).chat.completions
-                                            .with_raw_response.create(extra_headers=headers,
-                                                                      **kwargs),
+                raw = await with_heartbeat(self.client(req.llm).create(
+                    request, headers, self.target(req.llm).timeout),
                                             req.llm.max_retry_interval_seconds)
             except ContextExceeded:
                 continue
             try:
-                text, usage = summary_text(redact_bytes(raw.content))
+                text, usage = summary_text(redact_bytes(raw))
             except ApplicationError:  # an answer we cannot read: no model summary, as below
                 text, usage = "", None
             break

@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
+from dataclasses import dataclass
 
 import tiktoken
 
@@ -95,14 +96,25 @@ async def count_messages_async(messages: list[dict], tools: list[dict] | None = 
     return await asyncio.to_thread(count_messages, messages, tools, model)
 
 
-def _facts(messages: list[dict], tools: list[dict], model: str) -> tuple[int, str]:
-    fingerprint = hashlib.sha256(json.dumps([messages, tools], sort_keys=True)
-                                 .encode()).hexdigest()
-    return count_messages(messages, tools, model), fingerprint
+@dataclass
+class PromptFacts:
+    tokens: int  # the estimate
+    fingerprint: str  # sha256 of json.dumps([messages, tools], sort_keys=True)
+    messages_json: str  # json.dumps(messages, sort_keys=True): the request body reuses it
+    tools_json: str
 
 
-async def prompt_facts(messages: list[dict], tools: list[dict], model: str) -> tuple[int, str]:
-    """(estimated prompt tokens, sha256 of the prompt), in a thread when it is large."""
+def _facts(messages: list[dict], tools: list[dict], model: str) -> PromptFacts:
+    # the prompt is serialized once: the fingerprint is of the very text the body carries
+    # ("[<messages>, <tools>]" is what json.dumps makes of the pair)
+    m, t = json.dumps(messages, sort_keys=True), json.dumps(tools, sort_keys=True)
+    fingerprint = hashlib.sha256(f"[{m}, {t}]".encode()).hexdigest()
+    return PromptFacts(count_messages(messages, tools, model), fingerprint, m, t)
+
+
+async def prompt_facts(messages: list[dict], tools: list[dict], model: str) -> PromptFacts:
+    """Estimated prompt tokens, the prompt's sha256 and its JSON, in a thread when it is
+    large."""
     if _chars(messages) < OFF_LOOP_CHARS:
         return _facts(messages, tools, model)
     return await asyncio.to_thread(_facts, messages, tools, model)

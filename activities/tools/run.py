@@ -44,12 +44,13 @@ from activities.storage.buckets import guard_workspace
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
-from activities.storage.todos_file import digest
+from activities.storage.todos_file import check_todos_document, digest, todos_yaml
 from activities.tools import catalog as tool_catalog
 from activities.tools import search
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.record import RecordedTool, Records
-from activities.tools.registry import ToolResult, parse_arguments
+from activities.tools.registry import TodoWriteArgs, ToolResult, parse_arguments
+from activities.tools.workspace import todo_write
 from switchback import ToolError as PublicToolError
 from workflows.contract import RUN_TOOL, TOOL_ACTIVITY_PREFIX, ToolOutcome, ToolRequest, layout
 
@@ -78,7 +79,7 @@ class ToolActivities:
         raw = call["function"]["arguments"]
         outcome = await self._run(req, raw)
         if req.name == "todo_write" and outcome.ok:
-            await self._mark_todos(req)
+            await self._mark_todos(req, raw)
         summary = outcome.summary  # a long one is redacted in a thread, off the event loop
         text = await self._cut(req, raw, redact(summary) if len(summary) < OFF_LOOP_CHARS
                                else await asyncio.to_thread(redact, summary))
@@ -98,11 +99,19 @@ class ToolActivities:
         outcome.summary = str(stored.get("content") or "")[:200]
         return outcome
 
-    async def _mark_todos(self, req: ToolRequest) -> None:
+    async def _mark_todos(self, req: ToolRequest, raw: str) -> None:
         """Note which phase's todo_write wrote todos.yaml (the gate takes only this phase's
-        plan; see activities/storage/todos_file.py). The model cannot write it."""
+        plan; see activities/storage/todos_file.py). The model cannot write it. The digest
+        is of the text this call wrote, made again from its arguments as todo_write made it
+        (no second GET of the file just written)."""
         ws = req.workspace
-        text = await WorkspaceFiles(self.s3, ws).read_optional(layout.TODOS) or ""
+        args, _ = parse_arguments(req.name, raw)
+        if isinstance(args, TodoWriteArgs) and HANDLERS.get(req.name) is todo_write:
+            checked = check_todos_document({"phase": args.phase, "todos": [
+                t.model_dump() for t in args.todos]}, req.limits.min_todos, req.limits.max_todos)
+            text = todos_yaml(args.phase, args.description, checked.todos)
+        else:  # another handler by that name: what it wrote
+            text = await WorkspaceFiles(self.s3, ws).read_optional(layout.TODOS) or ""
         marker = {"conversation": req.conversation, "sha256": digest(text)}
         await self.s3.put(ws.bucket, layout.key(ws.job_id, layout.TODOS_WRITTEN),
                           json.dumps(marker).encode(), "application/json")

@@ -54,7 +54,8 @@ WORKFLOW = "PydanticAIBench"
 if AVAILABLE:
     def _durability() -> TemporalDurability:
         heartbeat = heartbeat_from_env()
-        model_config = {"heartbeat_timeout": timedelta(seconds=heartbeat)} if heartbeat else None
+        model_config: Any = ({"heartbeat_timeout": timedelta(seconds=heartbeat)} if heartbeat
+                             else None)  # an ActivityConfig (a TypedDict)
         return TemporalDurability(model_activity_config=model_config)
 
     _model = OpenAIChatModel("scripted", provider=OpenAIProvider(openai_client=openai.AsyncOpenAI(

@@ -77,8 +77,7 @@ class SwitchbackJob(Contender):
                       heartbeat: float | None = None) -> None:
         from workflows.contract import JobInput, JobResult
 
-        config: dict = {"extends": "defaults", "job_type": "bench",
-                        "limits": {"max_steps_per_phase": n + 50}}
+        config = self.config(n)
         if heartbeat:
             config["llm"] = {"heartbeat_timeout_seconds": heartbeat}
         handle = await client.start_workflow(
@@ -89,6 +88,10 @@ class SwitchbackJob(Contender):
         if result.status != "completed":
             raise RuntimeError(f"switchback job {job_id} ended {result.status}")
 
+    def config(self, n: int) -> dict:
+        return {"extends": "defaults", "job_type": "bench",
+                "limits": {"max_steps_per_phase": n + 50}}
+
     def model_call_step(self, event: Any, nth: int) -> int | None:
         attrs = event.activity_task_scheduled_event_attributes
         if attrs.activity_type.name != "call_model":
@@ -97,3 +100,29 @@ class SwitchbackJob(Contender):
         if label.startswith("phase 2 tactical step "):
             return int(label.rsplit(" ", 1)[1])
         return 0  # a model call of another phase: it ends the step before it
+
+
+class SwitchbackReact(SwitchbackJob):
+    """switchback's AgentJob with `strategy: react` (workflows/strategies/react.py): one
+    conversation, no todo ritual, so N + 1 model calls like the peers (N writes, then
+    `job_complete`). The same worker and orchestration as `switchback`: the difference
+    between the two columns is what the phase ritual costs a short job."""
+
+    key = "switchback_react"
+    title = "switchback react"
+
+    def script(self, n: int, latency_ms: int) -> list[dict]:
+        done = call("job_complete", summary="all sections written",
+                    deliverables=["work/part_001.md"], confidence=0.9)
+        return ([write_step(i, latency_ms) for i in range(1, n + 1)]
+                + [{"tool_calls": [done], "latency_ms": latency_ms}])
+
+    def model_calls(self, n: int) -> int:
+        return n + 1
+
+    def config(self, n: int) -> dict:
+        return {**super().config(n), "strategy": "react"}
+
+    def model_call_step(self, event: Any, nth: int) -> int | None:
+        attrs = event.activity_task_scheduled_event_attributes
+        return nth if attrs.activity_type.name == "call_model" else None

@@ -35,6 +35,19 @@ def attempts(history, tool_prefix: str = "") -> list[tuple[int, str]]:
     return out
 
 
+def local_attempts(history, activity_type: str) -> list[int]:
+    """The attempt count in each local activity marker of `activity_type`."""
+    out = []
+    for e in history.events:
+        m = e.marker_recorded_event_attributes
+        if e.HasField("marker_recorded_event_attributes") and m.marker_name == \
+                "core_local_activity":
+            data = json.loads(m.details["data"].payloads[0].data)
+            if data.get("activity_type") == activity_type:
+                out.append(data["attempt"])
+    return out
+
+
 async def test_a_server_killed_between_calls_is_restarted(client, task_queue, start_job,
                                                           model_server, s3, mcp):
     n = len(bootstrap())
@@ -107,4 +120,5 @@ async def test_a_server_that_does_not_start_is_named(client, task_queue, start_j
     assert "did not start" in message
     error = json.loads(await s3.get("switchback", f"{handle.id}/output/error.json") or b"{}")
     assert error["code"] == "tools_unavailable" and "broken" in error["error"]
-    assert [a for a, _ in attempts(await handle.fetch_history(), "list tools")] == [3]
+    # list_tools ran as a local activity (patch local-start): its marker holds the attempts
+    assert local_attempts(await handle.fetch_history(), "list_tools") == [3]

@@ -1,0 +1,85 @@
+"""The Chat Completions request itself: one pooled httpx client per endpoint, a plain POST.
+
+The body is JSON the activity built (the prompt is plain dicts already), sent as bytes; the
+answer is the raw body, which activities/model/replies.py parses (it is untrusted). The
+openai client did the same with more machinery per request - typed-parameter transforms,
+per-request header sets, response wrappers: ~14 % of the worker's CPU samples per model
+step (bench.step_profile, issue #18) - and nothing here needs it.
+
+Errors keep the openai client's types and wording, so activities/model/waiting.py
+translates them to Temporal retry decisions exactly as before: an HTTP status >= 400 is an
+`openai.APIStatusError` of the same message ("Error code: 429 - <its message>") and body;
+a timeout `openai.APITimeoutError`; no connection `openai.APIConnectionError`. No retries
+here: Temporal owns them.
+"""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import openai
+
+RAW_JSON = "\x00raw"  # a body key: fields given as JSON text
+
+
+class ChatClient:
+    """One endpoint (base URL and key), its connections kept open between calls."""
+
+    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+        self.api_key = api_key
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self._http = httpx.AsyncClient(
+            timeout=timeout, headers={"Authorization": f"Bearer {api_key}",
+                                      "Content-Type": "application/json",
+                                      "Accept": "application/json"},
+            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+
+    async def create(self, body: dict, headers: dict[str, str], timeout: float) -> bytes:
+        """POST the request; the answer's body (status 2xx), else the openai client's error.
+        `body[RAW_JSON]`: fields already serialized (name -> JSON text), spliced in as they
+        are (the prompt, serialized once for its fingerprint)."""
+        raw = body.get(RAW_JSON) or {}
+        text = json.dumps({k: v for k, v in body.items() if k != RAW_JSON})  # ASCII escapes:
+        # a lone surrogate cannot break the request
+        if raw:
+            text = text[:-1] + "".join(f", {json.dumps(k)}: {v}" for k, v in raw.items()) + "}"
+        data = text.encode()
+        try:
+            r = await self._http.post(self.url, content=data, headers=headers, timeout=timeout)
+        except httpx.TimeoutException as e:
+            raise openai.APITimeoutError(request=_request(e, self.url)) from e  # type: ignore[arg-type]
+        except httpx.TransportError as e:
+            raise openai.APIConnectionError(
+                request=_request(e, self.url)) from e  # type: ignore[arg-type]
+        if r.status_code >= 400:
+            raise status_error(r)
+        return r.content
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+def _request(e: httpx.RequestError, url: str) -> httpx.Request:
+    try:
+        return e.request
+    except RuntimeError:  # raised before a request was made
+        return httpx.Request("POST", url)
+
+
+def status_error(r: httpx.Response) -> openai.APIStatusError:
+    """What the openai client raises for this answer: its message ("Error code: 500 - " and
+    the body's error message, if it has one) and body (the JSON's `error`, or the text)."""
+    message = f"Error code: {r.status_code}"
+    body: object = r.text.strip()
+    try:
+        body = json.loads(str(body))
+    except ValueError:
+        pass
+    else:
+        error = body.get("error", body) if isinstance(body, dict) else None
+        said = error.get("message") if isinstance(error, dict) else None
+        if isinstance(said, str) and said:
+            message += f" - {said}"
+    data = body.get("error", body) if isinstance(body, dict) else body
+    return openai.APIStatusError(message, response=r, body=data)  # type: ignore[arg-type]
