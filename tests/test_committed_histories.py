@@ -27,7 +27,9 @@ def test_there_are_histories_of_each_kind():
                        (".typed-failures", {"local-failure"}), (".ritual", {"ritual"}),
                        (".ui-progress", {"mcp", "local-failure", "rewind-restore"}),
                        (".merged", {"mcp", "local-failure", "ritual", "rewind-restore"}),
-                       (".todo-files", {"mcp", "local-failure", "ritual", "rewind-restore"})):
+                       (".todo-files", {"mcp", "local-failure", "ritual", "rewind-restore"}),
+                       (".final", {"mcp", "local-failure", "ritual", "rewind-restore",
+                                   "completion-gate"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -166,6 +168,18 @@ def test_the_todo_files_histories_check_and_complete_todos_by_their_files():
     assert "todo-auto-complete" not in patches("plain.todo-files.json")  # asked when needed
     assert "todo-named-files" not in patches("ritual.merged.json")
     text = (Path(__file__).parent / "histories" / "ritual.todo-files.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
+def test_the_final_histories_take_every_patched_path_of_this_round():
+    """Recorded on main after #17's second round and #18's branches met (`record final`):
+    a job's start as local activities, a model's todo checked and completed by its files,
+    job_complete refused by the completion gate and the transition told of its files."""
+    assert "local-start" in patches("plain.final.json")
+    assert {"todo-named-files", "todo-auto-complete"} <= patches("ritual.final.json")
+    assert {"completion-gate", "completion-at-transition"} <= patches(
+        "completion-gate.final.json")
+    text = (Path(__file__).parent / "histories" / "completion-gate.final.json").read_text()
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
 
 
