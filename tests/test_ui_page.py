@@ -115,7 +115,7 @@ async def test_a_finished_job_reads_on_the_page_with_no_worker(ui, model_server,
         for row in await rows.all():
             values = [c.strip() for c in await row.locator("td").all_inner_texts()]
             cells[values[3]] = values[2:]
-        assert cells[done][:6] == ["COMPLETED", done, "completed", "strategic", "4/4", ""], cells
+        assert cells[done][:6] == ["COMPLETED", done, "completed", "strategic", "3/3", ""], cells
         assert float(cells[done][7]) > 0 and int(cells[done][6]) > 0
         assert cells[failed][:5] == ["FAILED", failed, "failed", "strategic", "1/4"]
         assert "model call failed (phase 1 strategic step 4)" in cells[failed][8]
@@ -130,11 +130,11 @@ async def test_a_finished_job_reads_on_the_page_with_no_worker(ui, model_server,
         await browser.screenshot(page, out / "ui-job-metadata.png")
         page = await browser.open_workflow(ctx, ui.url, done, "memo")
         await browser.wait_for_texts(page, [
-            "### COMPLETED · phase 5 (strategic)", "**4/4 todos**", "☑ 4. Write todos",
-            '"status": "completed"', '"todos": "4/4"'])
+            "### COMPLETED · phase 5 (strategic)", "**3/3 todos**", "☑ 3. If every deliverable",
+            '"status": "completed"', '"todos": "3/3"'])
         page = await browser.open_workflow(ctx, ui.url, done)  # the timeline, newest first
         text = await browser.wait_for_texts(page, [
-            "call_model • phase 5 strategic step 4 · todo 4. Write todos",
+            "call_model • phase 5 strategic step 3 · todo 3. If every deliverable",
             "call_model • phase 4 tactical step 5 · todo 5. Phase 2 task 5",
             "tool.write_file", "archive_phase", "snapshot_phase",
             "write_output", '"status": "completed"'])
