@@ -1,6 +1,6 @@
 """The gate on job_complete (`completion.expect_lines`): a job_complete whose deliverables
 lack what the config expects is refused with what is missing, and the job goes on until the
-files hold their lines; after `max_refusals` the job completes with the gap in its notes.
+files hold their lines; after `max_refusals` the job ends `stuck` with the gap in its notes.
 (The eval's 1.5B model wrote notes/apples.md without its `# Apples` heading and finished.)"""
 
 from __future__ import annotations
@@ -82,15 +82,17 @@ async def test_a_transition_phase_says_whether_the_deliverables_are_in_place(
     assert result.status == "completed"
 
 
-async def test_after_max_refusals_the_job_completes_saying_what_is_missing(
+async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
         client, task_queue, start_job, model_server):
+    """A 1.5B model sent the same turn four times (every tool, job_complete among them):
+    when the refusals run out the job ends `stuck`, never `completed` with its files short."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
               "completion": {"expect_lines": EXPECT, "max_refusals": 1}}
     script = bootstrap() + tactical(5) + finish()[:2] + [done(), done("anyway")]
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
-    assert result.status == "completed" and result.summary == "anyway"
+    assert result.status == "stuck" and result.summary == "anyway"
     assert sum(m.startswith("Error [job_incomplete]") for m in msgs) == 1
-    assert result.notes == ("n\ncompleted after 1 refused job_complete calls "
+    assert result.notes == ("n\nstopped after 1 refused job_complete calls "
                             "(completion.max_refusals); still missing: out.md does not exist")
 
 

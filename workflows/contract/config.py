@@ -238,8 +238,8 @@ class AutoSettings(_Strict):
 class CompletionSettings(_Strict):
     """A gate on `job_complete`: each deliverable file and the lines it must hold (a line
     equal to the text, spaces at its ends aside). A job_complete whose files fall short is
-    refused with what is missing, at most `max_refusals` times; then the job completes and
-    its result's notes say what was still missing."""
+    refused with what is missing, at most `max_refusals` times; then the job ends `stuck`
+    and its result's notes say what was still missing."""
 
     expect_lines: dict[str, list[str]] = {}
     max_refusals: int = Field(default=3, ge=0, le=20)

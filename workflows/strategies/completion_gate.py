@@ -3,7 +3,8 @@
 A model that calls job_complete with its deliverables short of what the task asks for (a
 1.5B model wrote `notes/apples.md` without its `# Apples` heading, then finished) is told
 what is missing and goes on working, at most `completion.max_refusals` times; after that the
-job completes and its result's notes say what was still missing. Without `expect_lines`,
+job ends `stuck` (never `completed` with its deliverables short) and its result's notes say
+what was still missing. Without `expect_lines`,
 or for a job recorded before the gate (patch `completion-gate`), job_complete is taken as
 it comes.
 """
@@ -39,8 +40,9 @@ def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:
 
 def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],
         refuse: Callable[[list[str]], ToolDecision]) -> ToolDecision:
-    """`accept(note)` (note: what was still missing after the last refusal, or "") when the
-    files hold their lines or no more refusals are left; `refuse(problems)` otherwise."""
+    """`accept(note)` when the files hold their lines (note "") or no more refusals are left
+    (note: what is still missing; the strategy then ends the job `stuck`);
+    `refuse(problems)` otherwise."""
     c, check = cfg.config.completion, expected(cfg)
     if check is None:
         return accept("")
@@ -49,7 +51,7 @@ def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision]
         if not problems:
             return accept("")
         if refused >= c.max_refusals:
-            return accept(f"completed after {refused} refused job_complete calls "
+            return accept(f"stopped after {refused} refused job_complete calls "
                           f"(completion.max_refusals); still missing: {'; '.join(problems)}")
         return refuse(problems)
 

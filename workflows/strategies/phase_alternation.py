@@ -131,6 +131,7 @@ class PhaseAlternation(Strategy):
         self.todos_completed = 0
         self.history: list[PhaseRecord] = []
         self.loops = ritual.Loops()
+        self.gave_up = False
         self._system = ""
         self._turn_start = 0  # todos completed before the current turn
 
@@ -202,6 +203,7 @@ class PhaseAlternation(Strategy):
 
     def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
         self.completion = completion_gate.with_note(args, note)  # it completes its todo too
+        self.gave_up = bool(note)  # the gate's refusals ran out: the job ends `stuck`
         cur = current_index(self._ph().todos)
         if cur is not None:
             self._ph().todos[cur].status = "completed"
@@ -241,7 +243,7 @@ class PhaseAlternation(Strategy):
         if isinstance(auto, Workspace):
             return Workspace(auto.ops, lambda r: self._went_on(hint, auto.then(r)))
         if self.completion is not None:
-            return self._complete()
+            return self._complete("stuck" if self.gave_up else None)
         ph = self._ph()
         if self.pending is None:
             if auto is not None:

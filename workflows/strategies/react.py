@@ -78,6 +78,7 @@ class React(Strategy):
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.writes = 0
         self.refusals = 0
+        self.gave_up = False
         self._system = ""
 
     def begin(self) -> Decision:
@@ -134,6 +135,7 @@ class React(Strategy):
 
     def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
         self.completion = completion_gate.with_note(args, note)
+        self.gave_up = bool(note)  # the gate's refusals ran out: the job ends `stuck`
         return ToolOutcome(ok=True, summary="Job completion recorded.")
 
     def _refused(self, problems: list[str]) -> ToolOutcome:
@@ -147,7 +149,7 @@ class React(Strategy):
             self.attempt.loaded += [t for t in o.tools_added if t not in self.attempt.loaded]
             self.writes += bool(o.ok and o.changed)
         if self.completion is not None:
-            return self._complete()
+            return self._complete("stuck" if self.gave_up else None)
         return self._call([])
 
     def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
