@@ -23,9 +23,11 @@ configs/ (resolved, symlinks too); separate `task_queues` must have a worker pol
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +36,12 @@ from pydantic import ValidationError
 from temporalio import activity
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import (
+    DescribeTaskQueueRequest,
+    DescribeTaskQueueResponse,
+)
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 
 from activities.model.endpoints import EndpointError, check_job_llm, select
 from activities.storage.buckets import bucket_problem
@@ -96,11 +102,7 @@ async def check_task_queues(cfg: ResolvedConfig) -> None:
         if not queue or queue == info.task_queue:
             continue
         try:
-            client = activity.client()
-            found = await client.workflow_service.describe_task_queue(
-                DescribeTaskQueueRequest(namespace=client.namespace,
-                                         task_queue=TaskQueue(name=queue),
-                                         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY))
+            found = await _describe(queue)
         except Exception as e:  # noqa: BLE001 - not allowed to look: the backstop timeout
             log.warning("cannot check the pollers of task queue %r: %s", queue, e)
             continue
@@ -111,6 +113,32 @@ async def check_task_queues(cfg: ResolvedConfig) -> None:
                 f"{queue!r} (start one with SWITCHBACK_WORKER_ROLE={role} "
                 f"SWITCHBACK_{'MODEL' if field == 'model' else 'TOOL'}_TASK_QUEUE={queue}, "
                 "or fix the config)", type="NoWorkerForQueue")
+
+
+_TRANSIENT = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED,
+              RPCStatusCode.UNAVAILABLE)
+
+
+async def _describe(queue: str, pauses: tuple[float, ...] = (0.5, 1, 2, 4)
+                    ) -> DescribeTaskQueueResponse:
+    """The server's description of activity queue `queue`. A call the server cut short (a
+    loaded dev server answered "operation was canceled" in CI, and the skipped check let a
+    typo queue hang the job) is asked again after each of `pauses`; other errors raise."""
+    client = activity.client()
+    request = DescribeTaskQueueRequest(namespace=client.namespace,
+                                       task_queue=TaskQueue(name=queue),
+                                       task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY)
+    for pause in (*pauses, None):
+        try:
+            return await client.workflow_service.describe_task_queue(
+                request, timeout=timedelta(seconds=10))
+        except RPCError as e:
+            if pause is None or e.status not in _TRANSIENT:
+                raise
+            log.info("asking again for the pollers of task queue %r in %s s: %s", queue,
+                     pause, e)
+            await asyncio.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 def configs_dir() -> Path:
