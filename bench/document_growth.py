@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import resource
-import tempfile
 import time
 import uuid
 from typing import Any
@@ -35,8 +33,7 @@ from activities.tools.catalog import HANDLERS
 from activities.tools.documents import DocumentArgs
 from activities.tools.registry import ReadFileArgs
 from activities.tools.workspace import read_file
-from bench.harness import machine_line
-from devstack.seaweed import SeaweedS3
+from bench.harness import machine_line, seaweed_store
 from workflows.contract import ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"
@@ -86,18 +83,8 @@ async def row(s3: S3Store, mb: int) -> dict[str, Any]:
 
 
 async def measure(sizes: list[int]) -> dict[int, dict[str, Any]]:
-    with tempfile.TemporaryDirectory(prefix="switchback-docs-") as tmp:
-        weed = SeaweedS3(os.path.join(tmp, "s3"), access_key="bench", secret_key="bench-secret")
-        weed.start()
-        os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret",
-                           "AWS_REGION": "us-east-1"})
-        s3 = S3Store(weed.endpoint_url)
-        try:
-            await s3.ensure_bucket(BUCKET)
-            return {mb: await row(s3, mb) for mb in sizes}
-        finally:
-            s3.close()
-            weed.stop()
+    async with seaweed_store(BUCKET, "switchback-docs-") as s3:
+        return {mb: await row(s3, mb) for mb in sizes}
 
 
 def table(rows: dict[int, dict[str, Any]], rss0: float) -> str:

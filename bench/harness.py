@@ -53,6 +53,24 @@ async def bench_stack() -> AsyncIterator[Bench]:
             s3.stop()
 
 
+@asynccontextmanager
+async def seaweed_store(bucket: str, prefix: str = "switchback-s3-") -> AsyncIterator[S3Store]:
+    """An S3Store on a throwaway SeaweedFS with `bucket` made: storage-only benchmarks
+    (bench.workspace_growth, bench.document_growth), no Temporal and no model."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        weed = SeaweedS3(os.path.join(tmp, "s3"), access_key="bench", secret_key="bench-secret")
+        weed.start()
+        os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret",
+                           "AWS_REGION": "us-east-1"})
+        store = S3Store(weed.endpoint_url)
+        try:
+            await store.ensure_bucket(bucket)
+            yield store
+        finally:
+            store.close()
+            weed.stop()
+
+
 def machine_line() -> str:
     return (f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
             f"{os.cpu_count()} cores, Python {platform.python_version()}")

@@ -74,10 +74,12 @@ class ModelProcess:
 
 
 class WorkerProcess:
-    def __init__(self, c: Contender, task_queue: str, log: Path, env: dict) -> None:
+    """A worker process (`argv`, its own session) logging to `log`."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict) -> None:
         self.log = log
         self.started = time.time()
-        self.proc = subprocess.Popen(c.worker_argv(task_queue), cwd=ROOT, env=env,
+        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env,
                                      stdout=log.open("w"), stderr=subprocess.STDOUT,
                                      start_new_session=True)
 
@@ -253,7 +255,7 @@ class Run:
                **c.worker_env(tq, max_activities, self.args.heartbeat),
                "SWITCHBACK_UVLOOP": "0" if self.args.uvloop == "none" else "1",
                "BENCH_UVLOOP": "1" if self.args.uvloop == "all" else "0"}
-        return WorkerProcess(c, tq, self.tmp / f"{c.key}-{name}.log", env)
+        return WorkerProcess(c.worker_argv(tq), self.tmp / f"{c.key}-{name}.log", env)
 
     async def job(self, c: Contender, client: Any, tq: str, n: int, latency: int,
                   job_id: str | None = None) -> str:

@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import os
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -35,6 +34,7 @@ from typing import Any
 
 from bench.harness import bench_stack, machine_line
 from bench.peers.switchback_job import SwitchbackJob
+from bench.side_by_side import WorkerProcess
 from workflows.contract import JobInput, JobResult
 
 ROOT = Path(__file__).parents[1]
@@ -51,34 +51,12 @@ def rss_mb(pid: int) -> tuple[float, float]:
     return found["VmRSS"], found["VmHWM"]
 
 
-class Worker:
-    def __init__(self, address: str, task_queue: str, log: Path, slots: int) -> None:
-        self.log = log
-        env = {**os.environ, "TEMPORAL_ADDRESS": address, "SWITCHBACK_TASK_QUEUE": task_queue,
-               "SWITCHBACK_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
-               "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES": str(slots)}
-        self.proc = subprocess.Popen([sys.executable, str(ROOT / "worker.py")], cwd=ROOT,
-                                     env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    async def ready(self, timeout: float = 90) -> None:
-        end = time.time() + timeout
-        while time.time() < end:
-            if "worker started" in self.log.read_text(errors="replace"):
-                return
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.1)
-        raise RuntimeError(f"worker did not start:\n{self.log.read_text()[-3000:]}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
+def start_worker(address: str, task_queue: str, log: Path, slots: int) -> WorkerProcess:
+    """worker.py with an activity slot for every job, quiet."""
+    env = {**os.environ, "TEMPORAL_ADDRESS": address, "SWITCHBACK_TASK_QUEUE": task_queue,
+           "SWITCHBACK_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1",
+           "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES": str(slots)}
+    return WorkerProcess([sys.executable, str(ROOT / "worker.py")], log, env)
 
 
 async def sample(pid: int, seconds: float) -> list[float]:
@@ -89,7 +67,7 @@ async def sample(pid: int, seconds: float) -> list[float]:
     return out
 
 
-async def run_jobs(b: Any, worker: Worker, task_queue: str, n: int, latency_ms: int,
+async def run_jobs(b: Any, worker: WorkerProcess, task_queue: str, n: int, latency_ms: int,
                    sample_s: float, settle_s: float) -> dict[str, float]:
     job = SwitchbackJob()
     ids = [f"mem-{n}-{uuid.uuid4().hex[:8]}" for _ in range(n)]
@@ -124,10 +102,10 @@ async def measure(counts: list[int], latency_ms: int, sample_s: float,
                   settle_s: float) -> tuple[float, list[dict[str, float]], float]:
     async with bench_stack() as b:
         task_queue = f"mem-{uuid.uuid4().hex[:6]}"
-        worker = Worker(b.client.service_client.config.target_host, task_queue,
-                        b.tmp / "worker.log", max(counts) + 50)
+        worker = start_worker(b.client.service_client.config.target_host, task_queue,
+                              b.tmp / "worker.log", max(counts) + 50)
         try:
-            await worker.ready()
+            await worker.ready(90)
             await asyncio.sleep(3)
             idle = statistics.median(await sample(worker.proc.pid, 3))
             rows = [await run_jobs(b, worker, task_queue, n, latency_ms, sample_s, settle_s)

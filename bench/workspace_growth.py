@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -39,8 +37,7 @@ from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
 from activities.tools.registry import ListFilesArgs, ReadFileArgs, SearchFilesArgs, WriteFileArgs
 from activities.tools.workspace import list_files, read_file, search_files, write_file
-from bench.harness import machine_line
-from devstack.seaweed import SeaweedS3
+from bench.harness import machine_line, seaweed_store
 from workflows.contract import ArchiveRequest, SnapshotRequest, ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"
@@ -127,19 +124,9 @@ async def big_files(s3: S3Store, repeat: int) -> dict[str, dict[str, float]]:
 
 
 async def measure(sizes: list[int], repeat: int) -> tuple[dict, dict]:
-    with tempfile.TemporaryDirectory(prefix="switchback-growth-") as tmp:
-        weed = SeaweedS3(os.path.join(tmp, "s3"), access_key="bench", secret_key="bench-secret")
-        weed.start()
-        os.environ.update({"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench-secret",
-                           "AWS_REGION": "us-east-1"})
-        s3 = S3Store(weed.endpoint_url)
-        try:
-            await s3.ensure_bucket(BUCKET)
-            rows = {n: await workspace_row(s3, n, repeat) for n in sizes}
-            return rows, await big_files(s3, repeat)
-        finally:
-            s3.close()
-            weed.stop()
+    async with seaweed_store(BUCKET, "switchback-growth-") as s3:
+        rows = {n: await workspace_row(s3, n, repeat) for n in sizes}
+        return rows, await big_files(s3, repeat)
 
 
 def tables(rows: dict[int, dict[str, float]], big: dict[str, dict[str, float]],

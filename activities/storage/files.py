@@ -24,10 +24,10 @@ summaries): the first attempt's version stays and is returned.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 from collections.abc import Sequence
 
+from activities.bounded_gather import bounded_gather
 from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
@@ -198,22 +198,14 @@ class WorkspaceFiles:
         """The contents of files `list` just returned, at the versions it showed: from the
         worker's content cache where it holds them (S3Store.contents: no task, no await),
         the others by GET, `concurrency` at a time. None for a file deleted since."""
-        out: list[bytes | None] = [None] * len(found)
-        missing = []
-        for i, o in enumerate(found):
-            out[i] = self.s3.contents.get(self.ws.bucket, self.root + o.key, o.etag)
-            if out[i] is None:
-                missing.append(i)
-        todo = iter(missing)
+        out = [self.s3.contents.get(self.ws.bucket, self.root + o.key, o.etag) for o in found]
+        missing = [i for i, data in enumerate(out) if data is None]
 
-        async def reader() -> None:
-            for i in todo:
-                got = await self.s3.get_cached(self.ws.bucket, self.root + found[i].key,
-                                               found[i].etag)
-                out[i] = None if got is None else got[0]
-        async with asyncio.TaskGroup() as group:
-            for _ in range(min(concurrency, len(missing))):
-                group.create_task(reader())
+        async def read(i: int) -> None:
+            got = await self.s3.get_cached(self.ws.bucket, self.root + found[i].key,
+                                           found[i].etag)
+            out[i] = None if got is None else got[0]
+        await bounded_gather(missing, read, concurrency)
         return out
 
 

@@ -39,6 +39,7 @@ from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
 
 T = TypeVar("T")
 _MISSING = {"NoSuchKey", "404", "NotFound"}
+UNLIMITED = 1 << 40  # a `list` limit that means every object
 _LAST_CHAR = "\U0010ffff"  # sorts after every other character of a key (UTF-8 order)
 
 

@@ -22,20 +22,19 @@ phase-start record.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 from typing import Any
 
 from temporalio import activity
 
+from activities.bounded_gather import bounded_gather
 from activities.storage.files import internal_folder
-from activities.storage.s3 import ObjectInfo, PreconditionFailed, S3Store
+from activities.storage.s3 import UNLIMITED, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import SNAPSHOT_PHASE, ResolvedConfig, SnapshotRequest, WorkspaceRef, layout
 
 COPIES = 16  # concurrent server-side copies
 LIST_BLOBS_ABOVE = 500  # copies to make, above which the blobs are listed first
-UNLIMITED = 1 << 40
 
 
 class SnapshotActivities:
@@ -60,15 +59,8 @@ class SnapshotActivities:
             # 1,000) may spare some - those an earlier attempt that timed out made
             for o in await self.s3.list(ws.bucket, root + layout.blobs_dir(), limit=UNLIMITED):
                 todo.pop(o.key.rsplit("/", 1)[1], None)
-        sem = asyncio.Semaphore(COPIES)
-
-        async def copy(etag: str, key: str) -> None:
-            async with sem:
-                await self.s3.copy(ws.bucket, key, root + layout.blob_path(etag),
-                                   source_etag=etag)
-        async with asyncio.TaskGroup() as copies:  # one failing cancels the others
-            for etag, key in todo.items():
-                copies.create_task(copy(etag, key))
+        await bounded_gather(list(todo.items()), lambda item: self.s3.copy(
+            ws.bucket, item[1], root + layout.blob_path(item[0]), source_etag=item[0]), COPIES)
         body = {"phase": req.phase, "files": files, "state": req.state}
         key = root + layout.snapshot_path(req.phase)
         try:
@@ -129,13 +121,7 @@ async def load_snapshot(s3: S3Store, ws: WorkspaceRef,
 async def restore_workspace(s3: S3Store, source: WorkspaceRef, files: dict[str, Any],
                             target_job: str) -> int:
     """Copy a snapshot's files to `target_job`'s prefix (same bucket), COPIES at a time."""
-    sem = asyncio.Semaphore(COPIES)
-
-    async def copy(path: str, etag: str) -> None:
-        async with sem:
-            await s3.copy(source.bucket, layout.key(source.job_id, layout.blob_path(etag)),
-                          layout.key(target_job, path))
-    async with asyncio.TaskGroup() as copies:
-        for path, meta in files.items():
-            copies.create_task(copy(path, meta["etag"]))
+    await bounded_gather(list(files.items()), lambda item: s3.copy(
+        source.bucket, layout.key(source.job_id, layout.blob_path(item[1]["etag"])),
+        layout.key(target_job, item[0])), COPIES)
     return len(files)

@@ -20,18 +20,16 @@ import asyncio
 import hashlib
 import json
 import posixpath
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
+from activities.bounded_gather import bounded_gather
 from activities.documents import DocumentError, chunk_text, extract_text, manifest_entry
+from activities.storage.s3 import UNLIMITED
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
 MANIFEST = "chunks/manifest.json"
 WRITES = 16  # chunk files written (or removed) at a time
-T = TypeVar("T")
-UNLIMITED = 1 << 40
 
 
 class DocumentArgs(BaseModel):
@@ -85,32 +83,17 @@ async def chunk_document(ctx: ToolContext, a: DocumentArgs) -> ToolResult:
     digests = await asyncio.to_thread(lambda: [_md5(c.text) for c in chunks])
     fresh = [c for c, d in zip(chunks, digests, strict=True)
              if there.get(f"chunks/{c.id}.md") != d]
-    changed = await _each(fresh, lambda c: files.write_text(f"chunks/{c.id}.md", c.text))
+    changed = await bounded_gather(fresh, lambda c: files.write_text(f"chunks/{c.id}.md",
+                                                                     c.text), WRITES)
     new_ids = {c.id for c in chunks}
-    await _each([e["id"] for e in own if e["id"] not in new_ids],
-                lambda stale: files.delete(f"chunks/{stale}.md"))
+    await bounded_gather([e["id"] for e in own if e["id"] not in new_ids],
+                         lambda stale: files.delete(f"chunks/{stale}.md"), WRITES)
     entries = sorted(others + [manifest_entry(c) for c in chunks], key=lambda e: _num(e["id"]))
     body = json.dumps({"chunks": entries}, ensure_ascii=False, indent=1)
     changed.append(await files.write_text(MANIFEST, body))
     first, last = (chunks[0].id, chunks[-1].id) if chunks else ("-", "-")
     return ToolResult(f"Chunked {a.path} into {len(chunks)} chunks ({first} .. {last}); "
                       f"manifest {MANIFEST} lists {len(entries)} chunks in all.", changed)
-
-
-async def _each(items: list[T], call: Callable[[T], Awaitable[str]]) -> list[str]:
-    """`call` on every item, WRITES at a time (a 100 MB document has ~70,000 chunks: one
-    after the other their writes took minutes); the results in order. One failing stops the
-    rest (the tool call is retried whole: every write and removal here is idempotent)."""
-    out: list[str] = [""] * len(items)
-    todo = iter(enumerate(items))
-
-    async def worker() -> None:
-        for i, item in todo:
-            out[i] = await call(item)
-    async with asyncio.TaskGroup() as group:
-        for _ in range(min(WRITES, len(items))):
-            group.create_task(worker())
-    return out
 
 
 def _md5(text: str) -> str:

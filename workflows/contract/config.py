@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workflows.contract import layout
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -249,9 +251,7 @@ class CompletionSettings(_Strict):
         if len(self.expect_lines) > 50:
             raise ValueError("completion.expect_lines: at most 50 files")
         for path, lines in self.expect_lines.items():
-            parts = path.split("/")
-            if (not path or path.startswith("/") or "\\" in path or len(path) > 300
-                    or any(x in ("", ".", "..") for x in parts) or parts[0] == ".switchback"):
+            if not layout.is_workspace_path(path):
                 raise ValueError(f"completion.expect_lines: {path!r} is not a relative path "
                                  "in the job's workspace")
             if len(lines) > 50 or any(len(line) > 500 for line in lines):

@@ -197,6 +197,15 @@ WORKFLOW_OWNED = (INSTRUCTIONS, COMPLETION, ERROR, f"{OUTPUT}/breakers/", f"{ARC
                   f"{SUBJOBS}/", f"{INTERNAL}/")
 
 
+def is_workspace_path(path: str, max_len: int = 300) -> bool:
+    """`path` names a file in a job's own folder: relative, without an empty, `.` or `..`
+    part or a backslash, outside the job's records (`.switchback/`), at most `max_len`
+    characters. For paths from config or model text that the workflow looks up itself."""
+    parts = path.split("/")
+    return (0 < len(path) <= max_len and "\\" not in path and parts[0] != INTERNAL
+            and not any(x in ("", ".", "..") for x in parts))
+
+
 def is_workflow_owned(path: str) -> bool:
     """`path` (normalised, relative) is a file the model may not write or delete."""
     return any(path == p or (p.endswith("/") and (path + "/").startswith(p))

@@ -377,26 +377,18 @@ class PhaseAlternation(Strategy):
         paths = ph.evidence.get(todo.id)
         if paths:  # its files must have changed in this phase
             return Workspace([CheckFiles(ph.number, tuple(paths))],
-                             lambda r: self._evidenced(todo, notes, r[0]))
+                             lambda r: self._unless(ritual.missing_evidence(todo, r[0]),
+                                                    todo, notes))
         named = ritual.named_files(todo) if ph.kind == "tactical" else []
         if named:  # the files a model's todo names must exist
             return Workspace([Versioned(ritual.TODO_NAMED_FILES)], lambda v: Workspace(
                 [CheckFiles(ph.number, tuple(named))],
-                lambda r: self._named_exist(todo, notes, r[0])) if v[0] else self._done(
-                    todo, notes))
+                lambda r: self._unless(ritual.missing_named(todo, r[0]), todo, notes))
+                if v[0] else self._done(todo, notes))
         return self._done(todo, notes)
 
-    def _named_exist(self, todo: Todo, notes: str, states: dict[str, str] | None
-                     ) -> ToolDecision:
-        missing = ritual.missing_named(todo, states)
-        if missing is not None:
-            return ToolOutcome(ok=False, code="todo_not_done", summary=(
-                f"Error [todo_not_done]: {missing}"))
-        return self._done(todo, notes)
-
-    def _evidenced(self, todo: Todo, notes: str, states: dict[str, str] | None
-                   ) -> ToolDecision:
-        missing = ritual.missing_evidence(todo, states)
+    def _unless(self, missing: str | None, todo: Todo, notes: str) -> ToolDecision:
+        """`todo` done, unless `missing` says why it is not (ritual.missing_evidence)."""
         if missing is not None:
             return ToolOutcome(ok=False, code="todo_not_done", summary=(
                 f"Error [todo_not_done]: {missing}"))

@@ -91,21 +91,16 @@ def named_files(todo: Todo) -> list[str]:
     out: list[str] = []
     for raw in _PATH.findall(todo.content):
         path = raw.strip("./") if raw.startswith("./") else raw.rstrip(".")
-        parts = path.split("/")
-        if (not path or path.startswith("/") or ".." in parts or "" in parts or len(path) > 200
-                or parts[0] == layout.INTERNAL or path in out):
+        if not layout.is_workspace_path(path, max_len=200) or path in out:
             continue
         out.append(path)
     return out[:MAX_NAMED_FILES]
 
 
 def missing_named(todo: Todo, states: dict[str, str] | None) -> str | None:
-    """Why `todo` is not done yet (a file it names does not exist), or None."""
-    missing = [p for p, s in (states or {}).items() if s == "missing"]
-    if not missing:
-        return None
-    return (f"Todo {todo.id} is not done: {', '.join(missing)} does not exist. Do it first "
-            f"(write_file {missing[0]} with what the todo asks for), then call todo_complete.")
+    """Why `todo` is not done yet (a file it names does not exist; unchanged is fine), or
+    None."""
+    return missing_evidence(todo, {p: s for p, s in (states or {}).items() if s == "missing"})
 
 
 def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
