@@ -82,6 +82,37 @@ async def test_a_transition_phase_says_whether_the_deliverables_are_in_place(
     assert result.status == "completed"
 
 
+async def test_complete_when_met_ends_the_job_at_the_tactical_phase_end(
+        client, task_queue, start_job, model_server, s3):
+    """`complete_when_met`: the tactical phase did its todos and the files hold their lines,
+    so the workflow completes the job without a transition phase (the 1.5B model wrote the
+    files right, then planned again instead of calling job_complete). With a line missing,
+    the transition phase starts as before."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"],
+                                              "work/a_5.md": ["result a 5"]},
+                             "complete_when_met": True}}
+    script = bootstrap() + tactical(5) + finish()
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    assert result.summary == (
+        "Completed by the workflow: tactical phase 2 did all its todos and every deliverable "
+        "holds the lines completion.expect_lines asks for (work/a_1.md, work/a_5.md); the "
+        "model had not called job_complete (completion.complete_when_met).")
+    assert result.deliverables == ["work/a_1.md", "work/a_5.md"]
+    assert result.phases == 2
+    assert not any("Phase 3 (strategic) begins" in m["content"]
+                   for r in model_server.requests(handle.id) for m in r["messages"][1:2])
+    completion = await s3.get("switchback", f"{handle.id}/output/completion.json")
+    assert b"Completed by the workflow" in completion
+
+    short = {**config, "completion": {"expect_lines": {"workspace.md": ["done"]},
+                                      "complete_when_met": True}}  # finish() writes it
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, short)
+    assert result.status == "completed" and result.summary == "done", result
+    assert result.phases == 3
+
+
 async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
         client, task_queue, start_job, model_server):
     """A 1.5B model sent the same turn four times (every tool, job_complete among them):

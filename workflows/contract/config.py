@@ -245,6 +245,11 @@ class CompletionSettings(_Strict):
 
     expect_lines: dict[str, list[str]] = {}
     max_refusals: int = Field(default=3, ge=0, le=20)
+    # phase_alternation (and nested): when a tactical phase has done all its todos and every
+    # file holds its lines, the workflow ends the job `completed` itself instead of starting
+    # a transition phase to ask the model (a 1.5B model wrote the files right, then planned
+    # again instead of calling job_complete); the result's summary says the workflow did it
+    complete_when_met: bool = False
 
     @model_validator(mode="after")
     def _bounded(self) -> CompletionSettings:

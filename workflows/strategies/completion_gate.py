@@ -7,6 +7,11 @@ job ends `stuck` (never `completed` with its deliverables short) and its result'
 what was still missing. Without `expect_lines`,
 or for a job recorded before the gate (patch `completion-gate`), job_complete is taken as
 it comes.
+
+With `completion.complete_when_met` the last step is the workflow's: a tactical phase that
+did all its todos with every file holding its lines ends the job `completed`, its summary
+starting "Completed by the workflow" (`when_met`, patch `complete-when-met`). The 1.5B
+model wrote the three files right, then planned again and never called job_complete.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from workflows.contract import ResolvedConfig, ToolOutcome
-from workflows.strategies.base import CheckLines, ToolDecision, Versioned, Workspace
+from workflows.strategies.base import CheckLines, Decision, ToolDecision, Versioned, Workspace
 
 COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
 GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a transition
+COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
+BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 
 
 def expected(cfg: ResolvedConfig) -> CheckLines | None:
@@ -36,6 +43,21 @@ def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:
                 "against completion.expect_lines). If nothing else is left to do, call "
                 "job_complete now.")
     return ("\n\nThe deliverables are not complete yet: " + "; ".join(problems[:20]) + ".")
+
+
+def when_met(cfg: ResolvedConfig, phase: int, finish: Callable[[str], Decision],
+             otherwise: Callable[[], Decision]) -> Decision:
+    """At the end of tactical phase `phase`: `finish(summary)` when the config says
+    `complete_when_met` and every file holds its lines, `otherwise()` else."""
+    check = expected(cfg) if cfg.config.completion.complete_when_met else None
+    if check is None:
+        return otherwise()
+    files = ", ".join(sorted(cfg.config.completion.expect_lines))
+    summary = (f"{BY_WORKFLOW}: tactical phase {phase} did all its todos and every "
+               f"deliverable holds the lines completion.expect_lines asks for ({files}); "
+               "the model had not called job_complete (completion.complete_when_met).")
+    return Workspace([Versioned(COMPLETE_WHEN_MET)], lambda v: Workspace(
+        [check], lambda r: otherwise() if r[0] else finish(summary)) if v[0] else otherwise())
 
 
 def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],

@@ -11,7 +11,9 @@
 - Tactical -> strategic: the phase's todos (status, notes) go to
   `archive/phase_<n>.yaml`; `todo_rewind(issue)` archives them as rewound and
   starts a rewind strategic phase with the issue in its prompt.
-- `job_complete` (strategic only) writes `output/completion.json` and ends the job.
+- `job_complete` (strategic only) writes `output/completion.json` and ends the job. With
+  `completion.complete_when_met`, a tactical phase that did all its todos with every
+  deliverable holding its expected lines ends the job itself (completion_gate.when_met).
 - A model turn without a tool call is nudged, at most `limits.max_nudges` times.
 - Interrupts from outside the model's turn (the `rewind` signal, breakers, the
   budget, cancellation) go through `interrupt`: the current todos are archived with
@@ -258,8 +260,20 @@ class PhaseAlternation(Strategy):
                 title=pending.title or f"Phase {ph.number + 1}", todos=pending.todos))
         variant: Variant = "rewind" if pending.to == "rewind" else "transition"
         status = "rewound" if pending.to == "rewind" else "completed"
-        return self._archive(ph, status, pending.issue, lambda: self._next_phase(
-            self._strategic_phase(ph.number + 1, variant, pending.issue, ph, status)))
+
+        def go_on() -> Decision:
+            return self._archive(ph, status, pending.issue, lambda: self._next_phase(
+                self._strategic_phase(ph.number + 1, variant, pending.issue, ph, status)))
+
+        if pending.to == "rewind":
+            return go_on()
+        return completion_gate.when_met(self.cfg, ph.number, self._met, go_on)
+
+    def _met(self, summary: str) -> Decision:
+        """The deliverables hold their lines at a tactical phase's end: the job is done."""
+        self.completion = {"summary": summary,
+                           "deliverables": sorted(self.cfg.config.completion.expect_lines)}
+        return self._complete()
 
     def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
         """Leave the current phase now: rewind, wrap up, or end the job with `status`."""
