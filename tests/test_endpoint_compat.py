@@ -78,6 +78,34 @@ async def test_cut_off_arguments_are_never_sent_again(client, task_queue, start_
     assert await s3.get("switchback", f"{handle.id}/notes/long.md") is None
 
 
+async def test_a_plan_cut_off_at_the_token_limit_is_kept_to_its_last_whole_line(
+        client, task_queue, start_job, model_server, s3):
+    """The 1.5B model's main_plan.md was cut off at max_tokens twice in a row and dropped each
+    time: now its whole lines are written with a note where it was cut, its todo is done
+    (the write was what it asked for), and the server never sees the broken arguments."""
+    raw = ('{"path": "main_plan.md", "content": "# Plan\\n\\n1. Write notes/apples.md\\n'
+           '2. Write notes/bananas.md\\n3. Write output/summ')
+    script = bootstrap()
+    script[3] = answer([("write_file", raw)], finish_reason="length", seed=5)
+    async with running_worker(client, task_queue):
+        handle = await start_job(None, None, config=CONFIG, instructions="x", documents=[])
+        model_server.set_script(handle.id, script + tactical(5) + finish(),
+                                server=reject_bad_arguments())
+        result = await asyncio.wait_for(handle.result(), 120)
+    assert result.status == "completed"
+    assert raw not in sent_arguments(model_server, handle.id)
+    # finish() rewrites main_plan.md at the end: the cut-off write is in phase 1's messages
+    assert any(m.startswith("The files that todo asks for are written, so the workflow "
+                            "marked it done. Todo 2 done.")
+               for r in model_server.requests(handle.id) for m in
+               [x.get("content") or "" for x in r["messages"] if x["role"] == "user"])
+    kept = [json.loads(a) for a in sent_arguments(model_server, handle.id)
+            if '"main_plan.md"' in a and "cut off here" in a]
+    assert kept and kept[0]["content"] == (
+        "# Plan\n\n1. Write notes/apples.md\n2. Write notes/bananas.md\n(cut off here: the "
+        "rest of this write went past the token limit, max_tokens)\n")
+
+
 async def test_an_identical_request_that_fails_the_same_way_is_not_retried_ten_times(
         client, task_queue, start_job, model_server, s3):
     """llama-server's 500 ("Failed to parse tool call arguments as JSON") to the same request:

@@ -13,7 +13,7 @@ import json
 import httpx
 import pytest
 
-from activities.model.replies import assistant_message
+from activities.model.replies import CUT_NOTE, assistant_message
 from activities.model.text_calls import find_calls
 from devstack.scripted_model import ScriptedModelServer
 from tests.llama import answer, context_limit, fixture, reject_bad_arguments, replay, response
@@ -59,6 +59,37 @@ def test_arguments_cut_off_at_max_tokens_are_never_stored():
                             f"(finish_reason 'length') after {len(raw):,} characters")
     assert "split long content over several calls" in error
     assert m["_meta"]["finish_reason"] == "length"
+
+
+@pytest.mark.parametrize("path", ["main_plan.md", "workspace.md"])
+def test_a_plan_cut_off_at_max_tokens_keeps_its_whole_lines(path):
+    """The 1.5B model's main_plan.md, cut at max_tokens, was dropped and written again at the
+    same length, twice: a cut-off write of the memory or the plan keeps its whole lines and
+    says where it was cut. Any other file's cut-off write is still not run (test above)."""
+    raw = response("d_truncated_tool_arguments")["body"]["choices"][0]["message"][
+        "tool_calls"][0]["function"]["arguments"].replace("notes/long.md", path)
+    body = response("d_truncated_tool_arguments")["body"]
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = raw
+    m = assistant_message(json.dumps(body).encode(), 100_000, known=("write_file",))
+    assert "call_errors" not in m["_meta"]
+    args = json.loads(m["tool_calls"][0]["function"]["arguments"])
+    assert raw.endswith('"1. Apple - A sweet, juicy fruit.\\n2. Banana')  # as recorded
+    assert args == {"path": path,
+                    "content": f"1. Apple - A sweet, juicy fruit.\n{CUT_NOTE}\n"}
+
+
+@pytest.mark.parametrize("raw", [
+    '{"path": "main_plan.md", "content": "# Plan wi',  # not one whole line
+    '{"path": "main_plan.md", "content": "\\n\\n  ',  # nothing but blank lines
+    '{"path": "../main_plan.md", "content": "# Plan\\n- a\\n- b',  # not the plan
+    '{"content": "# Plan\\n- a\\n", "path": "main_plan.md", "mo',  # cut after the string
+])
+def test_a_cut_off_write_that_has_no_whole_line_of_the_plan_is_not_run(raw):
+    body = response("d_truncated_tool_arguments")["body"]
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = raw
+    m = assistant_message(json.dumps(body).encode(), 100_000, known=("write_file",))
+    assert m["tool_calls"][0]["function"]["arguments"] == "{}"
+    assert "cut off at the token limit" in m["_meta"]["call_errors"][m["tool_calls"][0]["id"]]
 
 
 def test_fenced_json_in_content_is_a_tool_call():

@@ -24,6 +24,8 @@ reads back, never an exception:
       the token limit (`finish_reason: length`),          (trailing text after a whole
       broken, NaN, nested too deeply, a list, ...         object, JSON inside a JSON
                                                           string), else `{}` and an error
+    a write of workspace.md or main_plan.md cut off     its whole lines kept, with a last
+      at the token limit                                  line saying where it was cut
     calls written as text (fenced JSON, <tool_call>     tool calls, when they name a tool
       tags, a bare JSON answer: text_calls.py)            the model was offered (`known`)
     more than MAX_TOOL_CALLS calls                      the first MAX_TOOL_CALLS
@@ -55,6 +57,9 @@ MAX_USAGE = 100_000_000  # tokens per call; more is a broken endpoint, not a bil
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+_PLAN_WRITE = re.compile(r'\s*\{\s*"path"\s*:\s*"(workspace\.md|main_plan\.md)"\s*,\s*'
+                         r'"content"\s*:\s*"')
+CUT_NOTE = "(cut off here: the rest of this write went past the token limit, max_tokens)"
 
 
 def bad_response(what: str) -> ApplicationError:
@@ -221,12 +226,36 @@ def _arguments(value: Any, max_chars: int, name: str = "",
     repaired = _repair(value)
     if repaired is not None:
         return repaired, problem
+    kept = _kept_plan(value) if cut_off and name == "write_file" else None
+    if kept is not None:
+        return kept, problem
     if cut_off:
         error = (f"the arguments of '{name}' were cut off at the token limit (finish_reason "
                  f"'length') after {len(value):,} characters, so the call was not run and "
                  "nothing was changed. Make the call again with less in it: split long "
                  "content over several calls")
     return "{}", problem or error
+
+
+def _kept_plan(value: str) -> str | None:
+    """A write of the job's memory or plan cut off at the token limit, as far as its last
+    whole line, then CUT_NOTE (the 1.5B model's main_plan.md, cut at max_tokens, was dropped
+    and written again at the same length, twice): None for any other write."""
+    m = _PLAN_WRITE.match(value)
+    if m is None:
+        return None
+    body, end, tries = value[m.end():], len(value), 0
+    while tries < 200 and (end := body.rfind("\\n", 0, end)) > 0:
+        tries += 1
+        try:
+            text = json.loads(f'"{body[:end]}"')
+        except ValueError:  # an escape cut in two, or the string ended before: go back a line
+            continue
+        if not text.strip():
+            return None
+        return json.dumps({"path": m.group(1), "content": f"{text}\n{CUT_NOTE}\n"},
+                          ensure_ascii=False)
+    return None
 
 
 def _repair(value: str) -> str | None:
