@@ -29,7 +29,9 @@ def test_there_are_histories_of_each_kind():
                        (".merged", {"mcp", "local-failure", "ritual", "rewind-restore"}),
                        (".todo-files", {"mcp", "local-failure", "ritual", "rewind-restore"}),
                        (".final", {"mcp", "local-failure", "ritual", "rewind-restore",
-                                   "completion-gate"})):
+                                   "completion-gate"}),
+                       (".round3", {"mcp", "local-failure", "ritual", "rewind-restore",
+                                    "completion-gate", "complete-when-met"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -181,6 +183,16 @@ def test_the_final_histories_take_every_patched_path_of_this_round():
         "completion-gate.final.json")
     text = (Path(__file__).parent / "histories" / "completion-gate.final.json").read_text()
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
+def test_the_round3_history_is_completed_by_the_workflow():
+    """#17, third round: the tactical phase ends with the deliverables in place and the
+    workflow completes the job (`complete-when-met`) without a transition phase."""
+    assert {"complete-when-met", "todo-write-checked"} <= patches(
+        "complete-when-met.round3.json")
+    assert "complete-when-met" not in patches("completion-gate.round3.json")  # not configured
+    text = (Path(__file__).parent / "histories" / "complete-when-met.round3.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text  # payloads are encoded
 
 
 def test_the_restoring_rewind_history_restores_once():

@@ -52,7 +52,9 @@ async def test_a_stale_todos_yaml_is_refused_after_a_rejected_todo_write(
 async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_queue, start_job,
                                                                   model_server, s3):
     """The bootstrap todos copied back as the tactical plan, padded (the issue's run re-ran
-    them in every tactical phase); then a one-todo plan, which min_todos 1 accepts."""
+    them in every tactical phase): todo_write itself refuses it (patch todo-write-checked; the
+    third round's model wrote the copy again and again and never reached the gate), so the
+    gate has no todos.yaml to take; then a one-todo plan, which min_todos 1 accepts."""
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
     copied = [{"id": 1, "content": boot[0]},
@@ -67,8 +69,11 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
     ] + tactical(1) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
     assert result.status == "completed"
-    assert any("Phase transition rejected: the plan repeats the predefined bootstrap todos of a "
-               "strategic phase (2 of 3 todos" in m for m in msgs)
+    assert any(m.startswith("Error [plan_repeats]: todos.yaml was not written: the plan "
+                            "repeats the predefined bootstrap todos of a strategic phase (2 of 3 "
+                            "todos") for m in msgs), "\n".join(msgs)
+    assert "Phase transition rejected: todos.yaml not found. Create it with todo_write. The todo " \
+        "stays open: fix todos.yaml (use todo_write), then call todo_complete again." in msgs
     assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
 
 

@@ -4,15 +4,16 @@ rules, the predefined todos' evidence, loops across phases."""
 from __future__ import annotations
 
 from activities.config_files import load_config
-from activities.storage.todos_file import digest, repeated_plan, stale_problem
-from workflows.contract import Todo, TodoSet, TodoSpec, ToolCallInfo, ToolOutcome
+from activities.storage.todos_file import digest, stale_problem
+from workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
 from workflows.contract.config import BreakerSettings
+from workflows.contract.plans import repeated_plan
 from workflows.strategies import ritual
 from workflows.strategies.base import PlannedCall
 
 
-def specs(*contents: str) -> list[TodoSpec]:
-    return [TodoSpec(id=i, content=c) for i, c in enumerate(contents, 1)]
+def specs(*contents: str) -> list[str]:
+    return list(contents)
 
 
 def planned(*names: str, refused: int | None = None) -> list[PlannedCall]:
@@ -48,6 +49,30 @@ def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
                          list(ritual.avoid_sets(cfg, done))) is None
     assert repeated_plan(specs("Write notes/a.md", "Write c", "Write d", "Write e"),
                          [TodoSet(label="x", todos=done[0])]) is None
+
+
+def test_a_todo_write_that_repeats_the_predefined_todos_is_refused_before_it_runs():
+    """The third round's 1.5B model wrote the bootstrap's own todos with todo_write four times
+    in a row and never called todo_complete, where the gate would have said why."""
+    cfg = load_config("defaults", policy=False)
+    boot = [t if isinstance(t, str) else t.content for t in cfg.strategic_todos.bootstrap]
+    avoid = ritual.avoid_sets(cfg, [])
+
+    def write(*contents: str, refused: str | None = None) -> PlannedCall:
+        todos = [{"id": i, "content": c} for i, c in enumerate(contents, 1)]
+        return PlannedCall(ToolCallInfo(id="w", name="todo_write", args={
+            "phase": "P", "description": "", "todos": todos}), refused)
+
+    turn = [PlannedCall(ToolCallInfo(id="r", name="read_file")), write(*boot)]
+    out = ritual.refuse_repeated_plans(turn, avoid)
+    assert out is not None and out[0] is turn[0] and out[1].refusal_code == "plan_repeats"
+    assert out[1].refusal.startswith("todos.yaml was not written: the plan repeats the "
+                                     f"predefined bootstrap todos of a strategic phase "
+                                     f"({len(boot)} of {len(boot)} todos")
+    assert ritual.refuse_repeated_plans([write("Write notes/apples.md with '# Apples'")],
+                                        avoid) is None
+    assert ritual.refuse_repeated_plans([write(*boot, refused="too many")], avoid) is None
+    assert ritual.refuse_repeated_plans(planned("todo_write"), avoid) is None  # no args seen
 
 
 def test_predefined_todos_name_their_files_and_the_archive():

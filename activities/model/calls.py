@@ -81,6 +81,7 @@ from activities.tools import record as tool_record
 from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
 from workflows.contract import (
     CALL_MODEL,
+    CHECKED_TOOLS,
     CONTROL_TOOLS,
     SUMMARIZE,
     ModelReply,
@@ -327,7 +328,8 @@ def _call_info(call_id: str, name: str, raw: str, preview: bool,
     digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
     return ToolCallInfo(
         id=call_id, name=name, error=error if problem or name in TOOLS else None, digest=digest,
-        args=args.model_dump() if args is not None and name in CONTROL_TOOLS else None,
+        args=args.model_dump() if args is not None and (
+            name in CONTROL_TOOLS or name in CHECKED_TOOLS) else None,
         summary=argument_summary(args, name not in CONTROL_TOOLS),
         preview=raw[:PREVIEW_CHARS] if preview or asks else "",
         needs_approval=asks)

@@ -4,20 +4,18 @@ Pure functions: `todo_write` renders the file with `todos_yaml`; the `load_todos
 activity reads it and checks it with `parse_todos_yaml`, then (jobs since #17) that it is
 this phase's (`stale_problem`: the marker `todo_write` leaves in `.switchback/`, with the
 conversation it was written in and the file's sha256) and no repeat of work already done
-(`repeated_plan`: the predefined strategic todos, an earlier phase's completed todos). Every
+(`workflows.contract.plans.repeated_plan`: the predefined strategic todos, an earlier phase's
+completed todos). Every
 rejection names its reason, in words the model can act on.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 
 import yaml
 
-from workflows.contract import LoadTodosResult, TodoSet, TodoSpec
-
-SIMILAR = 0.75  # share of words two todos of 6+ words have in common to be the same task
+from workflows.contract import LoadTodosResult, TodoSpec
 
 
 def parse_todos_yaml(text: str | None, min_todos: int, max_todos: int) -> LoadTodosResult:
@@ -78,36 +76,6 @@ def stale_problem(marker: dict | None, conversation: str, text: str) -> str | No
         return (f"todos.yaml is left over from phase {n} (todo_write wrote it then), it is not "
                 f"this phase's plan. {again}")
     return None
-
-
-def repeated_plan(todos: list[TodoSpec], avoid: list[TodoSet]) -> str | None:
-    """Why the plan repeats work already done or the ritual's own todos, or None: half or
-    more of its todos (at least one) are the same tasks as those of one set in `avoid`."""
-    new = [(t.content, _norm(t.content)) for t in todos]
-    for s in avoid:
-        ref = [_norm(x) for x in s.todos]
-        same = [text for text, n in new if any(_similar(n, r) for r in ref)]
-        if same and 2 * len(same) >= len(new):
-            return (f"the plan repeats {s.label} ({len(same)} of {len(new)} todos, e.g. "
-                    f"{same[0][:120]!r}). That work is done or is not tactical work: plan "
-                    "what is left of the task (instructions.md, main_plan.md), or call "
-                    "job_complete if nothing is left.")
-    return None
-
-
-def _norm(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", text.lower()).split())
-
-
-def _similar(a: str, b: str) -> bool:
-    """The same task: the same words, or (6 words or more) mostly the same words, or one a
-    cut copy of the other. Short todos that differ in one word ("write notes/a.md", "write
-    notes/b.md") are different tasks."""
-    if a == b:
-        return True
-    wa, wb = set(a.split()), set(b.split())
-    short, common = min(len(wa), len(wb)), len(wa & wb)
-    return short >= 6 and (common / len(wa | wb) >= SIMILAR or common / short >= 0.9)
 
 
 def _reject(reason: str) -> LoadTodosResult:

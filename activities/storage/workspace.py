@@ -32,7 +32,7 @@ from activities.document_sources import DocumentRefused, local_document
 from activities.storage import ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
-from activities.storage.todos_file import parse_todos_yaml, repeated_plan, stale_problem
+from activities.storage.todos_file import parse_todos_yaml, stale_problem
 from workflows.contract import (
     ARCHIVE_PHASE,
     CHECK_FILES,
@@ -52,6 +52,7 @@ from workflows.contract import (
     WriteOutputRequest,
     layout,
 )
+from workflows.contract.plans import repeated_plan
 
 MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
                "what future phases need to know.)\n")
@@ -167,7 +168,7 @@ class WorkspaceActivities:
                                   req.written_in, text)
             if stale:
                 return LoadTodosResult(ok=False, reason=stale)
-        repeat = repeated_plan(result.todos, req.avoid)
+        repeat = repeated_plan([t.content for t in result.todos], req.avoid)
         if repeat:
             return LoadTodosResult(ok=False, reason=repeat)
         return result

@@ -11,7 +11,9 @@ turn whose job_complete follows a todo_complete that would end the phase; (from 
 `todo-files` set on) a todo_complete refused because the file its todo names is missing, and
 a todo completed by the turn that wrote its file (`todo-named-files`, `todo-auto-complete`);
 (after the `todo-files` set) a job_complete refused by the completion gate, then accepted
-(`completion-gate`).
+(`completion-gate`); (after the `final` set) a job whose todo_write copies the bootstrap's
+own todos and is refused (`todo-write-checked`), then that the workflow completes when its
+tactical phase ends with the deliverables in place (`complete-when-met`).
 
     python -m tests.histories.record hostile
 
@@ -47,6 +49,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
+from activities.config_files import load_config
 from activities.tools import registry as tool_registry
 from activities.tools import run as tools
 from activities.tools.mcp_config import parse
@@ -62,6 +65,7 @@ HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
 OLD_TAGS = {"", "local-ops", "tool-listing", "typed-failures", "ritual", "ui-progress", "merged",
             "todo-files"}  # sets recorded before the completion-gate scenario
+BEFORE_MET = OLD_TAGS | {"final"}  # sets recorded before the complete-when-met scenario
 LOCAL_FAILURE = {"extends": "creator", "retries": {"tool_initial_interval_seconds": 0.1,
                                                   "tool_backoff": 1},
                  "tools": {"domain": ["fetch_rates"], "local": ["read_file", "write_file",
@@ -242,6 +246,15 @@ async def record() -> None:
                           confidence=0.9, notes=""))],
                 {"extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}})
             await gate.result()
+            boot = [t if isinstance(t, str) else t.content for t in load_config(
+                "defaults", policy=False).strategic_todos.bootstrap]
+            met = await start("complete-when-met", bootstrap()[:-2] + [
+                step(call("todo_write", phase="P", description="d",  # todo-write-checked
+                          todos=[{"id": i, "content": c} for i, c in enumerate(boot, 1)]))]
+                + bootstrap()[-2:] + tactical(5) + finish(), {
+                "extends": "creator", "completion": {
+                    "expect_lines": {"work/a_5.md": ["result a 5"]}, "complete_when_met": True}})
+            await met.result()
             restore = await start("rewind-restore", bootstrap() + tactical(1) + [
                 {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
                 + tactical(5, "r") + finish())
@@ -251,7 +264,8 @@ async def record() -> None:
             await restore.result()
 
             for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual,
-                           restore) + ((gate,) if TAG not in OLD_TAGS else ()):
+                           restore) + ((gate,) if TAG not in OLD_TAGS else ()) + (
+                               (met,) if TAG not in BEFORE_MET else ()):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

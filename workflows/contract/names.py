@@ -42,6 +42,9 @@ CONTROL_TOOLS = frozenset({
     "submit_plan", "submit_evaluation", "step_result",  # plan_revise_execute
     "classify_task",  # auto
 })
+# Tools an activity runs whose parsed arguments the workflow sees too (a todo_write that
+# repeats the ritual's own todos is refused before it runs: ritual.refuse_repeated_plans).
+CHECKED_TOOLS = frozenset({"todo_write"})
 
 # Search attributes (registered by devstack and worker.py; see README "Seeing a job in the
 # web UI"). SQL visibility (the dev server, PostgreSQL/MySQL clusters) allows at most 3 Int,

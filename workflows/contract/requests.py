@@ -183,7 +183,7 @@ class ToolCallInfo(BaseModel):
     id: str
     name: str
     error: str | None = None  # malformed JSON / arguments that fail the tool's schema
-    args: dict[str, Any] | None = None  # control tools only (small, validated)
+    args: dict[str, Any] | None = None  # CONTROL_TOOLS, CHECKED_TOOLS only (validated)
     summary: str = ""  # e.g. "chunks/chunk_001.md" - for activity summaries and the UI
     digest: str = ""  # hash of name + arguments
     preview: str = ""  # raw arguments, capped (only for `preview_tools`: approvals)

@@ -58,6 +58,7 @@ from workflows.strategies.base import (
     Interrupt,
     PhaseInfo,
     PhaseRecord,
+    PlannedCall,
     ReadMemory,
     ReportError,
     Strategy,
@@ -179,6 +180,15 @@ class PhaseAlternation(Strategy):
         planned = ritual.limit_todo_completes(
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
             limits.todo_completes_per_turn)
+        checked = None if ph.kind != "strategic" else ritual.refuse_repeated_plans(
+            planned, ritual.avoid_sets(self.cfg, self.loops.done_plans))
+        if checked is None:
+            return self._execute(planned)
+        return Workspace([Versioned(ritual.TODO_WRITE_CHECKED)],
+                         lambda r: self._execute(checked if r[0] else planned))
+
+    def _execute(self, planned: list[PlannedCall]) -> Decision:
+        """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""
         reordered = ritual.job_complete_last(planned)
         if reordered is None:
             return ExecuteTools(planned)

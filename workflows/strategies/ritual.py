@@ -36,6 +36,7 @@ from pydantic import BaseModel
 
 from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
 from workflows.contract.config import BreakerSettings, StrategicTodos
+from workflows.contract.plans import repeated_plan
 from workflows.prompts import render
 from workflows.strategies.base import PlannedCall
 from workflows.todos import current_index
@@ -44,6 +45,7 @@ PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's job_complete
 TODO_NAMED_FILES = "todo-named-files"  # Versioned: a model's todo's named files checked
 TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were written is done
+TODO_WRITE_CHECKED = "todo-write-checked"  # Versioned: a todo_write that repeats is refused
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
@@ -148,6 +150,25 @@ def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[Plan
                                 "then call todo_complete again", "one_todo_per_turn")
         out.append(p)
     return out
+
+
+def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
+                          ) -> list[PlannedCall] | None:
+    """The turn with each todo_write whose todos repeat one of `avoid` (the predefined todos,
+    done work) refused with the gate's reason, or None when none does. The gate refuses such
+    a todos.yaml anyway, but only at todo_complete: a 1.5B model wrote the bootstrap's own
+    todos with todo_write again and again and never got there."""
+    out, changed = [], False
+    for p in planned:
+        todos = (p.call.args or {}).get("todos") if p.call.name == "todo_write" else None
+        texts = [str(t.get("content", "")) for t in todos if isinstance(t, dict)] \
+            if p.refusal is None and isinstance(todos, list) else []
+        why = repeated_plan(texts, avoid) if texts else None
+        if why is not None:
+            p, changed = PlannedCall(p.call, f"todos.yaml was not written: {why}",
+                                     "plan_repeats"), True
+        out.append(p)
+    return out if changed else None
 
 
 def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
