@@ -46,12 +46,14 @@ def table(runs: Sequence[Any], strategies: Sequence[str]) -> str:
 
 
 def run_lines(runs: Sequence[Any]) -> str:
-    head = ["job", "status", "success", "check", "model calls", "prompt tok", "cached",
+    head = ["job", "status", "ended by", "success", "check", "model calls", "prompt tok",
+            "cached",
             "completion tok", "phases", "tool calls", "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         lines.append("| " + " | ".join([
-            r.job_id, r.status, "yes" if r.success else "no", r.check[:80].replace("|", "/"),
+            r.job_id, r.status, r.ended_by or "-", "yes" if r.success else "no",
+            r.check[:80].replace("|", "/"),
             str(r.model_calls + r.summaries), f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}",
             f"{r.completion_tokens:,}", str(r.phases), str(r.tool_calls),
             f"{r.wall_seconds:,.0f}"]) + " |")

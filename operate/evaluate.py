@@ -39,6 +39,7 @@ from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 from operate import CliError
 from operate.client import BUCKET, ui_link
 from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
+from workflows.strategies.completion_gate import BY_WORKFLOW
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -49,6 +50,7 @@ class Run:
     n: int
     job_id: str
     status: str = "running"
+    ended_by: str = ""  # a completed job: "model" (job_complete) or "workflow" (complete_when_met)
     success: bool = False
     check: str = ""  # what the checker said
     model_calls: int = 0
@@ -155,6 +157,8 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
             result = await handle.result()
             run.status, run.tool_calls, run.phases = result.status, result.tool_calls, \
                 result.phases
+            if result.status == "completed":
+                run.ended_by = "workflow" if result.summary.startswith(BY_WORKFLOW) else "model"
         except WorkflowFailureError as e:
             run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
             run.check = f"job {run.status}: {' '.join(str(e.cause).split())[:200]}"
