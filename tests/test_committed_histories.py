@@ -195,6 +195,12 @@ def test_the_round3_history_is_completed_by_the_workflow():
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text  # payloads are encoded
 
 
+def test_a_react_job_that_stops_calling_tools_is_checked():
+    assert "quiet-end-gated" in patches("react-quiet-end.quiet-end.json")
+    text = (Path(__file__).parent / "histories" / "react-quiet-end.quiet-end.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
 def test_the_restoring_rewind_history_restores_once():
     assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
     text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()

@@ -141,6 +141,23 @@ async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, mod
         "call job_complete again."]
 
 
+async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
+        client, task_queue, start_job, model_server):
+    """The 1.5B model under react answered four times with text (its calls in the wrong
+    tags): the last answer became the result and the job ended `completed` with nothing
+    written. With expect_lines that end is checked too: `stuck`, saying what is missing."""
+    config = {"extends": "creator", "strategy": "react",
+              "completion": {"expect_lines": {"report.md": ["# Report"]}}}
+    talk = [step(content="I will write the report now.")] * 4  # max_nudges 3, then the end
+    _, result, _ = await run(client, task_queue, start_job, model_server, talk, config)
+    assert result.status == "stuck" and result.summary == "I will write the report now."
+    assert result.notes == ("the model stopped calling tools; still missing: report.md does "
+                            "not exist")
+    written = [step(call("write_file", path="report.md", content="# Report\n"))] + talk
+    _, result, _ = await run(client, task_queue, start_job, model_server, written, config)
+    assert result.status == "completed" and result.notes == ""
+
+
 @pytest.mark.parametrize("path", ["../x.md", "/etc/passwd", ".switchback/state.json", "a//b",
                                   "a/./b", "", "a\\b"])
 def test_expect_lines_names_files_in_the_workspace_only(path):

@@ -92,6 +92,19 @@ def test_a_cut_off_write_that_has_no_whole_line_of_the_plan_is_not_run(raw):
     assert "cut off at the token limit" in m["_meta"]["call_errors"][m["tool_calls"][0]["id"]]
 
 
+def test_calls_in_tool_response_tags_are_tool_calls():
+    """(i) the 1.5B model under react wrote its calls in <tool_response> tags, four turns in a
+    row, and was nudged until the job ended with nothing written."""
+    m = stored("i_react_tool_response_tags", known=("read_file", "write_file", "job_complete"))
+    assert m["_meta"]["text_calls"] == 4 and "call_errors" not in m["_meta"]
+    assert [c["function"]["name"] for c in m["tool_calls"]] == [
+        "read_file", "read_file", "write_file", "job_complete"]
+    assert json.loads(m["tool_calls"][2]["function"]["arguments"]) == {
+        "content": "# Summary\n- notes/apples.md: Apples\n- notes/bananas.md: Bananas",
+        "path": "output/summary.md"}
+    assert m["content"].startswith("Attempt 1 begins.") and "<tool_response>" not in m["content"]
+
+
 def test_fenced_json_in_content_is_a_tool_call():
     """(g) the GGUF's own template: no tool_calls, the call is a ```json fence in content."""
     body = response("g_own_template_fenced_json")["body"]

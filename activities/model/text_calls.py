@@ -7,6 +7,8 @@ here, in the forms real models write:
 
     ```json {"name": "read_file", "arguments": {"path": "a.md"}} ```   (fence, any language tag)
     <tool_call>{"name": "read_file", "arguments": {...}}</tool_call>  (Qwen / Hermes tags)
+    <tool_response>{"name": "read_file", "arguments": {...}}</tool_response>
+                                         (the wrong tag: the 1.5B model under react, eval round4)
     {"name": "read_file", "arguments": {...}}                           (the whole answer)
 
 `arguments` may also be `parameters`, `args` or `input`, or the call wrapped as
@@ -25,7 +27,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z_]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
-_TAG = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.S)
+_TAG = re.compile(r"<(tool_call|tool_response)>\s*(.*?)\s*(?:</\1>|\Z)", re.S)
 _NAME = re.compile(r'"name"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
 _ARG_KEYS = ("arguments", "parameters", "args", "input")
 MAX_TEXT = 1_000_000  # longer answers are not searched
@@ -49,7 +51,7 @@ def find_calls(content: str, known: Collection[str], cut_off: bool = False
     text). `cut_off`: the answer ended at the token limit."""
     if not content or len(content) > MAX_TEXT or not known:
         return [], content
-    blocks = [(m.start(), m.end(), m.group(1)) for m in _TAG.finditer(content)]
+    blocks = [(m.start(), m.end(), m.group(2)) for m in _TAG.finditer(content)]
     if not blocks:
         blocks = [(m.start(), m.end(), m.group(2)) for m in _FENCE.finditer(content)]
     if not blocks and content.lstrip()[:1] in "{[":
@@ -73,7 +75,7 @@ def find_calls(content: str, known: Collection[str], cut_off: bool = False
 
 def _closed(content: str, end: int) -> bool:
     tail = content[:end].rstrip()
-    return tail.endswith("```") or tail.endswith("</tool_call>") or end < len(content)
+    return tail.endswith(("```", "</tool_call>", "</tool_response>")) or end < len(content)
 
 
 def _block_calls(text: str, known: Collection[str], cut_off: bool) -> list[TextCall]:

@@ -25,6 +25,11 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
+    python -m tests.histories.record quiet-end
+
+records one react job whose model stops calling tools with its expect_lines unmet
+(`quiet-end-gated`: it ends `stuck`).
+
     python -m tests.histories.record strategies
 
 records the `strategies` set instead (#16): one job under each strategy that is not the
@@ -157,6 +162,19 @@ async def record_strategies() -> None:
             write(f"plan-revise-execute-run{n}", h)
 
 
+async def record_quiet_end() -> None:
+    """The `quiet-end` set: a react job whose model stops calling tools with the config's
+    expect_lines unmet, which ends `stuck` (patch `quiet-end-gated`)."""
+    async with bench_stack() as b, running_worker(b.client, "record"):
+        b.model.set_script("react-quiet-end", [step(content="I will write it now.")] * 4)
+        job = await b.client.start_workflow(
+            "AgentJob", JobInput(config={"extends": "creator", "strategy": "react", "completion": {
+                "expect_lines": {"report.md": ["# Report"]}}}, instructions="x", documents=[]),
+            id="react-quiet-end", task_queue="record", result_type=JobResult)
+        await job.result()
+        write("react-quiet-end", await job.fetch_history())
+
+
 async def record() -> None:
     tool_registry.TOOLS["fetch_rates"] = tool_registry.ToolSpec(
         "fetch_rates", "Fetch exchange rates.", tool_registry.PathArgs)
@@ -282,4 +300,4 @@ def write(name: str, history) -> None:
 
 if __name__ == "__main__":
     asyncio.run(record_strategies() if TAG == "strategies" else record_hostile()
-                if TAG == "hostile" else record())
+                if TAG == "hostile" else record_quiet_end() if TAG == "quiet-end" else record())

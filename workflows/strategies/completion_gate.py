@@ -24,6 +24,7 @@ from workflows.strategies.base import CheckLines, Decision, ToolDecision, Versio
 COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
 GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a transition
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
+QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 
 
@@ -58,6 +59,27 @@ def when_met(cfg: ResolvedConfig, phase: int, finish: Callable[[str], Decision],
                "the model had not called job_complete (completion.complete_when_met).")
     return Workspace([Versioned(COMPLETE_WHEN_MET)], lambda v: Workspace(
         [check], lambda r: otherwise() if r[0] else finish(summary)) if v[0] else otherwise())
+
+
+def without_job_complete(cfg: ResolvedConfig,
+                         end: Callable[[str | None, str], Decision]) -> Decision:
+    """A job that ends without job_complete (react: the model stopped calling tools, its last
+    answer taken as the result): `end(None, "")`, completed, when the files hold their lines
+    or there are none to check; else `end("stuck", what is still missing)`. (The 1.5B model
+    under react wrote its calls as text four times and the job ended `completed` with
+    nothing written.)"""
+    check = expected(cfg)
+    if check is None:
+        return end(None, "")
+
+    def checked(problems: list[str]) -> Decision:
+        if not problems:
+            return end(None, "")
+        return end("stuck", "the model stopped calling tools; still missing: "
+                   + "; ".join(problems[:20]))
+
+    return Workspace([Versioned(QUIET_END_GATED)], lambda v: Workspace(
+        [check], lambda r: checked(list(r[0]))) if v[0] else end(None, ""))
 
 
 def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],

@@ -119,8 +119,13 @@ class React(Strategy):
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
             self.completion = {"summary": reply.content or "the model stopped calling tools"}
-            return self._complete()
+            return completion_gate.without_job_complete(self.cfg, self._end_quietly)
         return self._call([nudge_for(self.cfg, reply, self._nudge())])
+
+    def _end_quietly(self, status: str | None, note: str) -> Decision:
+        """End after the model stopped calling tools: `status` None is completed."""
+        self.completion = completion_gate.with_note(self.completion or {}, note)
+        return self._complete(status)
 
     def owns_tool(self, name: str) -> bool:
         return name == "job_complete"
