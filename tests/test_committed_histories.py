@@ -201,6 +201,11 @@ def test_a_react_job_that_stops_calling_tools_is_checked():
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
 
 
+def test_two_calls_by_turns_are_stopped():
+    assert "repetition-cycles" in patches("two-calls-by-turns.cycles.json")
+    assert "repetition-cycles" not in patches("react-quiet-end.quiet-end.json")
+
+
 def test_the_restoring_rewind_history_restores_once():
     assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
     text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()

@@ -221,3 +221,28 @@ async def test_a_model_that_repeats_itself_is_stopped_with_the_reason(client, ta
     assert any(u.startswith("You repeated the same tool call in the last 5 steps") for u in users)
     completion = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
     assert completion["status"] == "stuck" and "Loop detected" in completion["summary"]
+
+
+async def test_a_model_that_takes_two_calls_by_turns_is_stopped(client, task_queue, start_job,
+                                                                 model_server):
+    """Eval round4: asked for main_plan.md, the 1.5B model wrote output/summary.md, had its
+    todo_complete refused, and did both again for 40 steps; windows of 5 never held one call,
+    so no breaker tripped. Two calls taking turns over 10 steps now count as repetition
+    (patch repetition-cycles): a note, a rewind, then the job stops as stuck."""
+    pair = [step(call("write_file", path="output/summary.md", content="# Summary\n")),
+            step(call("todo_complete", notes="the plan"))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(bootstrap()[:3] + pair * 40, model_server, config=CONFIG,
+                                 instructions="x", documents=[])
+        result = await asyncio.wait_for(handle.result(), 120)
+        state = await handle.query("state")
+    assert result.status == "stuck"
+    assert ("Loop detected a third time (the same two tool calls by turns across 10 steps)"
+            in result.summary)
+    assert [t["action"] for t in state["breakers"]["trips"] if t["breaker"] == "repetition"
+            ] == ["note", "rewind", "stop"]
+    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "user"]
+    assert any(u.startswith("You repeated the same two tool calls by turns in the last 10 "
+                            "steps") for u in users)
+

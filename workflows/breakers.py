@@ -3,8 +3,10 @@
 - budget: tokens / estimated cost against the job's budget; warn at the configured
   fractions, wrap up at 100% (a final strategic phase, status `budget_exhausted`).
 - repetition: the same tool calls (name + arguments) or near-identical assistant
-  text across a window of steps -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop
-  (`stuck`). Steps whose calls are all declared polling tools are not counted.
+  text across a window of steps, or (jobs since patch `repetition-cycles`) two calls taking
+  turns across twice the window (write the wrong file, todo_complete refused, again: a 1.5B
+  model did it for 40 steps) -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
+  Steps whose calls are all declared polling tools are not counted.
 - no progress: no todo completed in N steps -> a checkpoint message suggesting
   `todo_rewind` (repeats every N steps without progress).
 - step caps: per phase -> forced rewind (a rewind phase over its cap: stop);
@@ -18,6 +20,7 @@ survives continue-as-new and shows in the `state` query.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -38,6 +41,7 @@ class Trip(BaseModel):
 
 class BreakerState(BaseModel):
     window: list[str] = []  # signatures of recent steps
+    cycle: list[str] = []  # signatures of the last 2 x window steps (two calls taking turns)
     texts: list[str] = []  # assistant texts of recent steps
     repetition_trips: int = 0
     steps_since_progress: int = 0
@@ -73,8 +77,12 @@ class Breakers:
         self.budget = budget
         self.max_phase_steps = max_phase_steps
         self.state = state or BreakerState()
+        self._cycles: Callable[[], bool] = lambda: False
 
-    def observe(self, f: StepFacts) -> list[Trip]:
+    def observe(self, f: StepFacts, cycles: Callable[[], bool] = lambda: False) -> list[Trip]:
+        """The step's trips; `cycles()`: whether two calls taking turns count as repetition
+        (asked only when they would: the orchestrator's `workflow.patched`)."""
+        self._cycles = cycles
         trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
                              self._progress(f), self._wrap_up(f)) if t is not None]
         for t in trips:
@@ -84,7 +92,7 @@ class Breakers:
         return trips
 
     def reset_window(self) -> None:
-        self.state.window, self.state.texts = [], []
+        self.state.window, self.state.texts, self.state.cycle = [], [], []
         self.state.steps_since_progress = 0
 
     def budget_fraction(self, tokens: int, cost: float) -> float:
@@ -141,19 +149,25 @@ class Breakers:
             return None  # declared polling: legitimate repetition
         n = self.cfg.repetition_window
         s = self.state
-        s.window = (s.window + ["|".join(sorted(f.tool_digests))])[-n:]
+        sig = "|".join(sorted(f.tool_digests))
+        s.window = (s.window + [sig])[-n:]
         s.texts = (s.texts + [f.text])[-n:]
+        s.cycle = (s.cycle + [sig])[-2 * n:] if n > 1 else []
         if len(s.window) < n:
             return None
         same_calls = s.window[0] != "" and len(set(s.window)) == 1
         same_text = all(len(t) >= 20 for t in s.texts) and all(
             SequenceMatcher(None, s.texts[0], t).ratio() > self.cfg.similarity_threshold
             for t in s.texts[1:])
-        if not (same_calls or same_text):
+        taking_turns = not (same_calls or same_text) and len(s.cycle) == 2 * n and (
+            "" not in s.cycle and len(set(s.cycle)) == 2 and self._cycles())
+        if not (same_calls or same_text or taking_turns):
             return None
         s.repetition_trips += 1
-        s.window, s.texts = [], []
-        what = "the same tool call" if same_calls else "near-identical messages"
+        s.window, s.texts, s.cycle = [], [], []
+        what = ("the same tool call" if same_calls else "near-identical messages" if same_text
+                else "the same two tool calls by turns")
+        n = 2 * n if taking_turns else n
         if s.repetition_trips == 1:
             return Trip(breaker="repetition", action="note", message=(
                 f"You repeated {what} in the last {n} steps. That is not progress: " + (

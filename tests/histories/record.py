@@ -25,10 +25,11 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
-    python -m tests.histories.record quiet-end
+    python -m tests.histories.record quiet-end | cycles
 
-records one react job whose model stops calling tools with its expect_lines unmet
-(`quiet-end-gated`: it ends `stuck`).
+records one job (`SINGLE`): a react job whose model stops calling tools with its
+expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
+turns until the repetition breaker stops it (`repetition-cycles`).
 
     python -m tests.histories.record strategies
 
@@ -162,17 +163,28 @@ async def record_strategies() -> None:
             write(f"plan-revise-execute-run{n}", h)
 
 
-async def record_quiet_end() -> None:
-    """The `quiet-end` set: a react job whose model stops calling tools with the config's
-    expect_lines unmet, which ends `stuck` (patch `quiet-end-gated`)."""
+SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's path
+    "quiet-end": ("react-quiet-end", [step(content="I will write it now.")] * 4, {
+        "extends": "creator", "strategy": "react",
+        "completion": {"expect_lines": {"report.md": ["# Report"]}}}),  # quiet-end-gated
+    "cycles": ("two-calls-by-turns", bootstrap()[:3] + [
+        step(call("write_file", path="output/summary.md", content="# Summary\n")),
+        step(call("todo_complete", notes="the plan"))] * 20, {
+        "extends": "creator", "breakers": {"no_progress_steps": 0}}),  # repetition-cycles
+}
+
+
+async def record_single() -> None:
+    """One job of SINGLE[TAG]: `quiet-end` (a react job whose model stops calling tools with
+    its expect_lines unmet ends `stuck`), `cycles` (two calls by turns stop the job)."""
+    name, script, config = SINGLE[TAG]
     async with bench_stack() as b, running_worker(b.client, "record"):
-        b.model.set_script("react-quiet-end", [step(content="I will write it now.")] * 4)
+        b.model.set_script(name, script)
         job = await b.client.start_workflow(
-            "AgentJob", JobInput(config={"extends": "creator", "strategy": "react", "completion": {
-                "expect_lines": {"report.md": ["# Report"]}}}, instructions="x", documents=[]),
-            id="react-quiet-end", task_queue="record", result_type=JobResult)
+            "AgentJob", JobInput(config=config, instructions="x", documents=[]),
+            id=name, task_queue="record", result_type=JobResult)
         await job.result()
-        write("react-quiet-end", await job.fetch_history())
+        write(name, await job.fetch_history())
 
 
 async def record() -> None:
@@ -300,4 +312,4 @@ def write(name: str, history) -> None:
 
 if __name__ == "__main__":
     asyncio.run(record_strategies() if TAG == "strategies" else record_hostile()
-                if TAG == "hostile" else record_quiet_end() if TAG == "quiet-end" else record())
+                if TAG == "hostile" else record_single() if TAG in SINGLE else record())
