@@ -206,6 +206,11 @@ def test_two_calls_by_turns_are_stopped():
     assert "repetition-cycles" not in patches("react-quiet-end.quiet-end.json")
 
 
+def test_a_rewind_phase_is_told_what_is_missing():
+    assert {"completion-at-rewind", "completion-at-transition"} <= patches(
+        "rewind-deliverables.at-rewind.json")
+
+
 def test_the_restoring_rewind_history_restores_once():
     assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
     text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from tests import strategy_scripts
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, finish, step, tactical
+from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
 from workflows.contract.config import CompletionSettings
 
@@ -78,7 +78,9 @@ async def test_a_transition_phase_says_whether_the_deliverables_are_in_place(
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, missing)
     kickoff = next(m["content"] for r in model_server.requests(handle.id)
                    for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
-    assert "\n\nThe deliverables are not complete yet: out.md does not exist.\n\n" in kickoff
+    assert ("\n\nThe deliverables are not complete yet: out.md does not exist. The next todos "
+            "are the work that makes them so, one per file (\"Write <file> with ...\").\n\n"
+            in kickoff)
     assert result.status == "completed"
 
 
@@ -111,6 +113,24 @@ async def test_complete_when_met_ends_the_job_at_the_tactical_phase_end(
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, short)
     assert result.status == "completed" and result.summary == "done", result
     assert result.phases == 3
+
+
+async def test_a_rewind_phase_says_what_is_missing(client, task_queue, start_job,
+                                                   model_server):
+    """Eval round4: in a rewind phase the 1.5B model wrote the rewind's own todo as its plan,
+    again and again, with two of the three files missing: a rewind phase's first message now
+    says which deliverables are missing, as a transition phase's does (completion-at-rewind)."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"out.md": ["# Out"]}}}
+    script = bootstrap() + [step(call("todo_rewind", issue="wrong plan"))] + transition(
+        "Revised") + tactical(5, "r") + finish()[:2] + [
+        step(call("write_file", path="out.md", content="# Out\n")), done()]
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    kickoff = next(m["content"] for r in model_server.requests(handle.id)
+                   for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
+    assert "Rewind" in kickoff and "The deliverables are not complete yet: out.md does not " \
+        "exist. The next todos are the work that makes them so" in kickoff
 
 
 async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(

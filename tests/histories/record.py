@@ -25,11 +25,12 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
-    python -m tests.histories.record quiet-end | cycles
+    python -m tests.histories.record quiet-end | cycles | at-rewind
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
-turns until the repetition breaker stops it (`repetition-cycles`).
+turns until the repetition breaker stops it (`repetition-cycles`); a rewind phase told which
+deliverables are missing (`completion-at-rewind`).
 
     python -m tests.histories.record strategies
 
@@ -171,6 +172,12 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         step(call("write_file", path="output/summary.md", content="# Summary\n")),
         step(call("todo_complete", notes="the plan"))] * 20, {
         "extends": "creator", "breakers": {"no_progress_steps": 0}}),  # repetition-cycles
+    "at-rewind": ("rewind-deliverables", bootstrap() + [
+        step(call("todo_rewind", issue="wrong plan"))] + transition("Revised") + tactical(
+        5, "r") + finish()[:2] + [step(call("write_file", path="out.md", content="# Out\n")),
+                                  step(call("job_complete", summary="done", deliverables=[],
+                                            confidence=0.9, notes=""))], {
+        "extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}}),
 }
 
 

@@ -23,6 +23,8 @@ from workflows.strategies.base import CheckLines, Decision, ToolDecision, Versio
 
 COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
 GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a transition
+GATE_AT_REWIND = "completion-at-rewind"  # Versioned: ... and at a rewind phase's start
+AT_PHASE_START = {"transition": GATE_AT_TRANSITION, "rewind": GATE_AT_REWIND}  # variant ->
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
 QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
@@ -36,14 +38,18 @@ def expected(cfg: ResolvedConfig) -> CheckLines | None:
 
 
 def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:
-    """What a transition phase's first message says of the deliverables (the 1.5B model,
-    its files all written, planned the ritual's own todos again instead of job_complete)."""
+    """What a transition or rewind phase's first message says of the deliverables (the 1.5B
+    model, its files all written, planned the ritual's own todos again instead of
+    job_complete; in a rewind phase it wrote the rewind's own todo as the plan, again and
+    again, with two of three files missing)."""
     files = ", ".join(sorted(cfg.config.completion.expect_lines))
     if not problems:
         return (f"\n\nEvery deliverable this job expects is in place ({files}: checked "
                 "against completion.expect_lines). If nothing else is left to do, call "
                 "job_complete now.")
-    return ("\n\nThe deliverables are not complete yet: " + "; ".join(problems[:20]) + ".")
+    return ("\n\nThe deliverables are not complete yet: " + "; ".join(problems[:20]) + ". The "
+            "next todos are the work that makes them so, one per file (\"Write <file> with "
+            "...\").")
 
 
 def when_met(cfg: ResolvedConfig, phase: int, finish: Callable[[str], Decision],

@@ -345,10 +345,11 @@ class PhaseAlternation(Strategy):
         """Start `phase`: read workspace.md for its system prompt, then its first call."""
         self.phase = phase
         self.totals.phases += count
-        check = completion_gate.expected(self.cfg) if phase.variant == "transition" else None
-        if check is None:
+        patch = completion_gate.AT_PHASE_START.get(phase.variant)
+        check = completion_gate.expected(self.cfg) if patch else None
+        if patch is None or check is None:
             return Workspace([ReadMemory()], lambda r: self._first_call(phase, r[0]))
-        return Workspace([Versioned(completion_gate.GATE_AT_TRANSITION)], lambda v: Workspace(
+        return Workspace([Versioned(patch)], lambda v: Workspace(
             [ReadMemory(), check] if v[0] else [ReadMemory()], lambda r: self._first_call(
                 phase, r[0], completion_gate.status_note(self.cfg, r[1]) if v[0] else "")))
 
