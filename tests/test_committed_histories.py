@@ -211,6 +211,10 @@ def test_a_rewind_phase_is_told_what_is_missing():
         "rewind-deliverables.at-rewind.json")
 
 
+def test_a_todo_is_held_to_its_files_lines():
+    assert "todo-expected-lines" in patches("todo-expected-lines.todo-lines.json")
+
+
 def test_the_restoring_rewind_history_restores_once():
     assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
     text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()

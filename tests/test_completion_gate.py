@@ -133,6 +133,40 @@ async def test_a_rewind_phase_says_what_is_missing(client, task_queue, start_job
         "exist. The next todos are the work that makes them so" in kickoff
 
 
+async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
+        client, task_queue, start_job, model_server):
+    """Eval round5: the 1.5B model's todo read "Write notes/apples.md with two lines: Apples
+    grow on ...", the heading lost, and it wrote just that. The todo block now shows the
+    lines the file must hold, and the todo is not done until it holds them: neither by the
+    write (todo-auto-complete) nor by todo_complete (patch todo-expected-lines)."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"notes/apples.md": ["# Apples"]}}}
+    plan = [{"id": 1, "content": "Write notes/apples.md with a sentence about apples"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="Notes", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="notes/apples.md", content="Apples grow on trees.\n")),
+        step(call("todo_complete", notes="apples")),  # refused: the heading is missing
+        step(call("write_file", path="notes/apples.md",
+                  content="# Apples\nApples grow on trees.\n")),  # done by the write
+    ] + finish()[:2] + [done()]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed", result
+    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "user"]
+    assert "Todo 1 stays open: notes/apples.md lacks the line '# Apples'. Write the file again " \
+        "with exactly those lines." in users
+    assert ("Error [todo_not_done]: Todo 1 is not done: notes/apples.md lacks the line '# "
+            "Apples'. Write the file again with exactly those lines, then call todo_complete."
+            in msgs)
+    assert any(u.startswith("Phase 3 (strategic) begins") for u in users)  # todo 1 done
+    blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
+    assert any("NEXT STEP (task 1): Write notes/apples.md with a sentence about apples\nIts "
+               "file must hold these lines exactly, each on a line of its own "
+               "(completion.expect_lines): notes/apples.md: '# Apples'" in b for b in blocks)
+
+
 async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
         client, task_queue, start_job, model_server):
     """A 1.5B model sent the same turn four times (every tool, job_complete among them):

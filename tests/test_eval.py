@@ -17,14 +17,16 @@ BANANAS = "# Bananas\n\nBananas are yellow.\n"
 SUMMARY = "# Summary\n\n- notes/apples.md: Apples\n- notes/bananas.md: Bananas\n"
 
 
-def phase_alternation(summary: str, tries: int = 1) -> list[dict]:
+def phase_alternation(summary: str, tries: int = 1,
+                      third: str = "Write output/summary.md") -> list[dict]:
     """The notes job in 7 model calls, when its files are right: the config's
     complete_when_met ends it after the tactical phase. Else 2 more for the transition phase
     and `tries` job_complete calls (the completion gate refuses one whose summary lacks its
-    lines, at most 3 times)."""
+    lines, at most 3 times). A `third` todo that names output/summary.md is held to its
+    expected lines too (todo-expected-lines): the failing run's names no file."""
     todos = [{"id": 1, "content": "Write notes/apples.md"},
              {"id": 2, "content": "Write notes/bananas.md"},
-             {"id": 3, "content": "Write output/summary.md"}]
+             {"id": 3, "content": third}]
     return [
         step(call("write_file", path="workspace.md", content="# Workspace\n\nthree notes\n"),
              call("todo_complete", notes="overview")),
@@ -63,7 +65,8 @@ async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_que
     monkeypatch.setenv("SWITCHBACK_LOCAL_BASE_URL", model_server.base_url)  # `local` endpoint
     prefix = f"eval-{task_queue}"
     scripts = {f"{prefix}-phase-alternation-1": phase_alternation(SUMMARY),
-               f"{prefix}-phase-alternation-2": phase_alternation("# Summary\n\n- apples\n", 4),
+               f"{prefix}-phase-alternation-2": phase_alternation("# Summary\n\n- apples\n", 4,
+                                                                       "Write the summary"),
                f"{prefix}-react-1": react(), f"{prefix}-react-2": react()}
     for job_id, script in scripts.items():
         model_server.set_script(job_id, script)

@@ -16,8 +16,9 @@ def current_index(todos: list[Todo]) -> int | None:
     return next((i for i, t in enumerate(todos) if t.status == "pending"), None)
 
 
-def todo_block(title: str, kind: str, number: int, todos: list[Todo]) -> str:
-    """Layer 2: the active todo list, shown on every model call."""
+def todo_block(title: str, kind: str, number: int, todos: list[Todo], note: str = "") -> str:
+    """Layer 2: the active todo list, shown on every model call; `note`: more on the current
+    todo (the lines its file must hold)."""
     cur = current_index(todos)
     lines = [RULE, "ACTIVE TODO LIST".center(67), RULE, "",
              f"Phase {number} ({kind}): {title}", ""]
@@ -30,6 +31,8 @@ def todo_block(title: str, kind: str, number: int, todos: list[Todo]) -> str:
         lines.append("INSTRUCTION: All tasks are complete.")
     else:  # the current task in full: a small model acts on the last lines it reads
         lines.append(f"NEXT STEP (task {todos[cur].id}): {todos[cur].content}")
+        if note:
+            lines.append(note)
         lines.append("When it is done, call todo_complete().")
     lines.append(RULE)
     return "\n".join(lines)

@@ -25,12 +25,13 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
-    python -m tests.histories.record quiet-end | cycles | at-rewind
+    python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
 turns until the repetition breaker stops it (`repetition-cycles`); a rewind phase told which
-deliverables are missing (`completion-at-rewind`).
+deliverables are missing (`completion-at-rewind`); a todo that names a deliverable held to
+its expected lines (`todo-expected-lines`).
 
     python -m tests.histories.record strategies
 
@@ -178,6 +179,15 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
                                   step(call("job_complete", summary="done", deliverables=[],
                                             confidence=0.9, notes=""))], {
         "extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}}),
+    "todo-lines": ("todo-expected-lines", bootstrap()[:-2] + [
+        step(call("todo_write", phase="Notes", description="d",
+                  todos=[{"id": 1, "content": "Write notes/apples.md about apples"}])),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="notes/apples.md", content="Apples.\n")),  # not done
+        step(call("todo_complete", notes="apples")),  # refused: '# Apples' is missing
+        step(call("write_file", path="notes/apples.md", content="# Apples\nApples.\n")),
+    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+        "expect_lines": {"notes/apples.md": ["# Apples"]}}}),
 }
 
 

@@ -25,6 +25,7 @@ COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against e
 GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a transition
 GATE_AT_REWIND = "completion-at-rewind"  # Versioned: ... and at a rewind phase's start
 AT_PHASE_START = {"transition": GATE_AT_TRANSITION, "rewind": GATE_AT_REWIND}  # variant ->
+TODO_LINES = "todo-expected-lines"  # Versioned: a todo's deliverable checked for its lines
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
 QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
@@ -35,6 +36,23 @@ def expected(cfg: ResolvedConfig) -> CheckLines | None:
     lines = cfg.config.completion.expect_lines
     return CheckLines(tuple((path, tuple(want)) for path, want in sorted(lines.items()))
                       ) if lines else None
+
+
+def lines_check(cfg: ResolvedConfig, paths: list[str]) -> CheckLines | None:
+    """The check of the expected lines of those of `paths` the config lists, or None."""
+    lines = cfg.config.completion.expect_lines
+    wanted = tuple((p, tuple(lines[p])) for p in sorted(set(paths)) if lines.get(p))
+    return CheckLines(wanted) if wanted else None
+
+
+def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
+    """For the todo block: the lines the files a todo names must hold ("" for none). The 1.5B
+    model's own todo read "Write notes/apples.md with two lines: Apples grow on ...", the
+    heading lost, and it wrote just that."""
+    lines = cfg.config.completion.expect_lines
+    parts = [f"{p}: " + ", ".join(repr(x) for x in lines[p]) for p in paths if lines.get(p)]
+    return ("Its file must hold these lines exactly, each on a line of its own "
+            f"(completion.expect_lines): {'; '.join(parts)}") if parts else ""
 
 
 def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:

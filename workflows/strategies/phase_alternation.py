@@ -245,7 +245,10 @@ class PhaseAlternation(Strategy):
         hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed)
         if todo is not None and files:  # the turn did what the todo asks for: it is done
             return Workspace([Versioned(ritual.TODO_AUTO_COMPLETE)], lambda r: self._went_on(
-                [], self._done(todo, f"written: {', '.join(files)}"))
+                [], self._with_lines(files, lambda: self._done(
+                    todo, f"written: {', '.join(files)}"), lambda lack: ToolOutcome(
+                    ok=False, summary=f"Todo {todo.id} stays open: {lack}. Write the file "
+                    "again with exactly those lines.")))
                 if r[0] else self._next_call(hint))
         return self._went_on(hint)
 
@@ -383,8 +386,11 @@ class PhaseAlternation(Strategy):
 
     def _next_call(self, user_messages: list[str]) -> CallModel:
         ph = self._ph()
+        cur = current_index(ph.todos)
+        note = "" if cur is None or ph.kind != "tactical" else completion_gate.todo_note(
+            self.cfg, ritual.named_files(ph.todos[cur]))
         return CallModel(conversation=f"phase_{ph.number:04d}", system_prompt=self._system,
-                         todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos),
+                         todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos, note),
                          tools=self.tools(), user_messages=user_messages,
                          label=f"phase {ph.number} {ph.kind} step {ph.steps + 1}")
 
@@ -408,16 +414,32 @@ class PhaseAlternation(Strategy):
         if named:  # the files a model's todo names must exist
             return Workspace([Versioned(ritual.TODO_NAMED_FILES)], lambda v: Workspace(
                 [CheckFiles(ph.number, tuple(named))],
-                lambda r: self._unless(ritual.missing_named(todo, r[0]), todo, notes))
+                lambda r: self._unless(ritual.missing_named(todo, r[0]), todo, notes, named))
                 if v[0] else self._done(todo, notes))
         return self._done(todo, notes)
 
-    def _unless(self, missing: str | None, todo: Todo, notes: str) -> ToolDecision:
-        """`todo` done, unless `missing` says why it is not (ritual.missing_evidence)."""
+    def _unless(self, missing: str | None, todo: Todo, notes: str,
+                named: list[str] | None = None) -> ToolDecision:
+        """`todo` done, unless `missing` says why it is not (ritual.missing_evidence) or the
+        files it names lack their expected lines."""
         if missing is not None:
             return ToolOutcome(ok=False, code="todo_not_done", summary=(
                 f"Error [todo_not_done]: {missing}"))
-        return self._done(todo, notes)
+        return self._with_lines(named or [], lambda: self._done(todo, notes), lambda lack: (
+            ToolOutcome(ok=False, code="todo_not_done", summary=(
+                f"Error [todo_not_done]: Todo {todo.id} is not done: {lack}. Write the file "
+                "again with exactly those lines, then call todo_complete."))))
+
+    def _with_lines(self, paths: list[str], ok: Callable[[], ToolDecision],
+                    lacking: Callable[[str], ToolDecision]) -> ToolDecision:
+        """`ok()` when the files among `paths` that the config's expect_lines lists hold
+        their lines (or none is listed), `lacking(what they lack)` else."""
+        check = completion_gate.lines_check(self.cfg, paths)
+        if check is None:
+            return ok()
+        return Workspace([Versioned(completion_gate.TODO_LINES)], lambda v: Workspace(
+            [check], lambda r: lacking("; ".join(r[0][:10])) if r[0] else ok()) if v[0]
+            else ok())
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""
