@@ -10,6 +10,7 @@ import asyncio
 import pytest
 from pydantic import ValidationError
 
+from activities.config_files import load_config
 from tests import strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
@@ -165,6 +166,34 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     assert any("NEXT STEP (task 1): Write notes/apples.md with a sentence about apples\nIts "
                "file must hold these lines exactly, each on a line of its own "
                "(completion.expect_lines): notes/apples.md: '# Apples'" in b for b in blocks)
+
+
+async def test_a_refused_plan_is_shown_one_that_plans_the_deliverables(
+        client, task_queue, start_job, model_server):
+    """Eval round6: refused for copying the bootstrap's todos, the 1.5B model copied them
+    again. It copies what it is shown, so the refusal shows a plan of the deliverables."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"b.md": ["# B"], "a.md": ["# A", "x"]}}}
+    boot = [t if isinstance(t, str) else t.content
+            for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
+    plan = [{"id": 1, "content": "Write a.md with these lines: # A / x"},
+            {"id": 2, "content": "Write b.md with these lines: # B"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": i, "content": c} for i, c in enumerate(boot, 1)])),
+        step(call("todo_write", phase="Deliverables", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="a.md", content="# A\nx\n")),
+        step(call("write_file", path="b.md", content="# B\n")),
+    ] + finish()[:2] + [done()]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    refusal = next(m for m in msgs if m.startswith("Error [plan_repeats]"))
+    assert refusal.endswith(
+        "The files this job must deliver are listed in completion.expect_lines; a plan of one "
+        "todo per file not yet done, for example: todo_write(phase=\"Deliverables\", todos=["
+        '{"id": 1, "content": "Write a.md with these lines: # A / x"}, {"id": 2, "content": '
+        '"Write b.md with these lines: # B"}])'), refusal
 
 
 async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(

@@ -16,6 +16,7 @@ model wrote the three files right, then planned again and never called job_compl
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from workflows.contract import ResolvedConfig, ToolOutcome
@@ -53,6 +54,20 @@ def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
     parts = [f"{p}: " + ", ".join(repr(x) for x in lines[p]) for p in paths if lines.get(p)]
     return ("Its file must hold these lines exactly, each on a line of its own "
             f"(completion.expect_lines): {'; '.join(parts)}") if parts else ""
+
+
+def plan_example(cfg: ResolvedConfig) -> str:
+    """A todo_write call that plans the config's deliverables, one todo per file, for a
+    refused plan's message ("" without expect_lines). The 1.5B model, refused for copying
+    the bootstrap's todos, copied them again: it copies what it is shown."""
+    lines = cfg.config.completion.expect_lines
+    todos = [{"id": n, "content": f"Write {p} with these lines: " + " / ".join(lines[p])}
+             for n, p in enumerate(sorted(lines)[:10], 1) if lines[p]]
+    if not todos:
+        return ""
+    return ("The files this job must deliver are listed in completion.expect_lines; a plan "
+            "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\","
+            f" todos={json.dumps(todos, ensure_ascii=False)})")
 
 
 def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:

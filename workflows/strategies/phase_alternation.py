@@ -181,7 +181,8 @@ class PhaseAlternation(Strategy):
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
             limits.todo_completes_per_turn)
         checked = None if ph.kind != "strategic" else ritual.refuse_repeated_plans(
-            planned, ritual.avoid_sets(self.cfg, self.loops.done_plans))
+            planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
+            completion_gate.plan_example(self.cfg))
         if checked is None:
             return self._execute(planned)
         return Workspace([Versioned(ritual.TODO_WRITE_CHECKED)],
