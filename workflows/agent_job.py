@@ -302,9 +302,9 @@ class AgentJob:
         if step.conversation != self.conversation.key:
             self._on_new_phase()
         notes, self.notes = self.notes, []
-        turn = await model_steps.call_model(self.conversation, step, notes, self.cfg, self.ws,
-                                            self._phase_number(),
-                                            visibility.model_label(step.label, self._view()))
+        turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
+            self.conversation, step, notes, self.cfg, self.ws, self._phase_number(),
+            visibility.model_label(step.label, self._view())))
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
                                        turn.summary_usage.completion_tokens)

@@ -12,12 +12,15 @@ raise `StorageUnavailable` and are retried by Temporal (a key S3 refuses is a
 
 Writes are fenced. One `WorkspaceFiles` serves one activity attempt and remembers the
 ETag of each file as the attempt first saw it (read, listed - a file a whole listing of
-its folder did not show counts as missing - or a HEAD just before its first write; missing
-counts too). A write or delete only succeeds while the file is still
-that version (S3 If-Match / If-None-Match), so an attempt that stalled past its
-timeout ("zombie") cannot overwrite what the accepted attempt - or a later step -
-wrote: its late write fails with `WorkspaceChanged`. A write that finds the very bytes
-it meant to write already there (the same step's other attempt wrote them) succeeds.
+its folder did not show counts as missing; missing counts too). A write or delete only
+succeeds while the file is still that version (S3 If-Match / If-None-Match), so an attempt
+that stalled past its timeout ("zombie") cannot overwrite what the accepted attempt - or a
+later step - wrote: its late write fails with `WorkspaceChanged`. The first write of a file
+the attempt has not seen is a create (`If-None-Match: *`): one request when the file is
+missing; when it exists, a HEAD then names the version to replace, unless the attempt has
+expired meanwhile (activities/attempts.py), which a zombie whose create went out late has.
+A write that finds the very bytes it meant to write already there (the same step's other
+attempt wrote them) succeeds.
 `write_once` is for files one step creates and nobody edits (cut tool results,
 summaries): the first attempt's version stays and is returned.
 """
@@ -27,12 +30,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from activities import attempts
 from activities.bounded_gather import bounded_gather
 from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
 
 _UNSEEN = object()
+_CREATED = object()  # _create_or_head created the file
 
 
 class ToolError(Exception):
@@ -111,12 +116,13 @@ class WorkspaceFiles:
         if seen is _UNSEEN and any(key.startswith(p) for p in self.listed) and not (
                 layout.is_internal(key[len(self.root):])):  # (listings jump over those)
             seen = None  # not in a whole listing of its folder: missing when this attempt looked
-        if seen is _UNSEEN:
-            seen = await self._head(key)
         try:
-            self.seen[key] = await self.s3.put(
-                self.ws.bucket, key, data, content_type,
-                if_none_match=seen is None, if_match=seen if isinstance(seen, str) else None)
+            if seen is _UNSEEN:  # a create first; the version it replaces only if it exists
+                seen = await self._create_or_head(key, data, content_type)
+            if seen is not _CREATED:
+                self.seen[key] = await self.s3.put(
+                    self.ws.bucket, key, data, content_type,
+                    if_none_match=seen is None, if_match=seen if isinstance(seen, str) else None)
         except PreconditionFailed as e:
             found = await self.s3.get_object(self.ws.bucket, key)
             if found is None or found[0] != data:
@@ -164,6 +170,22 @@ class WorkspaceFiles:
                                    "deleted") from e
         self.seen[key] = None
         return key[len(self.root):]
+
+    async def _create_or_head(self, key: str, data: bytes, content_type: str) -> object:
+        """The first write of a file this attempt has not seen: `If-None-Match: *`, which
+        creates it if it is missing (then `_CREATED`: one request, no HEAD). If it exists,
+        its ETag by HEAD - the version this attempt sees now, to replace - unless the
+        attempt has expired (activities/attempts.py): then the file may be what a later
+        step wrote after the workflow stopped waiting for this attempt, and the create's
+        refusal stands (PreconditionFailed: the same bytes pass, others are refused)."""
+        try:
+            self.seen[key] = await self.s3.put(self.ws.bucket, key, data, content_type,
+                                               if_none_match=True)
+            return _CREATED
+        except PreconditionFailed:
+            if attempts.expired():
+                raise
+        return await self._head(key)
 
     async def _head(self, key: str) -> str | None:
         try:

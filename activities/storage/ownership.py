@@ -19,6 +19,7 @@ workspace from before markers existed and is let be.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -42,12 +43,12 @@ async def owner(s3: S3Store, ws: WorkspaceRef) -> dict[str, Any] | None:
 
 async def claim(s3: S3Store, ws: WorkspaceRef, run_id: str) -> None:
     """Make `ws` this run's workspace, or refuse (non-retryable) if it is another's."""
-    found = await owner(s3, ws)
+    found, listed = await asyncio.gather(  # both at once: a job's start waits for them
+        owner(s3, ws), s3.list(ws.bucket, layout.prefix(ws.job_id), limit=1000))
     if found is not None and found.get("run_id") == run_id:
         return  # this run claimed it: a retried attempt
     where = f"s3://{ws.bucket}/{layout.prefix(ws.job_id)}"
-    existing = [o.key[len(layout.prefix(ws.job_id)):]
-                for o in await s3.list(ws.bucket, layout.prefix(ws.job_id), limit=1000)]
+    existing = [o.key[len(layout.prefix(ws.job_id)):] for o in listed]
     if found is not None or existing:
         visible = [p for p in existing if not layout.is_internal(p)]
         shown = ", ".join(visible[:5]) + (", ..." if len(visible) > 5 else "")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import json
 import posixpath
 from pathlib import Path
@@ -28,6 +29,7 @@ import yaml
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.bounded_gather import bounded_gather
 from activities.document_sources import DocumentRefused, local_document
 from activities.storage import ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
@@ -57,6 +59,7 @@ from workflows.contract.plans import repeated_plan
 MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
                "what future phases need to know.)\n")
 UNLIMITED = 1 << 40
+CREATES = 16  # files create_workspace creates at a time
 
 
 class WorkspaceActivities:
@@ -74,21 +77,29 @@ class WorkspaceActivities:
         docs = [self._document(spec, req) for spec in req.documents]  # all checked first
         await ownership.claim(self.s3, ws, ws.run or activity.info().workflow_run_id or "")
         files = WorkspaceFiles(self.s3, ws, system=True)
-        written = [await files.create(layout.INSTRUCTIONS, req.instructions.encode(),
-                                      UNLIMITED, "text/markdown; charset=utf-8")]
-        for name, source in docs:
+
+        async def document(name: str, source: bytes | Path) -> list[str]:
             data = source if isinstance(source, bytes) else await asyncio.to_thread(
                 source.read_bytes)
             try:
-                written.append(await files.create(layout.document_path(name), data,
-                                                  req.max_file_bytes, _mime(name)))
+                return [await files.create(layout.document_path(name), data,
+                                           req.max_file_bytes, _mime(name))]
             except ToolError as e:
                 raise ApplicationError(f"document '{name}': {e}", type="BadDocument",
                                        non_retryable=True) from e
-        written += await self._parent_documents(ws, files)
-        written.append(await files.create(layout.MEMORY, MEMORY_STUB.encode(), UNLIMITED,
-                                          "text/markdown; charset=utf-8"))
-        return CreateWorkspaceResult(files=written)
+
+        async def markdown(path: str, text: str) -> list[str]:
+            return [await files.create(path, text.encode(), UNLIMITED,
+                                       "text/markdown; charset=utf-8")]
+        # each file is created only if missing, so in any order: CREATES at a time (the
+        # job's first model call waits for them)
+        made = await bounded_gather([
+            functools.partial(markdown, layout.INSTRUCTIONS, req.instructions),
+            *(functools.partial(document, name, source)  # (a name given twice: the first)
+              for name, source in dict(reversed(docs)).items()),
+            functools.partial(self._parent_documents, ws, files),
+            functools.partial(markdown, layout.MEMORY, MEMORY_STUB)], lambda f: f(), CREATES)
+        return CreateWorkspaceResult(files=[path for paths in made for path in paths])
 
     async def _parent_documents(self, ws, files: WorkspaceFiles) -> list[str]:
         """A nested job's child gets its parent's documents/ (server-side copies). The
