@@ -88,10 +88,10 @@ async def test_a_bug_in_workflow_code_fails_the_job_instead_of_retrying_forever(
         client, task_queue, start_job, model_server, s3, monkeypatch):
     observe = Breakers.observe
 
-    def buggy(self, facts):
+    def buggy(self, facts, *args, **kwargs):
         if facts.phase == 2 and facts.phase_steps == 2:
             return {}["no such key"]  # a KeyError, as a bug would raise it
-        return observe(self, facts)
+        return observe(self, facts, *args, **kwargs)
 
     monkeypatch.setattr(Breakers, "observe", buggy)
     script = bootstrap() + tactical(5) + finish()
