@@ -77,13 +77,11 @@ class Breakers:
         self.budget = budget
         self.max_phase_steps = max_phase_steps
         self.state = state or BreakerState()
-        self._cycles: Callable[[], bool] = lambda: False
 
     def observe(self, f: StepFacts, cycles: Callable[[], bool] = lambda: False) -> list[Trip]:
         """The step's trips; `cycles()`: whether two calls taking turns count as repetition
         (asked only when they would: the orchestrator's `workflow.patched`)."""
-        self._cycles = cycles
-        trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
+        trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f, cycles),
                              self._progress(f), self._wrap_up(f)) if t is not None]
         for t in trips:
             t.phase, t.step = f.phase, f.job_steps
@@ -144,7 +142,7 @@ class Breakers:
                 f"the wrap-up phase used its {self.budget.wrap_up_steps} steps"))
         return None
 
-    def _repetition(self, f: StepFacts) -> Trip | None:
+    def _repetition(self, f: StepFacts, cycles: Callable[[], bool]) -> Trip | None:
         if f.tool_names and all(n in self.cfg.exempt_tools for n in f.tool_names):
             return None  # declared polling: legitimate repetition
         n = self.cfg.repetition_window
@@ -160,7 +158,7 @@ class Breakers:
             SequenceMatcher(None, s.texts[0], t).ratio() > self.cfg.similarity_threshold
             for t in s.texts[1:])
         taking_turns = not (same_calls or same_text) and len(s.cycle) == 2 * n and (
-            "" not in s.cycle and len(set(s.cycle)) == 2 and self._cycles())
+            "" not in s.cycle and len(set(s.cycle)) == 2 and cycles())
         if not (same_calls or same_text or taking_turns):
             return None
         s.repetition_trips += 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import TypeVar
 
 from workflows.contract import ResolvedConfig, ToolOutcome
 from workflows.strategies.base import CheckLines, Decision, ToolDecision, Versioned, Workspace
@@ -30,20 +31,27 @@ TODO_LINES = "todo-expected-lines"  # Versioned: a todo's deliverable checked fo
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
 QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
+T = TypeVar("T")
 
 
-def expected(cfg: ResolvedConfig) -> CheckLines | None:
-    """The check of the config's expect_lines, or None without any."""
+def expected(cfg: ResolvedConfig, paths: list[str] | None = None) -> CheckLines | None:
+    """The check of the config's expect_lines (only those of `paths` that list lines, when
+    given), or None when there is nothing to check."""
     lines = cfg.config.completion.expect_lines
-    return CheckLines(tuple((path, tuple(want)) for path, want in sorted(lines.items()))
-                      ) if lines else None
+    wanted = sorted(lines.items()) if paths is None else [
+        (p, lines[p]) for p in sorted(set(paths)) if lines.get(p)]
+    return CheckLines(tuple((p, tuple(w)) for p, w in wanted)) if wanted else None
 
 
-def lines_check(cfg: ResolvedConfig, paths: list[str]) -> CheckLines | None:
-    """The check of the expected lines of those of `paths` the config lists, or None."""
-    lines = cfg.config.completion.expect_lines
-    wanted = tuple((p, tuple(lines[p])) for p in sorted(set(paths)) if lines.get(p))
-    return CheckLines(wanted) if wanted else None
+def checked(patch: str, check: CheckLines | None,
+            then: Callable[[list[str]], T | Workspace[T]],
+            before: Callable[[], T | Workspace[T]]) -> T | Workspace[T]:
+    """`then(what the files lack)` for a job on `patch`'s path, `before()` for a job
+    recorded before it or with nothing to check: the one shape of every check here."""
+    if check is None:
+        return before()
+    return Workspace([Versioned(patch)], lambda v: Workspace(
+        [check], lambda r: then(list(r[0]))) if v[0] else before())
 
 
 def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
@@ -90,14 +98,12 @@ def when_met(cfg: ResolvedConfig, phase: int, finish: Callable[[str], Decision],
     """At the end of tactical phase `phase`: `finish(summary)` when the config says
     `complete_when_met` and every file holds its lines, `otherwise()` else."""
     check = expected(cfg) if cfg.config.completion.complete_when_met else None
-    if check is None:
-        return otherwise()
     files = ", ".join(sorted(cfg.config.completion.expect_lines))
     summary = (f"{BY_WORKFLOW}: tactical phase {phase} did all its todos and every "
                f"deliverable holds the lines completion.expect_lines asks for ({files}); "
                "the model had not called job_complete (completion.complete_when_met).")
-    return Workspace([Versioned(COMPLETE_WHEN_MET)], lambda v: Workspace(
-        [check], lambda r: otherwise() if r[0] else finish(summary)) if v[0] else otherwise())
+    return checked(COMPLETE_WHEN_MET, check,
+                   lambda lack: otherwise() if lack else finish(summary), otherwise)
 
 
 def without_job_complete(cfg: ResolvedConfig,
@@ -107,18 +113,9 @@ def without_job_complete(cfg: ResolvedConfig,
     or there are none to check; else `end("stuck", what is still missing)`. (The 1.5B model
     under react wrote its calls as text four times and the job ended `completed` with
     nothing written.)"""
-    check = expected(cfg)
-    if check is None:
-        return end(None, "")
-
-    def checked(problems: list[str]) -> Decision:
-        if not problems:
-            return end(None, "")
-        return end("stuck", "the model stopped calling tools; still missing: "
-                   + "; ".join(problems[:20]))
-
-    return Workspace([Versioned(QUIET_END_GATED)], lambda v: Workspace(
-        [check], lambda r: checked(list(r[0]))) if v[0] else end(None, ""))
+    return checked(QUIET_END_GATED, expected(cfg), lambda lack: end(
+        "stuck", "the model stopped calling tools; still missing: " + "; ".join(lack[:20]))
+        if lack else end(None, ""), lambda: end(None, ""))
 
 
 def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision],
@@ -126,20 +123,15 @@ def ask(cfg: ResolvedConfig, refused: int, accept: Callable[[str], ToolDecision]
     """`accept(note)` when the files hold their lines (note "") or no more refusals are left
     (note: what is still missing; the strategy then ends the job `stuck`);
     `refuse(problems)` otherwise."""
-    c, check = cfg.config.completion, expected(cfg)
-    if check is None:
-        return accept("")
-
-    def checked(problems: list[str]) -> ToolDecision:
+    def decide(problems: list[str]) -> ToolDecision:
         if not problems:
             return accept("")
-        if refused >= c.max_refusals:
+        if refused >= cfg.config.completion.max_refusals:
             return accept(f"stopped after {refused} refused job_complete calls "
                           f"(completion.max_refusals); still missing: {'; '.join(problems)}")
         return refuse(problems)
 
-    return Workspace([Versioned(COMPLETION_GATE)], lambda v: Workspace(
-        [check], lambda r: checked(list(r[0]))) if v[0] else accept(""))
+    return checked(COMPLETION_GATE, expected(cfg), decide, lambda: accept(""))
 
 
 def refusal(problems: list[str], refused: int, cfg: ResolvedConfig, how: str) -> ToolOutcome:

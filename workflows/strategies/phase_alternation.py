@@ -435,12 +435,9 @@ class PhaseAlternation(Strategy):
                     lacking: Callable[[str], ToolDecision]) -> ToolDecision:
         """`ok()` when the files among `paths` that the config's expect_lines lists hold
         their lines (or none is listed), `lacking(what they lack)` else."""
-        check = completion_gate.lines_check(self.cfg, paths)
-        if check is None:
-            return ok()
-        return Workspace([Versioned(completion_gate.TODO_LINES)], lambda v: Workspace(
-            [check], lambda r: lacking("; ".join(r[0][:10])) if r[0] else ok()) if v[0]
-            else ok())
+        return completion_gate.checked(
+            completion_gate.TODO_LINES, completion_gate.expected(self.cfg, paths),
+            lambda lack: lacking("; ".join(lack[:10])) if lack else ok(), ok)
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""
