@@ -19,7 +19,8 @@ Contract:
   off by default. Make a key with
   `python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"`.
 - `with_codec(converter, codec)` puts the codec on a data converter and switches its
-  failure converter to `DefaultFailureConverterWithEncodedAttributes`, so failure
+  failure converter to `BoundedFailureConverterWithEncodedAttributes` (codec/failures.py:
+  the SDK's encoded-attributes converter, clipped to fit), so failure
   messages and stack traces are encrypted too (the UI shows them through the codec
   server); with `codec=None` the converter is returned unchanged.
 
@@ -49,11 +50,9 @@ from collections.abc import Mapping, Sequence
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
-from temporalio.converter import (
-    DataConverter,
-    DefaultFailureConverterWithEncodedAttributes,
-    PayloadCodec,
-)
+from temporalio.converter import DataConverter, PayloadCodec
+
+from codec.failures import BoundedFailureConverterWithEncodedAttributes
 
 ENV_KEYS = "SWITCHBACK_CODEC_KEYS"
 ENCODING = b"binary/encrypted"
@@ -169,4 +168,4 @@ def with_codec(converter: DataConverter, codec: PayloadCodec | None) -> DataConv
     if codec is None:
         return converter
     return dataclasses.replace(converter, payload_codec=codec,
-                               failure_converter_class=DefaultFailureConverterWithEncodedAttributes)
+                               failure_converter_class=BoundedFailureConverterWithEncodedAttributes)

@@ -19,7 +19,6 @@ from google.protobuf.message import Message
 from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
-from temporalio.converter import DefaultFailureConverterWithEncodedAttributes
 
 from activities.storage.payloads import data_converter, payload_settings
 from activities.storage.s3 import S3Store
@@ -34,6 +33,7 @@ from codec import (
     with_codec,
 )
 from codec.aes_gcm import ENCODING, KEY_ID
+from codec.failures import BoundedFailureConverterWithEncodedAttributes
 from devstack.processes import venv_bin
 from tests.scripts import call, full_job, step
 from worker import build_worker
@@ -162,7 +162,7 @@ def test_with_codec_encrypts_failures_too():
     conv = with_codec(base, codec)
     assert conv.payload_codec is codec
     assert conv.payload_converter_class is base.payload_converter_class
-    assert isinstance(conv.failure_converter, DefaultFailureConverterWithEncodedAttributes)
+    assert isinstance(conv.failure_converter, BoundedFailureConverterWithEncodedAttributes)
 
 
 async def test_externally_stored_payloads_are_ciphertext_in_s3(s3):

@@ -26,6 +26,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
 
 from activities.storage.s3 import S3Store
+from codec.failures import BoundedFailureConverter
 
 DEFAULT_BUCKET = "switchback-payloads"
 DEFAULT_THRESHOLD = 256 * 1024
@@ -57,10 +58,13 @@ def payload_settings() -> tuple[str, int]:
 
 
 def data_converter(s3: S3Store | None) -> DataConverter:
-    """pydantic's converter, plus S3 external storage when S3 is given and it is on."""
+    """pydantic's converter with failures Temporal keeps whole (codec/failures.py), plus S3
+    external storage when S3 is given and it is on."""
+    converter = dataclasses.replace(pydantic_data_converter,
+                                    failure_converter_class=BoundedFailureConverter)
     bucket, threshold = payload_settings()
     if s3 is None or threshold <= 0:
-        return pydantic_data_converter
+        return converter
     storage = ExternalStorage(drivers=[S3StorageDriver(Boto3DriverClient(s3), bucket)],
                               payload_size_threshold=threshold)
-    return dataclasses.replace(pydantic_data_converter, external_storage=storage)
+    return dataclasses.replace(converter, external_storage=storage)
