@@ -1,7 +1,7 @@
 """Fenced writes: an activity attempt that stalls past its timeout and writes late ("zombie")
 never changes the job's state.
 
-The zombies are faithful: boto3's PUT runs in S3Store's thread pool, so a PUT held in that
+The zombies are faithful: S3Wire's PUT runs in S3Store's thread pool, so a PUT held in that
 thread (here: until the accepted attempt - or a later step - has written the same key) stalls
 the attempt past its timeout; Temporal retries; then the held PUT goes out. Without the fence
 the late PUT overwrote the accepted one (the assistant message of a model call: `tool call ...
@@ -15,13 +15,13 @@ import json
 import threading
 import uuid
 
-import botocore.client
 import pytest
 import yaml
 
 from activities import attempts
 from activities.storage.conversations import ConversationStore
 from activities.storage.files import WorkspaceChanged, WorkspaceFiles
+from activities.storage.s3_wire import S3Error, S3Wire
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
 from tests.conftest import running_worker
@@ -32,37 +32,32 @@ B = "switchback"
 
 
 class HeldPut:
-    """Holds the first PutObject that `first(key, body)` picks, in its thread, until a PutObject
-    that `then(key, body)` picks has completed; then lets it go out."""
+    """Holds the first PUT that `first(key, body)` picks, in its thread, until a PUT that
+    `then(key, body)` picks has completed; then lets it go out."""
 
     def __init__(self, monkeypatch, first, then) -> None:
         self.first, self.then = first, then
         self.held = False
         self.released = threading.Event()
         self.late: list[str] = []  # what the held PUT got: "written" or the error
-        original = botocore.client.BaseClient._make_api_call
+        original = S3Wire.put
 
-        def make_api_call(client, operation, params):
-            if operation != "PutObject":
-                return original(client, operation, params)
-            key, body = params.get("Key", ""), params.get("Body", b"")
-            body = body if isinstance(body, bytes) else b""
-            if not self.held and self.first(key, body):
+        def put(wire, bucket, key, data, headers):
+            if not self.held and self.first(key, data):
                 self.held = True
                 assert self.released.wait(90), "the accepted attempt never wrote"
                 try:
-                    result = original(client, operation, params)
+                    result = original(wire, bucket, key, data, headers)
                     self.late.append("written")
                     return result
-                except Exception as e:  # a ClientError with S3's code, e.g. PreconditionFailed
-                    self.late.append(getattr(e, "response", {}).get("Error", {}).get("Code")
-                                     or type(e).__name__)
+                except S3Error as e:  # S3's answer, e.g. PreconditionFailed
+                    self.late.append(e.code)
                     raise
-            result = original(client, operation, params)
-            if self.held and self.then(key, body):
+            result = original(wire, bucket, key, data, headers)
+            if self.held and self.then(key, data):
                 self.released.set()
             return result
-        monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", make_api_call)
+        monkeypatch.setattr(S3Wire, "put", put)
 
 
 async def conversation(s3, job_id: str, key: str) -> list[dict]:

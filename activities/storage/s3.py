@@ -1,8 +1,10 @@
-"""S3 access for workspaces: one boto3 client, async methods, errors sorted once.
+"""S3 access for workspaces: async methods over a thread pool, errors sorted once.
 
 Any S3-compatible endpoint works (SeaweedFS, MinIO, R2, AWS): the endpoint comes
-from `AWS_ENDPOINT_URL_S3` (boto3 reads it), credentials from the standard AWS
-variables. botocore's own retries are kept minimal: Temporal owns retries.
+from `AWS_ENDPOINT_URL_S3`, credentials from botocore's chain (the standard AWS variables,
+profiles, roles). Object requests are signed and sent by `S3Wire` (s3_wire.py: a third of
+boto3's CPU per request); buckets are made with boto3. One retry at most per request:
+Temporal owns retries.
 
 Errors: a missing object is a normal answer (`None`); endpoint down, 5xx, throttling,
 timeouts raise `StorageUnavailable`, which activities let through so that Temporal's
@@ -24,8 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -34,8 +37,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from temporalio.exceptions import ApplicationError
 
-from activities.storage import fast_listing
 from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
+from activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire
 
 T = TypeVar("T")
 _MISSING = {"NoSuchKey", "404", "NotFound"}
@@ -69,16 +72,16 @@ class S3Store:
     def __init__(self, endpoint_url: str | None = None, max_threads: int = 64,
                  cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or None
-        self._client = boto3.session.Session().client(
-            "s3", endpoint_url=self.endpoint_url,
-            region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-            or "us-east-1",
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or \
+            "us-east-1"
+        self._wire = S3Wire(self.endpoint_url, region, max_threads)  # the object requests
+        self._client = boto3.session.Session().client(  # buckets (and tests' raw requests)
+            "s3", endpoint_url=self.endpoint_url, region_name=region,
             config=Config(s3={"addressing_style": "path"}, connect_timeout=3, read_timeout=30,
                           request_checksum_calculation="when_required",
                           response_checksum_validation="when_required",
                           retries={"mode": "standard", "max_attempts": 2},
                           max_pool_connections=max_threads))
-        fast_listing.install(self._client)
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="s3")
         self._buckets: set[str] = set()
         self.contents = ContentCache(cache_bytes)  # get_cached's, by (bucket, key, ETag)
@@ -86,6 +89,7 @@ class S3Store:
     def close(self) -> None:
         self._pool.shutdown(wait=False)
         self._client.close()
+        self._wire.close()
 
     async def _run(self, fn: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
@@ -98,15 +102,9 @@ class S3Store:
     async def get_object(self, bucket: str, key: str) -> tuple[bytes, str] | None:
         """(body, ETag) or None."""
         def op() -> tuple[bytes, str] | None:
-            try:
-                r = self._client.get_object(Bucket=bucket, Key=key)
-                return r["Body"].read(), r.get("ETag", "").strip('"')
-            except ClientError as e:
-                if _code(e) in _MISSING:
-                    return None
-                raise _unavailable(e) from e
-            except BotoCoreError as e:
-                raise _unavailable(e) from e
+            with _sorted():
+                a = self._wire.get(bucket, key)
+                return None if a is None else (a.body, a.etag)
         return await self._run(op)
 
     async def get_cached(self, bucket: str, key: str, etag: str) -> tuple[bytes, str] | None:
@@ -124,17 +122,9 @@ class S3Store:
     async def head(self, bucket: str, key: str) -> str | None:
         """The object's ETag, or None if there is none."""
         def op() -> str | None:
-            try:
-                return str(self._client.head_object(Bucket=bucket, Key=key)
-                           .get("ETag", "")).strip('"')
-            except ClientError as e:
-                if _code(e) in _MISSING:
-                    return None
-                if _code(e) == "400":  # a HEAD answer has no body to name the problem
-                    raise KeyRejected(f"S3 refused the key {key[:80]!r}: HTTP 400") from e
-                raise _unavailable(e) from e
-            except BotoCoreError as e:
-                raise _unavailable(e) from e
+            with _sorted(key=key):
+                a = self._wire.head(bucket, key)
+                return None if a is None else a.etag
         return await self._run(op)
 
     async def exists(self, bucket: str, key: str) -> bool:
@@ -144,38 +134,23 @@ class S3Store:
                   content_type: str = "application/octet-stream", *,
                   if_none_match: bool = False, if_match: str | None = None) -> str:
         """Store `data`; its new ETag. Conditional (see the module docstring)."""
-        cond: dict = {}
+        headers = {"content-type": content_type}
         if if_none_match:
-            cond["IfNoneMatch"] = "*"
+            headers["if-none-match"] = "*"
         if if_match is not None:
-            cond["IfMatch"] = f'"{if_match}"'
-        return await self._run(lambda: self._put_sync(bucket, key, data, content_type, cond))
+            headers["if-match"] = f'"{if_match}"'
+        return await self._run(lambda: self._put_sync(bucket, key, data, headers))
 
-    def _put_sync(self, bucket: str, key: str, data: bytes, content_type: str,
-                  cond: dict) -> str:
+    def _put_sync(self, bucket: str, key: str, data: bytes, headers: dict[str, str]) -> str:
         """The PUT itself, in the pool's thread (a stalled request stalls here)."""
-        try:
-            r = self._client.put_object(Bucket=bucket, Key=key, Body=data,
-                                        ContentType=content_type, **cond)
-            return str(r.get("ETag", "")).strip('"')
-        except ClientError as e:
-            if "IfMatch" in cond and _code(e) in _MISSING:  # AWS: If-Match, no such key
-                raise PreconditionFailed(f"S3 {key}: no such key to match") from e
-            raise _unavailable(e) from e
-        except BotoCoreError as e:
-            raise _unavailable(e) from e
+        with _sorted(missing_is_mismatch="if-match" in headers, key=key):
+            return self._wire.put(bucket, key, data, headers).etag
 
     async def delete(self, bucket: str, key: str, *, if_match: str | None = None) -> None:
         def op() -> None:
-            try:
-                self._client.delete_object(Bucket=bucket, Key=key, **(
-                    {"IfMatch": f'"{if_match}"'} if if_match is not None else {}))
-            except ClientError as e:
-                if if_match is not None and _code(e) in _MISSING:
-                    raise PreconditionFailed(f"S3 {key}: no such key to match") from e
-                raise _unavailable(e) from e
-            except BotoCoreError as e:
-                raise _unavailable(e) from e
+            with _sorted(missing_is_mismatch=if_match is not None, key=key):
+                self._wire.delete(bucket, key, {} if if_match is None
+                                  else {"if-match": f'"{if_match}"'})
         await self._run(op)
 
     async def list(self, bucket: str, prefix: str, limit: int = 10_000, *,
@@ -188,19 +163,15 @@ class S3Store:
         Each request asks for no more keys than are still wanted."""
         def op() -> list[ObjectInfo]:
             out: list[ObjectInfo] = []
-            args: dict = {}
+            start_after: str | None = None
+            token: str | None = None
             if limit <= 0:
                 return out
-            try:
+            with _sorted():
                 while True:
-                    r = self._client.list_objects_v2(
-                        Bucket=bucket, Prefix=prefix, MaxKeys=min(1000, limit - len(out)),
-                        **args)
+                    found, next_token = self._wire.list_page(
+                        bucket, prefix, min(1000, limit - len(out)), start_after, token)
                     jump = None
-                    found = r.get("FastContents")  # fast_listing.py read them
-                    if found is None:
-                        found = [(o["Key"], o["Size"], o.get("ETag", "").strip('"'))
-                                 for o in r.get("Contents", [])]
                     for key, size, etag in found:
                         jump = skip(key) if skip is not None else None
                         if jump is not None:
@@ -209,13 +180,11 @@ class S3Store:
                         if len(out) >= limit:
                             return out
                     if jump is not None:  # past every key under the folder
-                        args = {"StartAfter": jump + _LAST_CHAR}
-                    elif r.get("IsTruncated") and r.get("NextContinuationToken"):
-                        args = {"ContinuationToken": r["NextContinuationToken"]}
+                        start_after, token = jump + _LAST_CHAR, None
+                    elif next_token:
+                        token = next_token
                     else:
                         return out
-            except (ClientError, BotoCoreError) as e:
-                raise _unavailable(e) from e
         return await self._run(op)
 
     async def copy(self, bucket: str, source: str, target: str,
@@ -223,13 +192,9 @@ class S3Store:
         """Server-side copy within a bucket (no download); only of the version with
         `source_etag` if given (else PreconditionFailed)."""
         def op() -> None:
-            try:
-                self._client.copy_object(Bucket=bucket, Key=target,
-                                         CopySource={"Bucket": bucket, "Key": source}, **(
-                                             {"CopySourceIfMatch": f'"{source_etag}"'}
-                                             if source_etag else {}))
-            except (ClientError, BotoCoreError) as e:
-                raise _unavailable(e) from e
+            with _sorted(key=target):
+                self._wire.copy(bucket, source, target, {} if not source_etag else
+                                {"x-amz-copy-source-if-match": f'"{source_etag}"'})
         await self._run(op)
 
     async def ensure_bucket(self, bucket: str) -> None:
@@ -251,6 +216,27 @@ class S3Store:
                 raise _unavailable(e) from e
         await self._run(op)
         self._buckets.add(bucket)
+
+
+@contextmanager
+def _sorted(*, missing_is_mismatch: bool = False, key: str = "") -> Iterator[None]:
+    """S3Wire's errors as S3Store's (see `_unavailable`); a 404 on a request conditional on
+    a version (If-Match: AWS answers it so when the key is missing) is PreconditionFailed."""
+    try:
+        yield
+    except S3ConnectionError as e:
+        raise StorageUnavailable(f"S3 connection: {' '.join(str(e).split())[:300]}") from e
+    except S3Error as e:
+        text = f"S3 {' '.join(str(e).split())[:300]}"
+        if e.status == 412 or e.code == "PreconditionFailed" or (
+                missing_is_mismatch and e.status == 404):
+            raise PreconditionFailed(text) from e
+        if e.status == 400 and (e.code in _KEY_ERRORS or e.code == "400"):
+            # (a HEAD answer has no body to name the problem: the status alone)
+            raise KeyRejected(f"S3 refused the key {key[:80]!r}: {text}") from e
+        if 400 <= e.status < 500 and e.status not in (408, 409, 429):
+            raise ApplicationError(text, type="StorageRejected", non_retryable=True) from e
+        raise StorageUnavailable(text) from e
 
 
 def _code(e: ClientError) -> str:
