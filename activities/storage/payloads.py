@@ -9,10 +9,10 @@ so they outlive the histories that reference them (set any lifecycle rule on tha
 bucket longer than your history retention). `SWITCHBACK_PAYLOAD_THRESHOLD=0` turns
 external storage off.
 
-The driver's client is a boto3 implementation of `S3StorageDriverClient` (run in
-S3Store's thread pool) rather than the SDK's aioboto3 one: boto3 is already the
-workspace store's client, and aioboto3 would bring aiobotocore, which pins botocore
-to its own narrow range and fights boto3's.
+The driver's client is an implementation of `S3StorageDriverClient` over S3Store (its
+signed requests, in its thread pool) rather than the SDK's aioboto3 one: S3Store is already
+the workspace's client, and aioboto3 would bring aiobotocore, which pins botocore to its
+own narrow range and fights boto3's.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ DEFAULT_BUCKET = "switchback-payloads"
 DEFAULT_THRESHOLD = 256 * 1024
 
 
-class Boto3DriverClient(S3StorageDriverClient):
+class StoreDriverClient(S3StorageDriverClient):
     def __init__(self, s3: S3Store) -> None:
         self.s3 = s3
 
@@ -65,6 +65,6 @@ def data_converter(s3: S3Store | None) -> DataConverter:
     bucket, threshold = payload_settings()
     if s3 is None or threshold <= 0:
         return converter
-    storage = ExternalStorage(drivers=[S3StorageDriver(Boto3DriverClient(s3), bucket)],
+    storage = ExternalStorage(drivers=[S3StorageDriver(StoreDriverClient(s3), bucket)],
                               payload_size_threshold=threshold)
     return dataclasses.replace(converter, external_storage=storage)
