@@ -93,6 +93,12 @@ async def test_throttling_and_5xx_are_retried_once(flaky) -> None:
         with pytest.raises(ApplicationError) as denied:  # not retried
             await store.delete(B, "wire/a.md")
         assert len(Flaky.seen) == 1 and "AccessDenied" in denied.value.message
+        Flaky.answers, Flaky.seen = [(301, b"<Error><Code>PermanentRedirect</Code><Message>"
+                                          b"use the bucket's region</Message></Error>")], []
+        with pytest.raises(ApplicationError) as moved:  # AWS: a bucket in another region
+            await store.get(B, "wire/a.md")
+        assert moved.value.non_retryable and "301 PermanentRedirect" in moved.value.message
+        assert len(Flaky.seen) == 1
     finally:
         store.close()
 

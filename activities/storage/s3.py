@@ -234,7 +234,8 @@ def _sorted(*, missing_is_mismatch: bool = False, key: str = "") -> Iterator[Non
         if e.status == 400 and (e.code in _KEY_ERRORS or e.code == "400"):
             # (a HEAD answer has no body to name the problem: the status alone)
             raise KeyRejected(f"S3 refused the key {key[:80]!r}: {text}") from e
-        if 400 <= e.status < 500 and e.status not in (408, 409, 429):
+        if 300 <= e.status < 500 and e.status not in (408, 409, 429):
+            # (3xx: AWS's PermanentRedirect for a bucket in another region than AWS_REGION)
             raise ApplicationError(text, type="StorageRejected", non_retryable=True) from e
         raise StorageUnavailable(text) from e
 

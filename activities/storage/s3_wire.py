@@ -11,9 +11,9 @@ What boto3 did that still matters is kept:
   role, SSO), re-read per request so that refreshing ones refresh; the region from
   `AWS_REGION` / `AWS_DEFAULT_REGION`; the endpoint from `AWS_ENDPOINT_URL_S3`, else AWS's
   regional one; path-style addressing; TLS checked against `AWS_CA_BUNDLE` or certifi's;
-- timeouts of 3 s to connect and 30 s to read; one more try after a connection error, a
-  5xx or throttling (429, 503 SlowDown), after a random wait of up to a second (botocore's
-  "standard" mode with max_attempts 2);
+- timeouts of 3 s to connect and 30 s to read; one more try after a 5xx or throttling
+  (429, 503 SlowDown), after a random wait of up to a second (botocore's "standard" mode
+  with max_attempts 2), and at once after a connection error;
 - errors as `S3Error(status, code, message)`, the code read from the answer's XML (a HEAD
   has no body: the status alone). S3Store sorts them (s3.py `_sorted`).
 """
@@ -151,6 +151,7 @@ class S3Wire:
             except (urllib3.exceptions.HTTPError, OSError) as e:
                 if attempt == 2:
                     raise S3ConnectionError(f"{type(e).__name__}: {e}") from e
+                continue  # at once, on a new connection (a pooled one may have gone stale)
             else:
                 a = Answer(r.status, r.headers, r.data or b"")
                 if a.status < 300 or (missing_ok and a.status == 404):
