@@ -89,7 +89,8 @@ def event_kind(e) -> str:
 AREAS = [  # (area, pattern of a frame in the stack), the first match from the leaf wins
     ("not the worker: the scripted model server", r"scripted_model|socketserver|http/server"),
     ("not the worker: the bench's script", r"bench/peers"),
-    ("S3 client (boto3/botocore, its thread pool)", r"botocore|boto3|urllib3|storage/s3\.py"),
+    ("S3 client (s3_wire, urllib3, botocore's credentials, the thread pool)",
+     r"botocore|boto3|urllib3|storage/s3(_wire)?\.py"),
     ("model HTTP client (openai, httpx)", r"openai/|httpx|httpcore|h11"),
     ("token counting (tiktoken)", r"tiktoken|model/tokens\.py"),
     ("payload conversion (pydantic, json, protobuf)", r"pydantic|converter|json/"),

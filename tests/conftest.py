@@ -76,6 +76,19 @@ async def s3(s3_server, model_server) -> AsyncIterator[S3Store]:
     store.close()
 
 
+@pytest.fixture(scope="session")
+def boto3_s3(s3_server):
+    """boto3's own S3 client on the test server: a second opinion on what S3Store (its own
+    signed requests, activities/storage/s3_wire.py) wrote or the server answered."""
+    import boto3
+    from botocore.config import Config
+    client = boto3.session.Session().client(
+        "s3", endpoint_url=s3_server.endpoint_url, region_name="us-east-1",
+        config=Config(s3={"addressing_style": "path"}))
+    yield client
+    client.close()
+
+
 @pytest.fixture
 def task_queue() -> str:
     return f"tq-{uuid.uuid4().hex[:10]}"

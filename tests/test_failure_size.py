@@ -8,8 +8,8 @@ converter; switchback's converter keeps the message.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import activity, workflow
@@ -29,27 +29,34 @@ from tests.test_codec import new_key
 MESSAGE = "MCP server 'time': MCPError: Connection closed; the next attempt opens a new session"
 
 
-def deep(n: int, then=None) -> None:
+def deep(n: int) -> None:
     """Raise MESSAGE from under `n` frames, caused by a ConnectionError from under as many
-    (a traceback of ~6 KB each for n=40). Two functions take turns, as the traceback module
-    folds a run of identical frames into one line."""
+    (a traceback of ~6 KB each for n=40)."""
+    try:
+        nested(n, closed)
+    except ConnectionError as e:
+        raise ApplicationError(MESSAGE, type="MCPServerUnavailable") from e
+
+
+def nested(n: int, then: Callable[[], None]) -> None:
+    """`then()` under `n` more frames. Two functions take turns: the traceback module folds
+    a run of identical frames into one line."""
     if n:
         deeper(n - 1, then)
-    elif then is not None:
-        then()
     else:
-        try:
-            deep(n + 40, lambda: _closed())
-        except ConnectionError as e:
-            raise ApplicationError(MESSAGE, type="MCPServerUnavailable") from e
+        then()
 
 
-def _closed() -> None:
+def deeper(n: int, then: Callable[[], None]) -> None:
+    nested(n, then)
+
+
+def closed() -> None:
     raise ConnectionError("Connection closed " + "x" * 200)
 
 
-def deeper(n: int, then=None) -> None:
-    deep(n, then)
+def raise_deep(n: int) -> None:
+    nested(n, lambda: deep(n))
 
 
 def failure_of(converter, error: BaseException) -> Failure:
@@ -60,7 +67,7 @@ def failure_of(converter, error: BaseException) -> Failure:
 
 def raised(depth: int) -> BaseException:
     try:
-        deep(depth)
+        raise_deep(depth)
     except ApplicationError as e:
         return e
     raise AssertionError("deep() did not raise")
@@ -97,7 +104,7 @@ def test_with_a_codec_the_clipped_text_is_encoded():
 @activity.defn(name="fails_once_deep")
 async def fails_once_deep() -> str:
     if activity.info().attempt == 1:
-        deep(40)
+        raise_deep(40)
     return "ok"
 
 
@@ -127,5 +134,5 @@ async def last_failure(client: Client) -> str:
 async def test_the_next_attempt_sees_the_message_not_the_size_limit(client):
     assert await last_failure(client) == MESSAGE
     default = Client(client.service_client, namespace=client.namespace,
-                     data_converter=dataclasses.replace(pydantic_data_converter))
+                     data_converter=pydantic_data_converter)
     assert await last_failure(default) == "Failure exceeds size limit."  # the control

@@ -31,14 +31,15 @@ async def test_if_none_match_creates_once(s3) -> None:
     assert await s3.get_object(B, k) == (b"first", etag)
 
 
-async def test_a_create_of_an_existing_key_is_answered_412_and_changes_nothing(s3) -> None:
+async def test_a_create_of_an_existing_key_is_answered_412_and_changes_nothing(
+        s3, boto3_s3) -> None:
     """What the write fence's first write of an unseen file relies on (storage/files.py):
     the server itself answers PutObject `If-None-Match: *` on an existing key with HTTP 412
     and keeps the object as it was - seen on the wire, not through S3Store's mapping."""
     from botocore.exceptions import ClientError
     k = key("exists.md")
     etag = await s3.put(B, k, b"there")
-    client = s3._client
+    client = boto3_s3
     with pytest.raises(ClientError) as refused:
         await asyncio.to_thread(client.put_object, Bucket=B, Key=k, Body=b"late",
                                 IfNoneMatch="*")

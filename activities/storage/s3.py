@@ -2,9 +2,9 @@
 
 Any S3-compatible endpoint works (SeaweedFS, MinIO, R2, AWS): the endpoint comes
 from `AWS_ENDPOINT_URL_S3`, credentials from botocore's chain (the standard AWS variables,
-profiles, roles). Object requests are signed and sent by `S3Wire` (s3_wire.py: a third of
-boto3's CPU per request); buckets are made with boto3. One retry at most per request:
-Temporal owns retries.
+profiles, roles). Requests are signed and sent by `S3Wire` (s3_wire.py: a third of boto3's
+CPU per request, and no boto3 client to build). One retry at most per request: Temporal
+owns retries.
 
 Errors: a missing object is a normal answer (`None`); endpoint down, 5xx, throttling,
 timeouts raise `StorageUnavailable`, which activities let through so that Temporal's
@@ -32,16 +32,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
 from activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire
 
 T = TypeVar("T")
-_MISSING = {"NoSuchKey", "404", "NotFound"}
 UNLIMITED = 1 << 40  # a `list` limit that means every object
 _LAST_CHAR = "\U0010ffff"  # sorts after every other character of a key (UTF-8 order)
 
@@ -74,21 +70,13 @@ class S3Store:
         self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or None
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or \
             "us-east-1"
-        self._wire = S3Wire(self.endpoint_url, region, max_threads)  # the object requests
-        self._client = boto3.session.Session().client(  # buckets (and tests' raw requests)
-            "s3", endpoint_url=self.endpoint_url, region_name=region,
-            config=Config(s3={"addressing_style": "path"}, connect_timeout=3, read_timeout=30,
-                          request_checksum_calculation="when_required",
-                          response_checksum_validation="when_required",
-                          retries={"mode": "standard", "max_attempts": 2},
-                          max_pool_connections=max_threads))
+        self._wire = S3Wire(self.endpoint_url, region, max_threads)
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="s3")
         self._buckets: set[str] = set()
         self.contents = ContentCache(cache_bytes)  # get_cached's, by (bucket, key, ETag)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
-        self._client.close()
         self._wire.close()
 
     async def _run(self, fn: Callable[[], T]) -> T:
@@ -202,26 +190,20 @@ class S3Store:
             return
 
         def op() -> None:
-            try:
-                self._client.head_bucket(Bucket=bucket)
-            except ClientError as e:
-                if _code(e) not in _MISSING and _code(e) != "NoSuchBucket":
-                    raise _unavailable(e) from e
-                try:
-                    self._client.create_bucket(Bucket=bucket)
-                except ClientError as e2:
-                    if _code(e2) not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
-                        raise _unavailable(e2) from e2
-            except BotoCoreError as e:
-                raise _unavailable(e) from e
+            with _sorted():
+                if self._wire.head(bucket, "") is None:  # HeadBucket: 404 when there is none
+                    self._wire.create_bucket(bucket)
         await self._run(op)
         self._buckets.add(bucket)
 
 
 @contextmanager
 def _sorted(*, missing_is_mismatch: bool = False, key: str = "") -> Iterator[None]:
-    """S3Wire's errors as S3Store's (see `_unavailable`); a 404 on a request conditional on
-    a version (If-Match: AWS answers it so when the key is missing) is PreconditionFailed."""
+    """S3Wire's errors as S3Store's. Endpoint down, 5xx, throttling, timeouts, conflicting
+    concurrent requests (409): StorageUnavailable, retryable. A failed condition:
+    PreconditionFailed (a 404 too on a request conditional on a version: AWS answers If-Match
+    on a missing key so). A key S3 refuses: KeyRejected. Other 3xx/4xx (access denied, no
+    such bucket, a bucket in another region): non-retryable, naming the problem."""
     try:
         yield
     except S3ConnectionError as e:
@@ -240,24 +222,4 @@ def _sorted(*, missing_is_mismatch: bool = False, key: str = "") -> Iterator[Non
         raise StorageUnavailable(text) from e
 
 
-def _code(e: ClientError) -> str:
-    return str(e.response.get("Error", {}).get("Code", ""))
-
-
 _KEY_ERRORS = {"KeyTooLongError", "InvalidObjectName", "InvalidURI", "InvalidArgument"}
-
-
-def _unavailable(e: Exception) -> Exception:
-    """Endpoint down, 5xx, throttling, timeouts, conflicting concurrent requests: retryable.
-    A failed condition: PreconditionFailed. A key S3 refuses: KeyRejected. Other 4xx
-    (access denied, no such bucket): non-retryable, naming the problem."""
-    text = f"S3 {type(e).__name__}: {' '.join(str(e).split())[:300]}"
-    status = (e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-              if isinstance(e, ClientError) else 0)
-    if status == 412 or (isinstance(e, ClientError) and _code(e) == "PreconditionFailed"):
-        return PreconditionFailed(text)
-    if status == 400 and isinstance(e, ClientError) and _code(e) in _KEY_ERRORS:
-        return KeyRejected(text)
-    if 400 <= status < 500 and status not in (408, 409, 429):
-        return ApplicationError(text, type="StorageRejected", non_retryable=True)
-    return StorageUnavailable(text)
