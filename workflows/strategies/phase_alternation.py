@@ -182,7 +182,7 @@ class PhaseAlternation(Strategy):
             limits.todo_completes_per_turn)
         checked = None if ph.kind != "strategic" else ritual.refuse_repeated_plans(
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
-            completion_gate.plan_example(self.cfg))
+            lambda: completion_gate.plan_example(self.cfg))
         if checked is None:
             return self._execute(planned)
         return Workspace([Versioned(ritual.TODO_WRITE_CHECKED)],

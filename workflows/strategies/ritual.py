@@ -31,6 +31,7 @@ Pure functions of the strategy's state; `PLANNING_FILES` do not count as work do
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
@@ -153,12 +154,13 @@ def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[Plan
 
 
 def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...],
-                          example: str = "") -> list[PlannedCall] | None:
+                          example: Callable[[], str] = lambda: "") -> list[PlannedCall] | None:
     """The turn with each todo_write whose todos repeat one of `avoid` (the predefined todos,
     done work) refused with the gate's reason, or None when none does. The gate refuses such
     a todos.yaml anyway, but only at todo_complete: a 1.5B model wrote the bootstrap's own
-    todos with todo_write again and again and never got there. `example`: a plan to copy
-    (completion_gate.plan_example: this model copies what it is shown)."""
+    todos with todo_write again and again and never got there. `example()`: a plan to copy,
+    built only for a refusal (completion_gate.plan_example: this model copies what it is
+    shown)."""
     out, changed = [], False
     for p in planned:
         todos = (p.call.args or {}).get("todos") if p.call.name == "todo_write" else None
@@ -166,8 +168,9 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
             if p.refusal is None and isinstance(todos, list) else []
         why = repeated_plan(texts, avoid) if texts else None
         if why is not None:
+            shown = example()
             p, changed = PlannedCall(p.call, f"todos.yaml was not written: {why}"
-                                     + (f" {example}" if example else ""), "plan_repeats"), True
+                                     + (f" {shown}" if shown else ""), "plan_repeats"), True
         out.append(p)
     return out if changed else None
 
