@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not command:
         p.error("give the command to run after --")
+    _stop_on_signals()
     folder = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="switchback-real-"))
     folder.mkdir(parents=True, exist_ok=True)
     spec = MODELS[a.model]
@@ -110,6 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         s3.stop()
         temporal.stop()
         print(f"real stack stopped (logs in {folder})", flush=True)
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C, `kill` (SIGTERM) and a closed terminal (SIGHUP) all stop the stack it started.
+    SIGINT is armed again: a shell that starts this in the background (`... &`) ignores it."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, interrupt)
 
 
 def _wait_for(log: Path, text: str, proc: subprocess.Popen, timeout: float) -> None:

@@ -189,3 +189,27 @@ def test_temporal_dev_server_start_stop(tmp_path: Path) -> None:
     assert not server.running()
     assert db.exists()
     assert _bindable(port)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_real_stack_stops_what_it_started_on_a_signal(tmp_path: Path, sig: str) -> None:
+    """`python -m devstack.real_stack` runs its `finally` (stopping Temporal, SeaweedFS,
+    llama-server, the worker) on Ctrl-C, `kill` and a closed terminal - also when started in
+    the background by a shell, which ignores SIGINT for it (the stack of an eval stopped with
+    `kill -INT` kept running, and `kill` left its four servers behind)."""
+    import signal
+    import sys
+    import time
+
+    marker = tmp_path / "stopped"
+    code = ("import time\nfrom devstack.real_stack import _stop_on_signals\n_stop_on_signals()\n"
+            "try:\n    print('up', flush=True)\n    time.sleep(60)\nexcept KeyboardInterrupt:\n"
+            f"    pass\nfinally:\n    open({str(marker)!r}, 'w').write('stopped')\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "up"
+    t0 = time.monotonic()
+    proc.send_signal(getattr(signal, sig))
+    assert proc.wait(timeout=10) == 0
+    assert time.monotonic() - t0 < 5 and marker.read_text() == "stopped"
