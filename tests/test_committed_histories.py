@@ -219,3 +219,13 @@ def test_the_restoring_rewind_history_restores_once():
     assert "rewind-restore" in patches("rewind-restore.ui-progress.json")
     text = (Path(__file__).parent / "histories" / "rewind-restore.ui-progress.json").read_text()
     assert text.count('"restore_workspace"') == 1
+
+
+def test_a_strategic_write_of_another_file_is_refused():
+    """#17, fourth round: asked for main_plan.md, the model wrote output/summary.md; the write
+    is refused (`off-todo-writes`). The `cycles` history (recorded before) took the same
+    turn, ran the write, and replays without the patch."""
+    assert "off-todo-writes" in patches("off-todo-write.off-todo.json")
+    assert "off-todo-writes" not in patches("two-calls-by-turns.cycles.json")
+    text = (Path(__file__).parent / "histories" / "off-todo-write.off-todo.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text

@@ -49,8 +49,10 @@ async def test_job_complete_is_refused_until_the_files_hold_their_lines(
     assert msgs.count("Error [job_incomplete]: job_complete refused (1 of 3): the deliverables "
                       "are not what the task asks for: out.md does not exist. Fix them: write "
                       "todos that do it with todo_write and call todo_complete (a tactical "
-                      "phase does them), or fix them yourself with write_file. Then call "
-                      "job_complete again.") == 1
+                      "phase does them), or fix them yourself with write_file. The first: "
+                      "write_file(path=\"out.md\", content=...) with the lines \"# Out\" and "
+                      "\"- a: 1\", each on a line of its own, and what instructions.md asks "
+                      "for. Then call job_complete again.") == 1
     assert any(m.startswith("Error [job_incomplete]: job_complete refused (2 of 3): the "
                             "deliverables are not what the task asks for: out.md lacks the "
                             "line '- a: 1'.") for m in msgs)
@@ -220,8 +222,10 @@ async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, mod
     assert result.status == "completed"
     assert [m for m in msgs if m.startswith("Error [job_incomplete]")] == [
         "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not what "
-        "the task asks for: report.md lacks the line 'both'. Fix them with the tools. Then "
-        "call job_complete again."]
+        "the task asks for: report.md lacks the line 'both'. Fix them with the tools. The "
+        "first: write_file(path=\"report.md\", content=...) with the lines \"# Report\" and "
+        "\"both\", each on a line of its own, and what instructions.md asks for. Then call "
+        "job_complete again."]
 
 
 async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(

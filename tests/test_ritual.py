@@ -118,6 +118,30 @@ async def test_a_predefined_todo_is_not_done_until_its_file_changed(client, task
     assert f"{done}Todo 2 done. 2 remaining. Next: 3. Divide the plan" in " ".join(users)
 
 
+async def test_a_strategic_todo_that_asks_for_the_plan_gets_no_deliverable_written(
+        client, task_queue, start_job, model_server, s3):
+    """Eval round 9 (and rounds 4, 6, 7): asked for main_plan.md ("the deliverables the task
+    asks for"), the 1.5B model wrote output/summary.md instead, fifteen times in a row, and
+    todo 2 was refused each time until the breaker tripped. Now the off-todo write is refused
+    before it runs, naming the file to write; memory and plan files stay writable together,
+    and a tactical phase writes the task's files as before."""
+    summary = call("write_file", path="output/summary.md", content="# Summary\n\n- apples\n")
+    script = [step(call("write_file", path="workspace.md", content="# Workspace\n\nx\n")),
+              step(summary),  # refused: task 2 asks for main_plan.md
+              step(call("write_file", path="./main_plan.md", content="# Plan\n\n- a\n"),
+                   call("write_file", path="workspace.md", content="# Workspace\n\ny\n"))
+              ] + bootstrap()[4:] + [step(summary)] + tactical(4) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed" and result.phases == 3, result
+    assert msgs.count(
+        "Error [not_this_todo]: output/summary.md was not written: task 2 asks for main_plan.md,"
+        " and a strategic phase writes only its plan and memory (the task's files are written "
+        "by a tactical phase, from the todos of todo_write). Call write_file with path "
+        "main_plan.md now, with what task 2 asks for.") == 1
+    assert await s3.get("switchback", f"{handle.id}/output/summary.md") == \
+        b"# Summary\n\n- apples\n"  # by the tactical phase
+
+
 async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
         client, task_queue, start_job, model_server, s3):
     """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing

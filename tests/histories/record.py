@@ -25,13 +25,14 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
-    python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines
+    python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
 turns until the repetition breaker stops it (`repetition-cycles`); a rewind phase told which
 deliverables are missing (`completion-at-rewind`); a todo that names a deliverable held to
-its expected lines (`todo-expected-lines`).
+its expected lines (`todo-expected-lines`); a strategic write of a deliverable while the
+todo asks for main_plan.md, refused (`off-todo-writes`).
 
     python -m tests.histories.record strategies
 
@@ -188,6 +189,10 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         step(call("write_file", path="notes/apples.md", content="# Apples\nApples.\n")),
     ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
         "expect_lines": {"notes/apples.md": ["# Apples"]}}}),
+    "off-todo": ("off-todo-write", bootstrap()[:3] + [
+        step(call("write_file", path="output/summary.md", content="# Summary\n")),  # refused
+    ] + bootstrap()[3:] + tactical(5) + finish(), {
+        "extends": "creator", "breakers": {"no_progress_steps": 0}}),
 }
 
 

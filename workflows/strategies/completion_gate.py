@@ -140,7 +140,21 @@ def refusal(problems: list[str], refused: int, cfg: ResolvedConfig, how: str) ->
     return ToolOutcome(ok=False, code="job_incomplete", summary=(
         f"Error [job_incomplete]: job_complete refused ({refused} of "
         f"{cfg.config.completion.max_refusals}): the deliverables are not what the task asks "
-        f"for: {listed}. {how} Then call job_complete again."))
+        f"for: {listed}. {how}{fix_example(cfg, problems)} Then call job_complete again."))
+
+
+def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
+    """The write that mends the first file a refusal names, to copy ("" when none is named).
+    Under react the 1.5B model, told "notes/apples.md does not exist", rewrote
+    output/summary.md and called job_complete again, three times (eval round 9)."""
+    lines = cfg.config.completion.expect_lines
+    for path in sorted(lines):
+        if lines[path] and any(p.startswith(f"{path} ") for p in problems):
+            want = " and ".join(json.dumps(line, ensure_ascii=False) for line in lines[path])
+            return (f" The first: write_file(path={json.dumps(path, ensure_ascii=False)}, "
+                    f"content=...) with the line{'s' * (len(lines[path]) > 1)} {want}, each on a line of its own, and what "
+                    "instructions.md asks for.")
+    return ""
 
 
 def with_note(args: dict[str, object], note: str) -> dict[str, object]:

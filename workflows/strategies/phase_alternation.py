@@ -180,7 +180,21 @@ class PhaseAlternation(Strategy):
         planned = ritual.limit_todo_completes(
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
             limits.todo_completes_per_turn)
-        checked = None if ph.kind != "strategic" else ritual.refuse_repeated_plans(
+        if ph.kind != "strategic":
+            return self._execute(planned)
+        cur = current_index(ph.todos)
+        todo = None if cur is None else ph.todos[cur]
+        off = ritual.refuse_off_todo_writes(planned, todo,
+                                            None if todo is None else ph.evidence.get(todo.id))
+        if off is None:
+            return self._plans_checked(planned)
+        return Workspace([Versioned(ritual.OFF_TODO_WRITES)],
+                         lambda r: self._plans_checked(off if r[0] else planned))
+
+    def _plans_checked(self, planned: list[PlannedCall]) -> Decision:
+        """A strategic turn's todo_write that repeats a plan refused (ritual.refuse_repeated_
+        plans), then run."""
+        checked = ritual.refuse_repeated_plans(
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
             lambda: completion_gate.plan_example(self.cfg))
         if checked is None:

@@ -47,6 +47,7 @@ JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's
 TODO_NAMED_FILES = "todo-named-files"  # Versioned: a model's todo's named files checked
 TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were written is done
 TODO_WRITE_CHECKED = "todo-write-checked"  # Versioned: a todo_write that repeats is refused
+OFF_TODO_WRITES = "off-todo-writes"  # Versioned: a strategic write of another file refused
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
@@ -171,6 +172,32 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
             shown = example()
             p, changed = PlannedCall(p.call, f"todos.yaml was not written: {why}"
                                      + (f" {shown}" if shown else ""), "plan_repeats"), True
+        out.append(p)
+    return out if changed else None
+
+
+def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
+                           evidence: list[str] | None) -> list[PlannedCall] | None:
+    """The turn with each write_file of a file other than the planning files refused, while
+    the current todo is a predefined one that must change `evidence` (workspace.md,
+    main_plan.md); None when no call is refused. Asked for main_plan.md ("the deliverables the
+    task asks for"), the 1.5B model wrote output/summary.md instead, ten times and more in a
+    row (eval rounds 4, 6, 7 and 9): a strategic phase plans, a tactical phase writes the
+    task's files."""
+    if todo is None or not evidence:
+        return None
+    out, changed = [], False
+    for p in planned:
+        # write_file's arguments stay in the activity; its summary is the path (calls.py)
+        name = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", ".")) \
+            if p.call.name == "write_file" and not p.call.error else ""
+        if p.refusal is None and name and name not in PLANNING_FILES:
+            wanted = " and ".join(evidence)
+            p, changed = PlannedCall(p.call, (
+                f"{name} was not written: task {todo.id} asks for {wanted}, and a strategic "
+                f"phase writes only its plan and memory (the task's files are written by a "
+                f"tactical phase, from the todos of todo_write). Call write_file with path "
+                f"{evidence[0]} now, with what task {todo.id} asks for."), "not_this_todo"), True
         out.append(p)
     return out if changed else None
 
