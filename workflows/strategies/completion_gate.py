@@ -151,9 +151,10 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     for path in sorted(lines):
         if lines[path] and any(p.startswith(f"{path} ") for p in problems):
             want = " and ".join(json.dumps(line, ensure_ascii=False) for line in lines[path])
+            plural = "s" if len(lines[path]) > 1 else ""
             return (f" The first: write_file(path={json.dumps(path, ensure_ascii=False)}, "
-                    f"content=...) with the line{'s' * (len(lines[path]) > 1)} {want}, each on a line of its own, and what "
-                    "instructions.md asks for.")
+                    f"content=...) with the line{plural} {want}, each on a line of its own, "
+                    "and what instructions.md asks for.")
     return ""
 
 
