@@ -7,8 +7,11 @@ user's own stack may be running.
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -197,10 +200,6 @@ def test_real_stack_stops_what_it_started_on_a_signal(tmp_path: Path, sig: str) 
     llama-server, the worker) on Ctrl-C, `kill` and a closed terminal - also when started in
     the background by a shell, which ignores SIGINT for it (the stack of an eval stopped with
     `kill -INT` kept running, and `kill` left its four servers behind)."""
-    import signal
-    import sys
-    import time
-
     marker = tmp_path / "stopped"
     code = ("import time\nfrom devstack.real_stack import _stop_on_signals\n_stop_on_signals()\n"
             "try:\n    print('up', flush=True)\n    time.sleep(60)\nexcept KeyboardInterrupt:\n"

@@ -192,8 +192,8 @@ class PhaseAlternation(Strategy):
                          lambda r: self._plans_checked(off if r[0] else planned))
 
     def _plans_checked(self, planned: list[PlannedCall]) -> Decision:
-        """A strategic turn's todo_write that repeats a plan refused (ritual.refuse_repeated_
-        plans), then run."""
+        """Run a strategic turn, a todo_write in it that repeats a plan refused
+        (ritual.refuse_repeated_plans)."""
         checked = ritual.refuse_repeated_plans(
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
             lambda: completion_gate.plan_example(self.cfg))

@@ -154,6 +154,19 @@ def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[Plan
     return out
 
 
+def refuse_where(planned: list[PlannedCall], why: Callable[[PlannedCall], str | None],
+                 code: str) -> list[PlannedCall] | None:
+    """The turn with each call not refused yet that `why` gives a reason for refused with it
+    (`code`), or None when `why` gives none."""
+    out, changed = [], False
+    for p in planned:
+        reason = why(p) if p.refusal is None else None
+        if reason is not None:
+            p, changed = PlannedCall(p.call, reason, code), True
+        out.append(p)
+    return out if changed else None
+
+
 def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...],
                           example: Callable[[], str] = lambda: "") -> list[PlannedCall] | None:
     """The turn with each todo_write whose todos repeat one of `avoid` (the predefined todos,
@@ -162,18 +175,17 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
     todos with todo_write again and again and never got there. `example()`: a plan to copy,
     built only for a refusal (completion_gate.plan_example: this model copies what it is
     shown)."""
-    out, changed = [], False
-    for p in planned:
+    def why(p: PlannedCall) -> str | None:
         todos = (p.call.args or {}).get("todos") if p.call.name == "todo_write" else None
         texts = [str(t.get("content", "")) for t in todos if isinstance(t, dict)] \
-            if p.refusal is None and isinstance(todos, list) else []
-        why = repeated_plan(texts, avoid) if texts else None
-        if why is not None:
-            shown = example()
-            p, changed = PlannedCall(p.call, f"todos.yaml was not written: {why}"
-                                     + (f" {shown}" if shown else ""), "plan_repeats"), True
-        out.append(p)
-    return out if changed else None
+            if isinstance(todos, list) else []
+        repeats = repeated_plan(texts, avoid) if texts else None
+        if repeats is None:
+            return None
+        shown = example()
+        return f"todos.yaml was not written: {repeats}" + (f" {shown}" if shown else "")
+
+    return refuse_where(planned, why, "plan_repeats")
 
 
 def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
@@ -186,20 +198,20 @@ def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
     task's files."""
     if todo is None or not evidence:
         return None
-    out, changed = [], False
-    for p in planned:
+
+    def why(p: PlannedCall) -> str | None:
+        if p.call.name != "write_file" or p.call.error:
+            return None
         # write_file's arguments stay in the activity; its summary is the path (calls.py)
-        name = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", ".")) \
-            if p.call.name == "write_file" and not p.call.error else ""
-        if p.refusal is None and name and name not in PLANNING_FILES:
-            wanted = " and ".join(evidence)
-            p, changed = PlannedCall(p.call, (
-                f"{name} was not written: task {todo.id} asks for {wanted}, and a strategic "
-                f"phase writes only its plan and memory (the task's files are written by a "
-                f"tactical phase, from the todos of todo_write). Call write_file with path "
-                f"{evidence[0]} now, with what task {todo.id} asks for."), "not_this_todo"), True
-        out.append(p)
-    return out if changed else None
+        name = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+        if not name or name in PLANNING_FILES:
+            return None
+        return (f"{name} was not written: task {todo.id} asks for {' and '.join(evidence)}, "
+                "and a strategic phase writes only its plan and memory (the task's files are "
+                "written by a tactical phase, from the todos of todo_write). Call write_file "
+                f"with path {evidence[0]} now, with what task {todo.id} asks for.")
+
+    return refuse_where(planned, why, "not_this_todo")
 
 
 def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
