@@ -229,3 +229,14 @@ def test_a_strategic_write_of_another_file_is_refused():
     assert "off-todo-writes" not in patches("two-calls-by-turns.cycles.json")
     text = (Path(__file__).parent / "histories" / "off-todo-write.off-todo.json").read_text()
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
+def test_a_rewrite_of_a_done_todos_file_is_refused():
+    """#17, fifth round: asked for main_plan.md, the model rewrote workspace.md (its todo
+    done); the rewrite is refused (`off-todo-planning-writes`), and the config holds an
+    expected line given by its glob. The `off-todo` history, recorded before, replays
+    without the patch."""
+    assert "off-todo-planning-writes" in patches("done-todo-rewrite.rewrite.json")
+    assert "off-todo-planning-writes" not in patches("off-todo-write.off-todo.json")
+    text = (Path(__file__).parent / "histories" / "done-todo-rewrite.rewrite.json").read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text

@@ -228,6 +228,28 @@ async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, mod
         "job_complete again."]
 
 
+async def test_a_line_given_by_its_shape_is_checked_by_its_glob(
+        client, task_queue, start_job, model_server):
+    """Eval round 10, react run 1: the 1.5B model wrote its notes with their headings alone
+    and the job completed, since the gate knew exact lines only. A `{glob, describe}` line
+    refuses that, names what is missing by its description, and takes any line of the shape."""
+    sentence = {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
+    config = {"extends": "creator", "strategy": "react",
+              "completion": {"expect_lines": {"apples.md": ["# Apples", sentence]}}}
+    script = strategy_scripts.react()
+    heading_only = step(call("write_file", path="apples.md", content="# Apples\n\n# Apples\n"))
+    script = script[:-1] + [heading_only, script[-1], step(call(
+        "write_file", path="apples.md", content="# Apples\nThey grow on trees.\n")), script[-1]]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    assert [m for m in msgs if m.startswith("Error [job_incomplete]")] == [
+        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not what "
+        "the task asks for: apples.md lacks a line that is a sentence about apples. Fix them "
+        "with the tools. The first: write_file(path=\"apples.md\", content=...) with the lines "
+        "\"# Apples\" and a line that is a sentence about apples, each on a line of its own, "
+        "and what instructions.md asks for. Then call job_complete again."]
+
+
 async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
         client, task_queue, start_job, model_server):
     """The 1.5B model under react answered four times with text (its calls in the wrong
@@ -257,5 +279,11 @@ def test_expect_lines_is_bounded():
         CompletionSettings(expect_lines={f"f{i}.md": [] for i in range(51)})
     with pytest.raises(ValidationError, match="at most 50 lines of 500"):
         CompletionSettings(expect_lines={"a.md": ["x" * 501]})
+    with pytest.raises(ValidationError, match="glob"):
+        CompletionSettings(expect_lines={"a.md": [{"glob": "*" * 201, "describe": "x"}]})
+    with pytest.raises(ValidationError, match="describe"):
+        CompletionSettings(expect_lines={"a.md": [{"glob": "*"}]})
+    with pytest.raises(ValidationError, match="regex"):  # a glob, not some other matcher
+        CompletionSettings(expect_lines={"a.md": [{"regex": ".*", "describe": "x"}]})
     with pytest.raises(ValidationError):
         CompletionSettings(max_refusals=-1)

@@ -142,6 +142,38 @@ async def test_a_strategic_todo_that_asks_for_the_plan_gets_no_deliverable_writt
         b"# Summary\n\n- apples\n"  # by the tactical phase
 
 
+async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
+        client, task_queue, start_job, model_server, s3):
+    """Eval round 10, phase_alternation run 3: asked for main_plan.md, the 1.5B model
+    rewrote workspace.md (its first todo, done) again and again, and between tries called a
+    todo_complete that was refused. Now the rewrite is refused (patch
+    off-todo-planning-writes) and both refusals show the one write to copy, main_plan.md
+    listing the deliverables; a turn that writes main_plan.md may still update the memory."""
+    config = {**CONFIG, "completion": {"expect_lines": {"work/a_1.md": [
+        "result a 1", {"glob": "*", "describe": "anything"}]}}}
+    memory = call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")
+    script = [step(call("write_file", path="workspace.md", content="# Workspace\n\nx\n")),
+              step(memory),  # refused: task 1 is done, task 2 asks for main_plan.md
+              step(call("todo_complete", notes="plan")),  # refused: main_plan.md missing
+              step(call("write_file", path="main_plan.md", content="# Plan\n\n- a\n"),
+                   call("write_file", path="workspace.md", content="# Workspace\n\nboth\n"))
+              ] + bootstrap()[4:] + tactical(5) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed" and result.phases == 3, result
+    example = ('write_file(path="main_plan.md", content="# Plan\\n- work/a_1.md: result a 1 / '
+               'anything\\nNext: a tactical phase writes these files, one todo each.\\n")')
+    assert msgs.count(
+        "Error [not_this_todo]: workspace.md was not written: task 2 asks for main_plan.md, and "
+        "workspace.md was done by an earlier task of this phase. Call write_file with path "
+        f"main_plan.md now, with what task 2 asks for, for example: {example}") == 1
+    assert msgs.count(
+        "Error [todo_not_done]: Todo 2 is not done: main_plan.md does not exist. Do it first "
+        f"(write_file main_plan.md with what the todo asks for, for example: {example}), then "
+        "call todo_complete.") == 1
+    assert sum(m.startswith("Error [") for m in msgs) == 2
+
+
 async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
         client, task_queue, start_job, model_server, s3):
     """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing

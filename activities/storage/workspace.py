@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import fnmatch
 import functools
 import json
 import posixpath
@@ -54,6 +55,7 @@ from workflows.contract import (
     WriteOutputRequest,
     layout,
 )
+from workflows.contract.config import LinePattern, line_text
 from workflows.contract.plans import repeated_plan
 
 MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
@@ -209,8 +211,8 @@ class WorkspaceActivities:
                 continue
             have = {line.strip() for line in data[:1_000_000].decode("utf-8", "replace")
                     .splitlines()}
-            problems += [f"{path} lacks the line {line.strip()!r}" for line in want
-                         if line.strip() not in have]
+            problems += [f"{path} lacks {_named(line)}" for line in want
+                         if not _holds(have, line)]
         return CheckFilesResult(states=states, problems=problems)
 
     @activity.defn(name=ARCHIVE_PHASE)
@@ -250,6 +252,18 @@ class WorkspaceActivities:
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,
                 self.write_output, self.check_files]
+
+
+def _holds(have: set[str], line: str | LinePattern) -> bool:
+    """Whether the file's lines `have` (stripped) hold `line`: equal to it, or one matching
+    its glob."""
+    if isinstance(line, str):
+        return line.strip() in have
+    return any(fnmatch.fnmatchcase(h, line.glob) for h in have)
+
+
+def _named(line: str | LinePattern) -> str:
+    return f"the line {line.strip()!r}" if isinstance(line, str) else line_text(line)
 
 
 def _clean_name(name: str, bad) -> str:

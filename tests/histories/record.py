@@ -25,14 +25,17 @@ as an undecoded payload.
 (from the `ui-progress` set on, #15) a rewind by signal that restores the workspace to the
 start of phase 2 (`rewind-restore`).
 
-    python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo
+    python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
+        rewrite
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
 turns until the repetition breaker stops it (`repetition-cycles`); a rewind phase told which
 deliverables are missing (`completion-at-rewind`); a todo that names a deliverable held to
 its expected lines (`todo-expected-lines`); a strategic write of a deliverable while the
-todo asks for main_plan.md, refused (`off-todo-writes`).
+todo asks for main_plan.md, refused (`off-todo-writes`); a rewrite of workspace.md (its
+todo done) while the todo asks for main_plan.md, refused (`off-todo-planning-writes`), with
+an expected line given by its glob in the config.
 
     python -m tests.histories.record strategies
 
@@ -193,6 +196,13 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         step(call("write_file", path="output/summary.md", content="# Summary\n")),  # refused
     ] + bootstrap()[3:] + tactical(5) + finish(), {
         "extends": "creator", "breakers": {"no_progress_steps": 0}}),
+    "rewrite": ("done-todo-rewrite", bootstrap()[:3] + [
+        step(call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")),
+        step(call("todo_complete", notes="plan")),  # refused, the plan's write shown
+    ] + bootstrap()[3:] + tactical(5) + finish(), {
+        "extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+            "expect_lines": {"work/a_1.md": [  # a line given by its glob, in the config
+                "result a 1", {"glob": "result *", "describe": "a result line"}]}}}),
 }
 
 

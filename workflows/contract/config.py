@@ -237,13 +237,32 @@ class AutoSettings(_Strict):
     routes: AutoRoutes = AutoRoutes()
 
 
+class LinePattern(_Strict):
+    """A line of `completion.expect_lines` given by its shape, not its text: some line of the
+    file (spaces at its ends aside) matches `glob` (`fnmatch` syntax, case-sensitive: `*`,
+    `?`, `[A-Z]`, `[!#]`); `describe` says what such a line is, in the messages the model
+    reads ("a sentence about apples"). A 1.5B model under react wrote its notes with their
+    headings only and the gate, which knew only exact lines, took them (eval round 10)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    glob: str = Field(min_length=1, max_length=200)
+    describe: str = Field(min_length=1, max_length=200)
+
+
+def line_text(line: str | LinePattern) -> str:
+    """How an expected line is named to the model: the exact line quoted, or a pattern's
+    description."""
+    return repr(line.strip()) if isinstance(line, str) else f"a line that is {line.describe}"
+
+
 class CompletionSettings(_Strict):
     """A gate on `job_complete`: each deliverable file and the lines it must hold (a line
-    equal to the text, spaces at its ends aside). A job_complete whose files fall short is
-    refused with what is missing, at most `max_refusals` times; then the job ends `stuck`
-    and its result's notes say what was still missing."""
+    equal to the text, spaces at its ends aside, or one that matches a `LinePattern`). A
+    job_complete whose files fall short is refused with what is missing, at most
+    `max_refusals` times; then the job ends `stuck` and its result's notes say what was
+    still missing."""
 
-    expect_lines: dict[str, list[str]] = {}
+    expect_lines: dict[str, list[str | LinePattern]] = {}
     max_refusals: int = Field(default=3, ge=0, le=20)
     # phase_alternation (and nested): when a tactical phase has done all its todos and every
     # file holds its lines, the workflow ends the job `completed` itself instead of starting
@@ -259,7 +278,8 @@ class CompletionSettings(_Strict):
             if not layout.is_workspace_path(path):
                 raise ValueError(f"completion.expect_lines: {path!r} is not a relative path "
                                  "in the job's workspace")
-            if len(lines) > 50 or any(len(line) > 500 for line in lines):
+            if len(lines) > 50 or any(isinstance(line, str) and len(line) > 500
+                                      for line in lines):
                 raise ValueError(f"completion.expect_lines: {path!r}: at most 50 lines of "
                                  "500 characters")
         return self

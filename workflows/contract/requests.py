@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.config import ContextPolicy, LlmSettings, ResolvedConfig
+from workflows.contract.config import ContextPolicy, LinePattern, LlmSettings, ResolvedConfig
 from workflows.contract.job import DocumentSpec
 
 
@@ -77,7 +77,7 @@ class CheckFilesRequest(BaseModel):
     workspace: WorkspaceRef
     phase: int
     paths: list[str]
-    lines: dict[str, list[str]] = {}
+    lines: dict[str, list[str | LinePattern]] = {}
 
 
 class CheckFilesResult(BaseModel):

@@ -40,6 +40,7 @@ from workflows.contract import (
     ToolCallInfo,
     ToolOutcome,
 )
+from workflows.contract.config import LinePattern
 from workflows.contract.job import JobResult
 
 # -- next steps ---------------------------------------------------------------------------
@@ -112,7 +113,7 @@ class CheckLines:
     """What the files lack of `lines` (path -> the lines each must hold): a list of
     problems, [] when every file holds its lines."""
 
-    lines: tuple[tuple[str, tuple[str, ...]], ...]
+    lines: tuple[tuple[str, tuple[str | LinePattern, ...]], ...]
 
 
 @dataclass(frozen=True)

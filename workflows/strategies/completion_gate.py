@@ -20,7 +20,8 @@ import json
 from collections.abc import Callable
 from typing import TypeVar
 
-from workflows.contract import ResolvedConfig, ToolOutcome
+from workflows.contract import ResolvedConfig, ToolOutcome, layout
+from workflows.contract.config import line_text
 from workflows.strategies.base import CheckLines, Decision, ToolDecision, Versioned, Workspace
 
 COMPLETION_GATE = "completion-gate"  # Versioned: job_complete checked against expect_lines
@@ -59,7 +60,7 @@ def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
     model's own todo read "Write notes/apples.md with two lines: Apples grow on ...", the
     heading lost, and it wrote just that."""
     lines = cfg.config.completion.expect_lines
-    parts = [f"{p}: " + ", ".join(repr(x) for x in lines[p]) for p in paths if lines.get(p)]
+    parts = [f"{p}: " + ", ".join(line_text(x) for x in lines[p]) for p in paths if lines.get(p)]
     return ("Its file must hold these lines exactly, each on a line of its own "
             f"(completion.expect_lines): {'; '.join(parts)}") if parts else ""
 
@@ -69,13 +70,30 @@ def plan_example(cfg: ResolvedConfig) -> str:
     refused plan's message ("" without expect_lines). The 1.5B model, refused for copying
     the bootstrap's todos, copied them again: it copies what it is shown."""
     lines = cfg.config.completion.expect_lines
-    todos = [{"id": n, "content": f"Write {p} with these lines: " + " / ".join(lines[p])}
+    todos = [{"id": n, "content": f"Write {p} with these lines: " + " / ".join(
+        x if isinstance(x, str) else x.describe for x in lines[p])}
              for n, p in enumerate(sorted(lines)[:10], 1) if lines[p]]
     if not todos:
         return ""
     return ("The files this job must deliver are listed in completion.expect_lines; a plan "
             "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\","
             f" todos={json.dumps(todos, ensure_ascii=False)})")
+
+
+def plan_file_example(cfg: ResolvedConfig, path: str) -> str:
+    """A write of main_plan.md that lists the config's deliverables, for a refusal that asks
+    for the plan ("" for another file or without expect_lines). Refused for writing
+    output/summary.md when main_plan.md was asked for, the 1.5B model wrote output/summary.md
+    again, alternating with a refused todo_complete (eval round 10): both refusals now show
+    the one call to make."""
+    lines = cfg.config.completion.expect_lines
+    if path != layout.PLAN or not lines:
+        return ""
+    body = "# Plan\n" + "".join(
+        f"- {p}: " + " / ".join(x if isinstance(x, str) else x.describe for x in lines[p]) + "\n"
+        for p in sorted(lines)[:10]) + "Next: a tactical phase writes these files, one todo each.\n"
+    return (f"write_file(path={json.dumps(path)}, "
+            f"content={json.dumps(body, ensure_ascii=False)})")
 
 
 def status_note(cfg: ResolvedConfig, problems: list[str]) -> str:
@@ -150,7 +168,8 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     lines = cfg.config.completion.expect_lines
     for path in sorted(lines):
         if lines[path] and any(p.startswith(f"{path} ") for p in problems):
-            want = " and ".join(json.dumps(line, ensure_ascii=False) for line in lines[path])
+            want = " and ".join(json.dumps(line, ensure_ascii=False) if isinstance(line, str)
+                                else line_text(line) for line in lines[path])
             plural = "s" if len(lines[path]) > 1 else ""
             return (f" The first: write_file(path={json.dumps(path, ensure_ascii=False)}, "
                     f"content=...) with the line{plural} {want}, each on a line of its own, "

@@ -184,8 +184,23 @@ class PhaseAlternation(Strategy):
             return self._execute(planned)
         cur = current_index(ph.todos)
         todo = None if cur is None else ph.todos[cur]
-        off = ritual.refuse_off_todo_writes(planned, todo,
-                                            None if todo is None else ph.evidence.get(todo.id))
+        evidence = None if todo is None else ph.evidence.get(todo.id)
+
+        def example(path: str) -> str:
+            return completion_gate.plan_file_example(self.cfg, path)
+
+        off = ritual.refuse_off_todo_writes(planned, todo, evidence, example=example)
+        also = ritual.refuse_off_todo_writes(planned, todo, evidence, ritual.done_planning_files(
+            ph.todos, ph.evidence), example)  # rewrites of a done todo's file refused too
+        if also is not None and also != off:
+            return Workspace([Versioned(ritual.OFF_TODO_PLANNING)],
+                             lambda r: self._off_todo_checked(planned, also if r[0] else off))
+        return self._off_todo_checked(planned, off)
+
+    def _off_todo_checked(self, planned: list[PlannedCall],
+                          off: list[PlannedCall] | None) -> Decision:
+        """Run a strategic turn, its writes of files the current todo does not ask for
+        refused (`off`: ritual.refuse_off_todo_writes)."""
         if off is None:
             return self._plans_checked(planned)
         return Workspace([Versioned(ritual.OFF_TODO_WRITES)],
@@ -423,8 +438,9 @@ class PhaseAlternation(Strategy):
         paths = ph.evidence.get(todo.id)
         if paths:  # its files must have changed in this phase
             return Workspace([CheckFiles(ph.number, tuple(paths))],
-                             lambda r: self._unless(ritual.missing_evidence(todo, r[0]),
-                                                    todo, notes))
+                             lambda r: self._unless(ritual.missing_evidence(
+                                 todo, r[0], lambda path: completion_gate.plan_file_example(
+                                     self.cfg, path)), todo, notes))
         named = ritual.named_files(todo) if ph.kind == "tactical" else []
         if named:  # the files a model's todo names must exist
             return Workspace([Versioned(ritual.TODO_NAMED_FILES)], lambda v: Workspace(

@@ -48,6 +48,7 @@ TODO_NAMED_FILES = "todo-named-files"  # Versioned: a model's todo's named files
 TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were written is done
 TODO_WRITE_CHECKED = "todo-write-checked"  # Versioned: a todo_write that repeats is refused
 OFF_TODO_WRITES = "off-todo-writes"  # Versioned: a strategic write of another file refused
+OFF_TODO_PLANNING = "off-todo-planning-writes"  # Versioned: ... and a rewrite of a done todo's
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
@@ -66,8 +67,10 @@ def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, 
     return todos, evidence
 
 
-def missing_evidence(todo: Todo, states: dict[str, str] | None) -> str | None:
-    """Why `todo` is not done yet (its files missing or unchanged), or None."""
+def missing_evidence(todo: Todo, states: dict[str, str] | None,
+                     example: Callable[[str], str] = lambda path: "") -> str | None:
+    """Why `todo` is not done yet (its files missing or unchanged), or None; `example(path)`:
+    a write of the first such file to copy."""
     if not states:
         return None
     missing = [p for p, s in states.items() if s == "missing"]
@@ -77,8 +80,11 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None) -> str | None:
     what = "; ".join(
         ([f"{', '.join(missing)} does not exist"] if missing else [])
         + ([f"{', '.join(same)} has not changed since this phase began"] if same else []))
-    return (f"Todo {todo.id} is not done: {what}. Do it first (write_file "
-            f"{(missing + same)[0]} with what the todo asks for), then call todo_complete.")
+    first = (missing + same)[0]
+    shown = example(first)
+    return (f"Todo {todo.id} is not done: {what}. Do it first (write_file {first} with what "
+            "the todo asks for" + (f", for example: {shown}" if shown else "") + "), then call "
+            "todo_complete.")
 
 
 _PATH = re.compile(r"[\w./-]+\.(?:md|txt|json|ya?ml|csv|py|html|xml)\b")
@@ -189,29 +195,57 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
 
 
 def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
-                           evidence: list[str] | None) -> list[PlannedCall] | None:
+                           evidence: list[str] | None, done: frozenset[str] = frozenset(),
+                           example: Callable[[str], str] = lambda path: ""
+                           ) -> list[PlannedCall] | None:
     """The turn with each write_file of a file other than the planning files refused, while
     the current todo is a predefined one that must change `evidence` (workspace.md,
-    main_plan.md); None when no call is refused. Asked for main_plan.md ("the deliverables the
-    task asks for"), the 1.5B model wrote output/summary.md instead, ten times and more in a
-    row (eval rounds 4, 6, 7 and 9): a strategic phase plans, a tactical phase writes the
-    task's files."""
+    main_plan.md); and of a planning file in `done` (the files of the phase's todos done
+    already, that no todo still to come changes; patch `off-todo-planning-writes`) in a turn
+    that does not write `evidence` too. None when no call is refused. `example(path)`: a
+    write of `path` to copy, for the refusal.
+
+    Asked for main_plan.md ("the deliverables the task asks for"), the 1.5B model wrote
+    output/summary.md instead, ten times and more in a row (eval rounds 4, 6, 7 and 9): a
+    strategic phase plans, a tactical phase writes the task's files. In a rewind phase it
+    rewrote workspace.md (its first todo, done) five times when asked for main_plan.md
+    (round 10)."""
     if todo is None or not evidence:
         return None
 
-    def why(p: PlannedCall) -> str | None:
-        if p.call.name != "write_file" or p.call.error:
-            return None
+    def written(p: PlannedCall) -> str:
+        if p.call.name != "write_file" or p.call.error or p.refusal is not None:
+            return ""
         # write_file's arguments stay in the activity; its summary is the path (calls.py)
-        name = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
-        if not name or name in PLANNING_FILES:
+        return "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+
+    if any(written(p) in evidence for p in planned):
+        done = frozenset()  # the todo's own file is written: the memory may change beside it
+
+    def why(p: PlannedCall) -> str | None:
+        name = written(p)
+        if not name or (name in PLANNING_FILES and name not in done):
             return None
+        shown = example(evidence[0])
+        because = (f"{name} was done by an earlier task of this phase" if name in PLANNING_FILES
+                   else "a strategic phase writes only its plan and memory (the task's files "
+                   "are written by a tactical phase, from the todos of todo_write)")
         return (f"{name} was not written: task {todo.id} asks for {' and '.join(evidence)}, "
-                "and a strategic phase writes only its plan and memory (the task's files are "
-                "written by a tactical phase, from the todos of todo_write). Call write_file "
-                f"with path {evidence[0]} now, with what task {todo.id} asks for.")
+                f"and {because}. Call write_file with path {evidence[0]} now, with what task "
+                f"{todo.id} asks for" + (f", for example: {shown}" if shown else "."))
 
     return refuse_where(planned, why, "not_this_todo")
+
+
+def done_planning_files(todos: list[Todo], evidence: dict[int, list[str]]) -> frozenset[str]:
+    """The files of the todos before the current one that no todo from the current one on
+    must change (what `refuse_off_todo_writes` refuses as a rewrite)."""
+    cur = current_index(todos)
+    if cur is None:
+        return frozenset()
+    later = {p for t in todos[cur:] for p in evidence.get(t.id) or []}
+    return frozenset(p for t in todos[:cur] for p in evidence.get(t.id) or []
+                     if p not in later)
 
 
 def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
