@@ -240,3 +240,19 @@ def test_a_rewrite_of_a_done_todos_file_is_refused():
     assert "off-todo-planning-writes" not in patches("off-todo-write.off-todo.json")
     text = (Path(__file__).parent / "histories" / "done-todo-rewrite.rewrite.json").read_text()
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
+def test_a_strategic_phase_refused_three_times_ends_in_the_workflows_plan():
+    """#17, sixth round: a bootstrap whose todo_write copies the bootstrap's todos three
+    times ends with the workflow's plan of the deliverable (`plan-by-workflow`); its first
+    write lacks the heading and the check returns the file mended. Every history recorded
+    before replays without the patch."""
+    assert "plan-by-workflow" in patches("planned-by-workflow.planned.json")
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if not p.name.startswith("planned-by-workflow")]
+    assert older and not any("plan-by-workflow" in patches(n) for n in older)
+    path = Path(__file__).parent / "histories" / "planned-by-workflow.planned.json"
+    assert '"mends":{"notes/apples.md":"# Apples\\nApples are red.\\n"}' in payloads(
+        "planned-by-workflow.planned.json")
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in path.read_text()
+

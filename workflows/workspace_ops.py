@@ -57,6 +57,7 @@ with workflow.unsafe.imports_passed_through():
         CheckFiles,
         CheckLines,
         CheckTodos,
+        LinesChecked,
         ReadFile,
         ReadMemory,
         RunChildren,
@@ -117,9 +118,9 @@ class WorkspaceOps:
         if isinstance(op, CheckLines):
             lines = {path: list(want) for path, want in op.lines}
             result = await self.activity(CHECK_FILES, CheckFilesRequest(
-                workspace=self.ws, phase=0, paths=[], lines=lines), CheckFilesResult,
-                f"check {', '.join(lines)}"[:200])
-            return result.problems
+                workspace=self.ws, phase=0, paths=[], lines=lines, mend=op.mend),
+                CheckFilesResult, f"check {', '.join(lines)}"[:200])
+            return LinesChecked(result.problems, result.mends) if op.mend else result.problems
         if isinstance(op, Archive):
             return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
                 workspace=self.ws, phase=op.phase, record=op.record), str,

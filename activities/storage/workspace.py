@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import fnmatch
 import functools
 import json
 import posixpath
@@ -32,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bounded_gather import bounded_gather
 from activities.document_sources import DocumentRefused, local_document
-from activities.storage import ownership
+from activities.storage import expected_lines, ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.todos_file import parse_todos_yaml, stale_problem
@@ -55,7 +54,6 @@ from workflows.contract import (
     WriteOutputRequest,
     layout,
 )
-from workflows.contract.config import LinePattern, line_text
 from workflows.contract.plans import repeated_plan
 
 MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
@@ -203,17 +201,15 @@ class WorkspaceActivities:
             old = before.get(path) if isinstance(before, dict) else None
             states[path] = ("missing" if etag is None else "unchanged"
                             if isinstance(old, dict) and old.get("etag") == etag else "changed")
-        problems = []
+        problems, mends = [], {}
         for path, want in req.lines.items():  # completion.expect_lines
             data = await self.s3.get(ws.bucket, layout.key(ws.job_id, path))
-            if data is None:
-                problems.append(f"{path} does not exist")
-                continue
-            have = {line.strip() for line in data[:1_000_000].decode("utf-8", "replace")
-                    .splitlines()}
-            problems += [f"{path} lacks {_named(line)}" for line in want
-                         if not _holds(have, line)]
-        return CheckFilesResult(states=states, problems=problems)
+            text = None if data is None else data[:1_000_000].decode("utf-8", "replace")
+            lack = expected_lines.lacks(text, path, want)
+            fixed = expected_lines.mended(text, want) if lack and text and req.mend else None
+            problems += lack
+            mends.update({path: fixed} if fixed else {})
+        return CheckFilesResult(states=states, problems=problems, mends=mends)
 
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:
@@ -252,18 +248,6 @@ class WorkspaceActivities:
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,
                 self.write_output, self.check_files]
-
-
-def _holds(have: set[str], line: str | LinePattern) -> bool:
-    """Whether the file's lines `have` (stripped) hold `line`: equal to it, or one matching
-    its glob."""
-    if isinstance(line, str):
-        return line.strip() in have
-    return any(fnmatch.fnmatchcase(h, line.glob) for h in have)
-
-
-def _named(line: str | LinePattern) -> str:
-    return f"the line {line.strip()!r}" if isinstance(line, str) else line_text(line)
 
 
 def _clean_name(name: str, bad) -> str:

@@ -26,7 +26,7 @@ as an undecoded payload.
 start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
-        rewrite
+        rewrite | planned
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
@@ -35,7 +35,9 @@ deliverables are missing (`completion-at-rewind`); a todo that names a deliverab
 its expected lines (`todo-expected-lines`); a strategic write of a deliverable while the
 todo asks for main_plan.md, refused (`off-todo-writes`); a rewrite of workspace.md (its
 todo done) while the todo asks for main_plan.md, refused (`off-todo-planning-writes`), with
-an expected line given by its glob in the config.
+an expected line given by its glob in the config; a bootstrap whose todo_write copies the
+bootstrap's todos three times, ended by the workflow's own plan of the deliverable
+(`plan-by-workflow`), whose first write lacks its heading and is shown mended.
 
     python -m tests.histories.record strategies
 
@@ -169,6 +171,8 @@ async def record_strategies() -> None:
             write(f"plan-revise-execute-run{n}", h)
 
 
+BOOTSTRAP_TODOS = [t if isinstance(t, str) else t.content
+                   for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
 SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's path
     "quiet-end": ("react-quiet-end", [step(content="I will write it now.")] * 4, {
         "extends": "creator", "strategy": "react",
@@ -203,6 +207,14 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         "extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
             "expect_lines": {"work/a_1.md": [  # a line given by its glob, in the config
                 "result a 1", {"glob": "result *", "describe": "a result line"}]}}}),
+    "planned": ("planned-by-workflow", bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=[
+            {"id": i, "content": c} for i, c in enumerate(BOOTSTRAP_TODOS, 1)]))] * 3 + [
+        step(call("write_file", path="notes/apples.md", content="Apples are red.\n")),
+        step(call("write_file", path="notes/apples.md", content="# Apples\nApples are red.\n")),
+    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+        "expect_lines": {"notes/apples.md": [  # a mended write shown, then the workflow's plan
+            "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
 
 

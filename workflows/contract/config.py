@@ -269,6 +269,12 @@ class CompletionSettings(_Strict):
     # a transition phase to ask the model (a 1.5B model wrote the files right, then planned
     # again instead of calling job_complete); the result's summary says the workflow did it
     complete_when_met: bool = False
+    # phase_alternation (and nested): a strategic phase whose calls were refused this many
+    # times (a repeated plan, a write of another file than its todo asks for, a rejected
+    # transition, ...) ends with the workflow's own plan: one todo per file of expect_lines
+    # that still lacks its lines (0: never). The 1.5B model, refused, sent the same call
+    # again until the loop breaker stopped the job (7 of 9 failed runs in eval round 11)
+    plan_after_refusals: int = Field(default=3, ge=0, le=50)
 
     @model_validator(mode="after")
     def _bounded(self) -> CompletionSettings:

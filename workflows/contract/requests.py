@@ -78,11 +78,13 @@ class CheckFilesRequest(BaseModel):
     phase: int
     paths: list[str]
     lines: dict[str, list[str | LinePattern]] = {}
+    mend: bool = False  # also show each file of `lines` that lacks some, mended
 
 
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
     problems: list[str] = []  # what `lines` found missing, a sentence each
+    mends: dict[str, str] = {}  # path -> the file with the lines it lacks put in (`mend`)
 
 
 class TodoSpec(BaseModel):

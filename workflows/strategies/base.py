@@ -111,9 +111,19 @@ class CheckFiles:
 @dataclass(frozen=True)
 class CheckLines:
     """What the files lack of `lines` (path -> the lines each must hold): a list of
-    problems, [] when every file holds its lines."""
+    problems, [] when every file holds its lines; with `mend`, a `LinesChecked`."""
 
     lines: tuple[tuple[str, tuple[str | LinePattern, ...]], ...]
+    mend: bool = False
+
+
+@dataclass(frozen=True)
+class LinesChecked:
+    """A `CheckLines(mend=True)` result: the problems, and each file that has some with the
+    lines it lacks put in (path -> text; not for a missing file, nor one too long to show)."""
+
+    problems: list[str]
+    mends: dict[str, str]
 
 
 @dataclass(frozen=True)

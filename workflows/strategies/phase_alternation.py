@@ -31,6 +31,7 @@ orchestrator runs them and calls `then` with the results.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -80,6 +81,7 @@ Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
 
 TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
           "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work"}
+PLANNED_BY_WORKFLOW = "Deliverables (planned by the workflow after refused calls)"
 
 
 class Phase(BaseModel):
@@ -94,6 +96,7 @@ class Phase(BaseModel):
     evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
     writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
     changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
+    refusals: int = 0  # calls the ritual refused in the phase (ritual.REFUSALS)
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0
@@ -263,6 +266,7 @@ class PhaseAlternation(Strategy):
         for o in outcomes:
             ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
             ph.writes += bool(o.ok and set(o.changed) - ritual.PLANNING_FILES)
+            ph.refusals += not o.ok and o.code in ritual.REFUSALS
         self.totals.tool_calls += len(outcomes)
         turn = {p for o in outcomes if o.ok for p in o.changed}
         completed = self.todos_completed > self._turn_start
@@ -276,11 +280,35 @@ class PhaseAlternation(Strategy):
         if todo is not None and files:  # the turn did what the todo asks for: it is done
             return Workspace([Versioned(ritual.TODO_AUTO_COMPLETE)], lambda r: self._went_on(
                 [], self._with_lines(files, lambda: self._done(
-                    todo, f"written: {', '.join(files)}"), lambda lack: ToolOutcome(
-                    ok=False, summary=f"Todo {todo.id} stays open: {lack}. Write the file "
-                    "again with exactly those lines.")))
+                    todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
+                    ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
                 if r[0] else self._next_call(hint))
+        limit, check = self.cfg.config.completion.plan_after_refusals, completion_gate.expected(
+            self.cfg)
+        if ph.kind == "strategic" and limit and ph.refusals >= limit and check and not (
+                self.pending or self.completion):
+            return Workspace([Versioned(ritual.PLAN_BY_WORKFLOW)], lambda r: Workspace(
+                [check], lambda c: self._plan_deliverables(list(c[0]), hint))
+                if r[0] else self._went_on(hint))
         return self._went_on(hint)
+
+    def _plan_deliverables(self, problems: list[str], hint: list[str]) -> Decision:
+        """A strategic phase refused `completion.plan_after_refusals` calls: its plan is the
+        workflow's, one todo per deliverable that `problems` says falls short (none: the turn
+        goes on as it would)."""
+        ph, short = self._ph(), completion_gate.short_of(self.cfg, problems)
+        if not short:
+            return self._went_on(hint)
+        todos = [Todo(id=int(str(t["id"])), content=str(t["content"]))
+                 for t in completion_gate.deliverable_todos(self.cfg, short)]
+        self.pending = Pending(to="tactical", title=PLANNED_BY_WORKFLOW, todos=todos)
+        trip = {"breaker": "plan_after_refusals", "action": "plan", "phase": ph.number,
+                "message": f"{ph.refusals} refused calls in strategic phase {ph.number} "
+                           "(completion.plan_after_refusals): the workflow planned the "
+                           f"deliverables still short: {', '.join(short)}",
+                "todos": [t.content for t in todos]}
+        return Workspace([WriteOutput(f"output/breakers/planned_{ph.number}.json", trip)],
+                         lambda _: self._went_on(hint))
 
     def _went_on(self, hint: list[str], auto: ToolDecision | None = None) -> Decision:
         """After a turn's tools (and `auto`, the todo its writes completed): end the job,
@@ -456,18 +484,22 @@ class PhaseAlternation(Strategy):
         if missing is not None:
             return ToolOutcome(ok=False, code="todo_not_done", summary=(
                 f"Error [todo_not_done]: {missing}"))
-        return self._with_lines(named or [], lambda: self._done(todo, notes), lambda lack: (
+        return self._with_lines(named or [], lambda: self._done(todo, notes), lambda lack, fix: (
             ToolOutcome(ok=False, code="todo_not_done", summary=(
-                f"Error [todo_not_done]: Todo {todo.id} is not done: {lack}. Write the file "
-                "again with exactly those lines, then call todo_complete."))))
+                f"Error [todo_not_done]: Todo {todo.id} is not done: {lack}. {fix} Then call "
+                "todo_complete."))))
 
     def _with_lines(self, paths: list[str], ok: Callable[[], ToolDecision],
-                    lacking: Callable[[str], ToolDecision]) -> ToolDecision:
+                    lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
         """`ok()` when the files among `paths` that the config's expect_lines lists hold
-        their lines (or none is listed), `lacking(what they lack)` else."""
-        return completion_gate.checked(
-            completion_gate.TODO_LINES, completion_gate.expected(self.cfg, paths),
-            lambda lack: lacking("; ".join(lack[:10])) if lack else ok(), ok)
+        their lines (or none is listed), `lacking(what they lack, how to mend it)` else."""
+        check = completion_gate.expected(self.cfg, paths)
+        if check is None:
+            return ok()
+        return Workspace([Versioned(completion_gate.TODO_LINES)], lambda v: Workspace(
+            [replace(check, mend=True)], lambda r: lacking(
+                "; ".join(r[0].problems[:10]), completion_gate.mend_example(self.cfg, r[0]))
+            if r[0].problems else ok()) if v[0] else ok())
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""

@@ -300,6 +300,11 @@ def digest(number: int, status: str, todos: list[Todo], changed: list[str],
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
+PLAN_BY_WORKFLOW = "plan-by-workflow"  # Versioned: refused planning ends in the workflow's plan
+REFUSALS = frozenset({"plan_repeats", "not_this_todo", "transition_rejected", "todo_not_done",
+                      "job_incomplete"})  # the codes of a strategic call the ritual refused
+
+
 class Loops(BaseModel):
     """What the ritual remembers across phases (carried by continue-as-new)."""
 
