@@ -301,8 +301,8 @@ def digest(number: int, status: str, todos: list[Todo], changed: list[str],
 
 
 PLAN_BY_WORKFLOW = "plan-by-workflow"  # Versioned: refused planning ends in the workflow's plan
-REFUSALS = frozenset({"plan_repeats", "not_this_todo", "transition_rejected", "todo_not_done",
-                      "job_incomplete"})  # the codes of a strategic call the ritual refused
+REFUSALS = frozenset({"plan_repeats", "not_this_todo", "transition_rejected",
+                      "todo_not_done"})  # the ritual's refusals (job_complete's: max_refusals)
 
 
 class Loops(BaseModel):
