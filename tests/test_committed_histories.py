@@ -249,10 +249,20 @@ def test_a_strategic_phase_refused_three_times_ends_in_the_workflows_plan():
     before replays without the patch."""
     assert "plan-by-workflow" in patches("planned-by-workflow.planned.json")
     older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
-             if not p.name.startswith("planned-by-workflow")]
+             if not p.name.startswith(("planned-by-workflow", "todo-restated"))]
     assert older and not any("plan-by-workflow" in patches(n) for n in older)
     path = Path(__file__).parent / "histories" / "planned-by-workflow.planned.json"
     assert '"mends":{"notes/apples.md":"# Apples\\nApples are red.\\n"}' in payloads(
         "planned-by-workflow.planned.json")
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in path.read_text()
 
+
+
+def test_a_todo_short_of_its_lines_is_restated_as_the_mended_write():
+    """#17, sixth round: the same job, its todo restated as the mended write once the check
+    returns it (`todo-restated`: the todo's words feed the page's memo, so it is patched);
+    the `planned` history, recorded before, replays without it."""
+    assert "todo-restated" in patches("todo-restated.restated.json")
+    assert "todo-restated" not in patches("planned-by-workflow.planned.json")
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
+        Path(__file__).parent / "histories" / "todo-restated.restated.json").read_text()

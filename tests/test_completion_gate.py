@@ -143,7 +143,8 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     lines the file must hold, and the todo is not done until it holds them: neither by the
     write (todo-auto-complete) nor by todo_complete (patch todo-expected-lines). Eval
     round11: told to write the file "again with exactly those lines", the model wrote the same
-    heading-less sentence 5 to 10 times; both refusals now show the file mended, to copy."""
+    heading-less sentence 5 to 10 times; both refusals now show the file mended, to copy,
+    and the todo is restated as that write (round12: it wrote its todo's own words again)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
               "completion": {"expect_lines": {"notes/apples.md": ["# Apples"]}}}
     plan = [{"id": 1, "content": "Write notes/apples.md with a sentence about apples"}]
@@ -166,6 +167,12 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     assert (f"Error [todo_not_done]: Todo 1 is not done: notes/apples.md lacks the line '# "
             f"Apples'. {mend} Then call todo_complete." in msgs)
     assert any(u.startswith("Phase 3 (strategic) begins") for u in users)  # todo 1 done
+    # eval round12: the model wrote its todo's own words again; the todo is restated
+    restated = ('NEXT STEP (task 1): Write notes/apples.md with exactly this content (its '
+                'missing lines put in): write_file(path="notes/apples.md", content="# Apples'
+                '\\nApples grow on trees.\\n")')
+    blocks_after = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
+    assert any(restated in b for b in blocks_after), blocks_after[5:8]
     blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
     assert any("NEXT STEP (task 1): Write notes/apples.md with a sentence about apples\nIts "
                "file must hold these lines exactly, each on a line of its own "

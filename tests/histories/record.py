@@ -26,7 +26,7 @@ as an undecoded payload.
 start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
-        rewrite | planned
+        rewrite | planned | restated
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
@@ -37,7 +37,8 @@ todo asks for main_plan.md, refused (`off-todo-writes`); a rewrite of workspace.
 todo done) while the todo asks for main_plan.md, refused (`off-todo-planning-writes`), with
 an expected line given by its glob in the config; a bootstrap whose todo_write copies the
 bootstrap's todos three times, ended by the workflow's own plan of the deliverable
-(`plan-by-workflow`), whose first write lacks its heading and is shown mended.
+(`plan-by-workflow`), whose first write lacks its heading and is shown mended; the same
+job with that todo restated as the mended write (`todo-restated`).
 
     python -m tests.histories.record strategies
 
@@ -216,6 +217,7 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         "expect_lines": {"notes/apples.md": [  # a mended write shown, then the workflow's plan
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
+SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 
 
 async def record_single() -> None:

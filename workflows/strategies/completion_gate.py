@@ -36,6 +36,7 @@ GATE_AT_TRANSITION = "completion-at-transition"  # Versioned: expect_lines at a 
 GATE_AT_REWIND = "completion-at-rewind"  # Versioned: ... and at a rewind phase's start
 AT_PHASE_START = {"transition": GATE_AT_TRANSITION, "rewind": GATE_AT_REWIND}  # variant ->
 TODO_LINES = "todo-expected-lines"  # Versioned: a todo's deliverable checked for its lines
+TODO_RESTATED = "todo-restated"  # Versioned: ... and, short of them, restated as the mend
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
 QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
@@ -209,6 +210,16 @@ def mend_example(cfg: ResolvedConfig, found: LinesChecked) -> str:
     named = sorted({p.split(" ", 1)[0] for p in found.problems} & set(lines))
     return "Write the file again with every one of these lines, each on a line of its own: " + \
         "; ".join(f"{p}: " + ", ".join(line_text(x) for x in lines[p]) for p in named) + "."
+
+
+def restated(found: LinesChecked) -> str:
+    """A todo whose file lacks lines, restated as the write of the first file `found` mended
+    ("" when none could be)."""
+    for path, text in sorted(found.mends.items()):
+        return (f"Write {path} with exactly this content (its missing lines put in): "
+                f"write_file(path={json.dumps(path, ensure_ascii=False)}, "
+                f"content={json.dumps(text, ensure_ascii=False)})")
+    return ""
 
 
 def with_note(args: dict[str, object], note: str) -> dict[str, object]:

@@ -57,6 +57,7 @@ from workflows.strategies.base import (
     Decision,
     ExecuteTools,
     Interrupt,
+    LinesChecked,
     PhaseInfo,
     PhaseRecord,
     PlannedCall,
@@ -279,7 +280,7 @@ class PhaseAlternation(Strategy):
         hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed)
         if todo is not None and files:  # the turn did what the todo asks for: it is done
             return Workspace([Versioned(ritual.TODO_AUTO_COMPLETE)], lambda r: self._went_on(
-                [], self._with_lines(files, lambda: self._done(
+                [], self._with_lines(todo, files, lambda: self._done(
                     todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
                     ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
                 if r[0] else self._next_call(hint))
@@ -484,12 +485,12 @@ class PhaseAlternation(Strategy):
         if missing is not None:
             return ToolOutcome(ok=False, code="todo_not_done", summary=(
                 f"Error [todo_not_done]: {missing}"))
-        return self._with_lines(named or [], lambda: self._done(todo, notes), lambda lack, fix: (
-            ToolOutcome(ok=False, code="todo_not_done", summary=(
-                f"Error [todo_not_done]: Todo {todo.id} is not done: {lack}. {fix} Then call "
-                "todo_complete."))))
+        return self._with_lines(todo, named or [], lambda: self._done(todo, notes), lambda lack,
+                                fix: ToolOutcome(ok=False, code="todo_not_done", summary=(
+                                    f"Error [todo_not_done]: Todo {todo.id} is not done: "
+                                    f"{lack}. {fix} Then call todo_complete.")))
 
-    def _with_lines(self, paths: list[str], ok: Callable[[], ToolDecision],
+    def _with_lines(self, todo: Todo, paths: list[str], ok: Callable[[], ToolDecision],
                     lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
         """`ok()` when the files among `paths` that the config's expect_lines lists hold
         their lines (or none is listed), `lacking(what they lack, how to mend it)` else."""
@@ -497,9 +498,23 @@ class PhaseAlternation(Strategy):
         if check is None:
             return ok()
         return Workspace([Versioned(completion_gate.TODO_LINES)], lambda v: Workspace(
-            [replace(check, mend=True)], lambda r: lacking(
-                "; ".join(r[0].problems[:10]), completion_gate.mend_example(self.cfg, r[0]))
+            [replace(check, mend=True)], lambda r: self._short(todo, r[0], lacking)
             if r[0].problems else ok()) if v[0] else ok())
+
+    def _short(self, todo: Todo, found: LinesChecked,
+               lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
+        """`todo`'s file lacks lines: the todo is restated as the write that mends it (when
+        the check could mend it), and `lacking` says what is missing. In eval round 12 the
+        model, shown the mended write in the refusal, wrote its todo's own words again: "Write
+        notes/apples.md with the content 'Apples grow on trees ...'", heading-less."""
+        def say(restate: bool) -> ToolDecision:
+            todo.content = restated if restate else todo.content
+            return lacking("; ".join(found.problems[:10]), completion_gate.mend_example(
+                self.cfg, found))
+
+        restated = completion_gate.restated(found)
+        return Workspace([Versioned(completion_gate.TODO_RESTATED)],
+                         lambda v: say(v[0])) if restated else say(False)
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""
