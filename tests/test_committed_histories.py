@@ -266,3 +266,17 @@ def test_a_todo_short_of_its_lines_is_restated_as_the_mended_write():
     assert "todo-restated" not in patches("planned-by-workflow.planned.json")
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
         Path(__file__).parent / "histories" / "todo-restated.restated.json").read_text()
+
+
+def test_a_plan_naming_no_deliverable_and_a_write_of_todos_yaml_are_refused():
+    """#17, seventh round: a bootstrap whose todo_write names no deliverable and whose
+    write_file of todos.yaml are refused, each with the plan of the deliverable shown, then
+    the plan the model copies is taken (`deliverables-plan`). Every history recorded before
+    replays without the patch."""
+    name = "deliverables-plan.deliverables.json"
+    assert "deliverables-plan" in patches(name)
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if p.name != name]
+    assert older and not any("deliverables-plan" in patches(n) for n in older)
+    text = (Path(__file__).parent / "histories" / name).read_text()
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text

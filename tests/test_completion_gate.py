@@ -352,3 +352,85 @@ async def test_the_workflow_does_not_plan_when_told_not_to(
     kickoffs = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
                 if m["role"] == "user" and "planned by the workflow" in m["content"]]
     assert kickoffs == []
+
+
+async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_shown(
+        client, task_queue, start_job, model_server):
+    """Eval rounds 11 and 13: the 1.5B model's bootstrap planned twenty todos such as "Read
+    the workspace and explore its contents", the tactical phase read_file'd 'workspace' until
+    the loop breaker stopped the job. With `completion.plans_name_deliverables` a todo_write
+    that names none of the files a check finds short is refused, the plan of them shown
+    (patch deliverables-plan): a.md and b.md at first, b.md alone once a.md holds its line."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+        "expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}, "plans_name_deliverables": True}}
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=[
+            {"id": 1, "content": "Read the workspace and explore its contents."},
+            {"id": 2, "content": "Identify the deliverables and their requirements."}])),
+        step(call("todo_write", phase="A", description="d",
+                  todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="a.md", content="# A\n")),  # tactical: done by the write
+        step(call("write_file", path="workspace.md", content="# Workspace\n\na.md written\n")),
+        step(call("write_file", path="main_plan.md", content="# Plan\n\n- b.md next\n")),
+        step(call("todo_write", phase="R", description="d",
+                  todos=[{"id": 1, "content": "Review a.md"}])),  # a.md is done: refused
+        step(call("todo_write", phase="B", description="d",
+                  todos=[{"id": 1, "content": "Write b.md with these lines: # B"}])),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="b.md", content="# B\n")),
+    ] + finish()[:2] + [done()]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    refused = [m for m in msgs if m.startswith("Error [plan_off_task]")]
+    assert refused == [
+        "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
+        "still deliver (a.md, b.md); a plan's todos are the task's concrete steps, one per file "
+        "to write. The files this job must deliver are listed in completion.expect_lines; a "
+        "plan of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\""
+        ", todos=[{\"id\": 1, \"content\": \"Write a.md with these lines: # A\"}, {\"id\": 2, "
+        "\"content\": \"Write b.md with these lines: # B\"}])",
+        "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
+        "still deliver (b.md); a plan's todos are the task's concrete steps, one per file to "
+        "write. The files this job must deliver are listed in completion.expect_lines; a plan "
+        "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\", "
+        "todos=[{\"id\": 1, \"content\": \"Write b.md with these lines: # B\"}])"], msgs
+
+
+async def test_a_plan_naming_no_deliverable_is_taken_unless_the_config_asks(
+        client, task_queue, start_job, model_server):
+    """Without `completion.plans_name_deliverables` (a long job's first phases may only read
+    and plan) the same vague plan is taken as before."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
+    script = bootstrap() + tactical(5) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    assert not [m for m in msgs if "[plan_off_task]" in m], msgs
+
+
+async def test_a_write_of_todos_yaml_is_refused_and_ends_in_the_workflows_plan(
+        client, task_queue, start_job, model_server, s3):
+    """Eval round 13, run 3: asked for todos.yaml, the 1.5B model wrote prose into it with
+    write_file over and over (the gate takes only todo_write's), each write taken and
+    reminded to call todo_complete. With expect_lines such a write is refused, the
+    todo_write to make shown, and counted: after `completion.plan_after_refusals` the
+    workflow plans the deliverables itself (patch deliverables-plan)."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"a.md": ["# A"]}}}
+    prose = step(call("write_file", path="todos.yaml",
+                      content="The revised phase has been planned."))
+    script = bootstrap()[:-2] + [prose] * 3 + [
+        step(call("write_file", path="a.md", content="# A\n")),
+    ] + finish()[:2] + [done()]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    refusal = ("Error [todos_by_todo_write]: todos.yaml was not written: only todo_write writes "
+               "it (the workflow checks the plan and accepts no other todos.yaml). Call "
+               "todo_write(phase=..., todos=[{\"id\": 1, \"content\": ...}, ...]) instead. The "
+               "files this job must deliver are listed in completion.expect_lines; a plan of "
+               "one todo per file not yet done, for example: todo_write(phase=\"Deliverables\", "
+               "todos=[{\"id\": 1, \"content\": \"Write a.md with these lines: # A\"}])")
+    assert msgs.count(refusal) == 2, msgs  # the third ended the phase
+    assert await s3.get("switchback", f"{handle.id}/output/breakers/planned_1.json")
+    assert b"planned" not in (await s3.get("switchback", f"{handle.id}/todos.yaml") or b"")

@@ -185,3 +185,47 @@ def test_what_a_phase_did_for_the_next_one():
     many = ritual.digest(2, "completed", [Todo(id=i, content="x" * 300) for i in range(50)],
                          [f"f{i}.md" for i in range(40)], limit=500)
     assert len(many) == 500 + len(" [...]")
+
+
+def test_a_write_of_todos_yaml_is_refused_for_todo_write():
+    """Eval round 13: in a rewind phase the 1.5B model wrote prose into todos.yaml with
+    write_file six times; the gate took none of it and nothing counted the writes."""
+    def write(path: str, error: str | None = None) -> PlannedCall:
+        return PlannedCall(ToolCallInfo(id=path, name="write_file", summary=path, error=error))
+
+    turn = [write("notes/a.md"), write("./todos.yaml"), write("todos.yaml", error="bad")]
+    out = ritual.refuse_todos_file_writes(turn, lambda: "todo_write(phase=\"D\", todos=[])")
+    assert out is not None and out[0] is turn[0] and out[2] is turn[2]
+    assert out[1].refusal_code == "todos_by_todo_write"
+    assert out[1].refusal == (
+        "todos.yaml was not written: only todo_write writes it (the workflow checks the plan "
+        "and accepts no other todos.yaml). Call todo_write(phase=..., todos=[{\"id\": 1, "
+        "\"content\": ...}, ...]) instead. todo_write(phase=\"D\", todos=[])")
+    assert ritual.refuse_todos_file_writes([write("notes/todos.yaml")], lambda: "") is None
+    assert "todos_by_todo_write" in ritual.REFUSALS and "plan_off_task" in ritual.REFUSALS
+
+
+def test_a_plan_that_names_no_deliverable_still_short_is_refused():
+    """Eval rounds 11 and 13: the bootstrap planned "Read the workspace and explore its
+    contents" and nineteen more such todos, and no deliverable was ever planned."""
+    def plan(*contents: str, refused: str | None = None) -> PlannedCall:
+        return PlannedCall(ToolCallInfo(id="w", name="todo_write", args={
+            "phase": "P", "todos": [{"id": i, "content": c} for i, c in enumerate(contents, 1)]
+        }), refused)
+
+    short = ["notes/apples.md", "output/summary.md"]
+    vague = plan("Read the workspace and explore its contents.", "Identify the deliverables.")
+    assert ritual.names_none(vague.call.args["todos"], short)
+    assert not ritual.names_none([{"content": "Write Apples.md: # Apples"}], short)  # its name
+    assert not ritual.names_none([{"content": "x"}, {"content": "then output/summary.md"}],
+                                 short)
+    assert not ritual.names_none([], short) and not ritual.names_none("todos", short)
+    assert ritual.plans([vague]) and not ritual.plans([plan("Read it", refused="repeats")])
+    out = ritual.refuse_off_task_plans([vague], short, "todo_write(...)")
+    assert out is not None and out[0].refusal_code == "plan_off_task"
+    assert out[0].refusal == (
+        "todos.yaml was not written: no todo names a file the task must still deliver "
+        "(notes/apples.md, output/summary.md); a plan's todos are the task's concrete steps, "
+        "one per file to write. todo_write(...)")
+    assert ritual.refuse_off_task_plans([vague], [], "x") is None  # nothing is short
+    assert ritual.refuse_off_task_plans([plan("Write notes/apples.md")], short, "x") is None

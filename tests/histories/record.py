@@ -26,7 +26,7 @@ as an undecoded payload.
 start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
-        rewrite | planned | restated
+        rewrite | planned | restated | deliverables
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
@@ -38,7 +38,9 @@ todo done) while the todo asks for main_plan.md, refused (`off-todo-planning-wri
 an expected line given by its glob in the config; a bootstrap whose todo_write copies the
 bootstrap's todos three times, ended by the workflow's own plan of the deliverable
 (`plan-by-workflow`), whose first write lacks its heading and is shown mended; the same
-job with that todo restated as the mended write (`todo-restated`).
+job with that todo restated as the mended write (`todo-restated`); a bootstrap whose plan
+names no deliverable and whose write_file of todos.yaml are both refused, the plan of the
+deliverable shown (`deliverables-plan`).
 
     python -m tests.histories.record strategies
 
@@ -218,6 +220,16 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
+SINGLE["deliverables"] = ("deliverables-plan", bootstrap()[:-2] + [
+    step(call("todo_write", phase="P", description="d", todos=[  # names no deliverable
+        {"id": 1, "content": "Read the workspace and explore its contents."}])),
+    step(call("write_file", path="todos.yaml", content="The phase is planned.")),  # refused
+    step(call("todo_write", phase="A", description="d",
+              todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
+    step(call("todo_complete", notes="todos")),
+    step(call("write_file", path="a.md", content="# A\n")),
+] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+    "expect_lines": {"a.md": ["# A"]}, "plans_name_deliverables": True}})
 
 
 async def record_single() -> None:

@@ -275,6 +275,12 @@ class CompletionSettings(_Strict):
     # that still lacks its lines (0: never). The 1.5B model, refused, sent the same call
     # again until the loop breaker stopped the job (7 of 9 failed runs in eval round 11)
     plan_after_refusals: int = Field(default=3, ge=0, le=50)
+    # phase_alternation (and nested): a todo_write none of whose todos names a file of
+    # expect_lines that still lacks its lines is refused, showing the plan of those files.
+    # For a job whose every phase writes deliverables (a long job's first phases may only
+    # read and plan: leave it off). The 1.5B model's bootstrap planned twenty todos such as
+    # "Read the workspace" and never planned a deliverable (eval rounds 11 and 13)
+    plans_name_deliverables: bool = False
 
     @model_validator(mode="after")
     def _bounded(self) -> CompletionSettings:

@@ -73,11 +73,13 @@ def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
             f"(completion.expect_lines): {'; '.join(parts)}") if parts else ""
 
 
-def plan_example(cfg: ResolvedConfig) -> str:
-    """A todo_write call that plans the config's deliverables, one todo per file, for a
-    refused plan's message ("" without expect_lines). The 1.5B model, refused for copying
-    the bootstrap's todos, copied them again: it copies what it is shown."""
-    todos = deliverable_todos(cfg, sorted(cfg.config.completion.expect_lines))
+def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:
+    """A todo_write call that plans the config's deliverables (`paths`: those of them still
+    short), one todo per file, for a refused plan's message ("" without expect_lines). The
+    1.5B model, refused for copying the bootstrap's todos, copied them again: it copies
+    what it is shown."""
+    todos = deliverable_todos(cfg, sorted(cfg.config.completion.expect_lines)
+                              if paths is None else paths)
     if not todos:
         return ""
     return ("The files this job must deliver are listed in completion.expect_lines; a plan "

@@ -217,9 +217,35 @@ class PhaseAlternation(Strategy):
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
             lambda: completion_gate.plan_example(self.cfg))
         if checked is None:
-            return self._execute(planned)
+            return self._deliverables_checked(planned)
         return Workspace([Versioned(ritual.TODO_WRITE_CHECKED)],
-                         lambda r: self._execute(checked if r[0] else planned))
+                         lambda r: self._deliverables_checked(checked if r[0] else planned))
+
+    def _deliverables_checked(self, planned: list[PlannedCall]) -> Decision:
+        """With `completion.expect_lines`, run a strategic turn with its write_file of
+        todos.yaml refused (ritual.refuse_todos_file_writes) and, with `completion.
+        plans_name_deliverables`, its todo_write refused when it names none of the
+        deliverables a check finds short (ritual.refuse_off_task_plans), each showing the
+        plan of them to copy (patch `deliverables-plan`)."""
+        completion = self.cfg.config.completion
+        writes = ritual.refuse_todos_file_writes(
+            planned, lambda: completion_gate.plan_example(self.cfg)
+        ) if completion.expect_lines else None
+        turn = writes or planned
+        check = completion_gate.expected(self.cfg) if completion.plans_name_deliverables \
+            else None
+        if writes is None and not (check and ritual.plans(turn)):
+            return self._execute(planned)
+
+        def plans_checked(problems: list[str]) -> Decision:
+            short = completion_gate.short_of(self.cfg, problems)
+            return self._execute(ritual.refuse_off_task_plans(
+                turn, short, completion_gate.plan_example(self.cfg, short)) or turn)
+
+        return Workspace([Versioned(ritual.DELIVERABLES_PLAN)], lambda r: (
+            self._execute(planned) if not r[0]
+            else Workspace([check], lambda c: plans_checked(list(c[0])))
+            if check and ritual.plans(turn) else self._execute(turn)))
 
     def _execute(self, planned: list[PlannedCall]) -> Decision:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""

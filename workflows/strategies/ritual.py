@@ -49,6 +49,7 @@ TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were 
 TODO_WRITE_CHECKED = "todo-write-checked"  # Versioned: a todo_write that repeats is refused
 OFF_TODO_WRITES = "off-todo-writes"  # Versioned: a strategic write of another file refused
 OFF_TODO_PLANNING = "off-todo-planning-writes"  # Versioned: ... and a rewrite of a done todo's
+DELIVERABLES_PLAN = "deliverables-plan"  # Versioned: plans held to the deliverables still short
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
@@ -194,6 +195,57 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
     return refuse_where(planned, why, "plan_repeats")
 
 
+def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], str]
+                              ) -> list[PlannedCall] | None:
+    """The turn with each write_file of todos.yaml refused (todo_write writes it, checked),
+    or None when the turn has none. `example()`: a todo_write to copy. Eval round 13: the
+    1.5B model, in a rewind phase, wrote prose into todos.yaml with write_file six times;
+    the gate took none of it, and nothing refused the writes, so no limit counted them."""
+    def why(p: PlannedCall) -> str | None:
+        path = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+        if p.call.name != "write_file" or p.call.error or path != layout.TODOS:
+            return None
+        shown = example()
+        return ("todos.yaml was not written: only todo_write writes it (the workflow checks "
+                "the plan and accepts no other todos.yaml). Call todo_write(phase=..., "
+                "todos=[{\"id\": 1, \"content\": ...}, ...]) instead"
+                + (f". {shown}" if shown else "."))
+
+    return refuse_where(planned, why, "todos_by_todo_write")
+
+
+def names_none(todos: object, paths: list[str]) -> bool:
+    """Do `todos` (a todo_write's argument) name none of `paths` (a path or its file name,
+    in any case)? False when there are no todos to look at."""
+    texts = [str(t.get("content", "")).lower() for t in todos if isinstance(t, dict)] \
+        if isinstance(todos, list) else []
+    names = {n for p in paths for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
+    return bool(texts) and not any(n in t for t in texts for n in names)
+
+
+def plans(planned: list[PlannedCall]) -> bool:
+    """Does the turn hold a todo_write that is not refused?"""
+    return any(p.refusal is None and p.call.name == "todo_write" for p in planned)
+
+
+def refuse_off_task_plans(planned: list[PlannedCall], short: list[str], example: str
+                          ) -> list[PlannedCall] | None:
+    """The turn with each todo_write whose todos name none of `short` (the deliverables
+    not yet as the task asks) refused, showing `example` (a plan of them), or None. Eval
+    rounds 11 and 13: the 1.5B model's bootstrap planned twenty todos such as "Read the
+    workspace and explore its contents"; the tactical phase then read_file'd 'workspace'
+    until the loop breaker stopped it, and no deliverable was ever planned."""
+    def why(p: PlannedCall) -> str | None:
+        if p.call.name != "todo_write" or not names_none((p.call.args or {}).get("todos"),
+                                                         short):
+            return None
+        return (f"todos.yaml was not written: no todo names a file the task must still "
+                f"deliver ({', '.join(short)}); a plan's todos are the task's concrete steps, "
+                f"one per file to write. {example}").strip()
+
+    return refuse_where(planned, why, "plan_off_task") if short else None
+
+
 def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
                            evidence: list[str] | None, done: frozenset[str] = frozenset(),
                            example: Callable[[str], str] = lambda path: ""
@@ -301,8 +353,9 @@ def digest(number: int, status: str, todos: list[Todo], changed: list[str],
 
 
 PLAN_BY_WORKFLOW = "plan-by-workflow"  # Versioned: refused planning ends in the workflow's plan
-REFUSALS = frozenset({"plan_repeats", "not_this_todo", "transition_rejected",
-                      "todo_not_done"})  # the ritual's refusals (job_complete's: max_refusals)
+REFUSALS = frozenset({  # the ritual's refusals (job_complete's own: max_refusals)
+    "plan_repeats", "not_this_todo", "transition_rejected", "todo_not_done", "plan_off_task",
+    "todos_by_todo_write"})
 
 
 class Loops(BaseModel):
