@@ -50,13 +50,13 @@ from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
-           "subjob", "classify")
+           "subjob", "classify", "echo_nudge")
 # the prompts each strategy uses (the resolved config, in history, carries only those)
 PROMPTS_OF = {
-    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off"),
-    "react": ("react", "react_kickoff", "task_nudge", "cut_off"),
+    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge"),
+    "react": ("react", "react_kickoff", "task_nudge", "cut_off", "echo_nudge"),
     "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
-    "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off"),
+    "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
 }
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"

@@ -36,7 +36,7 @@ def test_real_creator_config() -> None:
     assert r.instructions and r.instructions.startswith("# Requirement extraction")
     # the prompts of its strategy (phase_alternation) only: the config is in history
     assert set(r.prompts) == {"strategic", "tactical", "kickoff", "nudge", "cut_off",
-                              "summarization"}
+                              "summarization", "echo_nudge"}
     assert r.nested_todos is None
     auto = load_config({"extends": "creator", "strategy": "auto",
                         "auto": {"routes": {"A": "nested", "B": "plan_revise_execute"}}},
@@ -45,7 +45,7 @@ def test_real_creator_config() -> None:
     assert set(auto.prompts) == {"classify", "stage_kickoff", "task_nudge", "nested", "subjob",
                                  "kickoff", "nudge", "plan", "evaluate", "step", "react",
                                  "react_kickoff",
-                                 "cut_off", "summarization"}
+                                 "cut_off", "summarization", "echo_nudge"}
     assert auto.nested_todos is not None
     assert all(r.prompts.values())
     assert r.strategic_todos.bootstrap and r.strategic_todos.transition

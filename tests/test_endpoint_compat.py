@@ -199,6 +199,29 @@ async def test_a_turn_cut_off_at_the_token_limit_is_answered(client, task_queue,
                for u in users)
 
 
+async def test_an_answer_that_echoes_tool_responses_is_told_it_runs_nothing(
+        client, task_queue, start_job, model_server):
+    """Eval round 13, react runs 1, 7 and 10: refused at its first job_complete, the 1.5B
+    model answered with the turn's tool results echoed as `<tool_response>` text until the
+    nudges ran out. Such an answer gets prompts/echo_nudge.md, not the plain nudge."""
+    echo = step(content="<tool_response>\nError [file_not_found]: 'notes/a.md' does not "
+                "exist; list_files shows what is there\n</tool_response>")
+    script = [echo, step(content="I will write it."),
+              step(call("write_file", path="notes/a.md", content="# A\n")),
+              step(call("job_complete", summary="done", deliverables=["notes/a.md"],
+                        confidence=0.9, notes=""))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config={
+            "extends": "creator", "strategy": "react"}, instructions="x", documents=[])
+        assert (await asyncio.wait_for(handle.result(), 120)).status == "completed"
+    users = [m["content"] for m in model_server.requests(handle.id)[-1]["messages"]
+             if m["role"] == "user"]
+    assert users[1].startswith("Your answer only repeats tool responses (`<tool_response>` "
+                               "blocks). A tool's response comes from the tool after you call "
+                               "it: writing one yourself runs nothing"), users
+    assert users[2].startswith("You answered without calling a tool."), users
+
+
 async def test_a_model_that_repeats_itself_is_stopped_with_the_reason(client, task_queue,
                                                                       start_job, model_server,
                                                                       s3):

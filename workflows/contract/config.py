@@ -181,6 +181,7 @@ class Prompts(_Strict):
     react: str = "prompts/react.md"  # the react strategy's system prompt
     react_kickoff: str = "prompts/react_kickoff.md"
     task_nudge: str = "prompts/task_nudge.md"  # react, plan_revise_execute: a turn w/o tools
+    echo_nudge: str = "prompts/echo_nudge.md"  # a turn that only echoes <tool_response> text
     stage_kickoff: str = "prompts/stage_kickoff.md"  # first message of a stage's conversation
     plan: str = "prompts/plan.md"  # plan_revise_execute: plan, revise, replan
     evaluate: str = "prompts/evaluate.md"

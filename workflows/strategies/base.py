@@ -350,12 +350,20 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
     return out
 
 
+ECHO = "<tool_response>"  # what a reply that echoes tool results holds (see nudge_for)
+
+
 def nudge_for(cfg: ResolvedConfig, reply: ModelReply, nudge: str | None = None) -> str:
     """What a turn without a tool call gets: the nudge (`nudge`, else prompts/nudge.md), or,
     when the answer was cut off at the token limit (`finish_reason: length`), what happened
-    and what to do instead."""
+    and what to do instead; when it only echoed `<tool_response>` blocks (the tools' answers,
+    not calls: the 1.5B model under react, eval round 13, in 3 of 10 runs until the nudges
+    ran out), that this runs nothing (prompts/echo_nudge.md; a config resolved before it
+    has none, and gets the nudge)."""
     if reply.finish_reason == "length" and cfg.prompts.get("cut_off"):
         return cfg.prompts["cut_off"]
+    if ECHO in reply.content and cfg.prompts.get("echo_nudge"):
+        return cfg.prompts["echo_nudge"]
     return cfg.prompts["nudge"] if nudge is None else nudge
 
 
