@@ -78,7 +78,7 @@ real-model: $(STAMP)
 real-demo: $(STAMP)
 	$(BIN)/python -m devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config notes --runs 1 \
-		--strategies react --id real-demo-$(shell date +%H%M%S)
+		--strategies phase_alternation --id real-demo-$(shell date +%H%M%S)
 
 # strategy A/B on the local model: RUNS runs of the notes job per strategy, table + chart
 RUNS ?= 3
