@@ -280,3 +280,16 @@ def test_a_plan_naming_no_deliverable_and_a_write_of_todos_yaml_are_refused():
     assert older and not any("deliverables-plan" in patches(n) for n in older)
     text = (Path(__file__).parent / "histories" / name).read_text()
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+
+
+def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines():
+    """#17, seventh round: a todo whose file lacks a line no mend can put in is restated as
+    the lines its file must hold (`todo-restated-lines`); every history recorded before
+    replays without the patch."""
+    name = "todo-restated-lines.lines.json"
+    assert "todo-restated-lines" in patches(name)
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if p.name != name]
+    assert older and not any("todo-restated-lines" in patches(n) for n in older)
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
+        Path(__file__).parent / "histories" / name).read_text()

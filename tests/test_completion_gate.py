@@ -179,6 +179,35 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
                "(completion.expect_lines): notes/apples.md: '# Apples'" in b for b in blocks)
 
 
+async def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines(
+        client, task_queue, start_job, model_server):
+    """Eval round 14, runs 2 and 3: under its own todo ("Write notes/apples.md with the
+    content of the first line of instructions.md") the model wrote the heading alone ten
+    times; the missing line is a sentence, which no mend can put in. The todo is restated as
+    the workflow's own todo for the file, the wording under which the same model wrote it
+    right at the first try (patch todo-restated-lines)."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "completion": {"expect_lines": {"notes/apples.md": [
+                  "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
+              ]}}}
+    plan = [{"id": 1, "content": "Write notes/apples.md with the content of the first line "
+             "of instructions.md"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="Notes", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos")),
+        step(call("write_file", path="notes/apples.md", content="# Apples")),  # no sentence
+        step(call("write_file", path="notes/apples.md",
+                  content="# Apples\nApples grow on trees.\n")),  # done by the write
+    ] + finish()[:2] + [done()]
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
+    restated = ("NEXT STEP (task 1): Write notes/apples.md with these lines: # Apples / a "
+                "sentence about apples")
+    assert any(restated in b for b in blocks), blocks[7:10]
+    assert not any(restated in b for b in blocks[:8])  # before the short write: its own words
+
+
 async def test_a_refused_plan_is_shown_one_that_plans_the_deliverables(
         client, task_queue, start_job, model_server):
     """Eval round6: refused for copying the bootstrap's todos, the 1.5B model copied them

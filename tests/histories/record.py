@@ -26,7 +26,7 @@ as an undecoded payload.
 start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
-        rewrite | planned | restated | deliverables
+        rewrite | planned | restated | deliverables | lines
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
@@ -40,7 +40,8 @@ bootstrap's todos three times, ended by the workflow's own plan of the deliverab
 (`plan-by-workflow`), whose first write lacks its heading and is shown mended; the same
 job with that todo restated as the mended write (`todo-restated`); a bootstrap whose plan
 names no deliverable and whose write_file of todos.yaml are both refused, the plan of the
-deliverable shown (`deliverables-plan`).
+deliverable shown (`deliverables-plan`); a todo whose file lacks a sentence (no mend can put
+it in) restated as the lines its file must hold (`todo-restated-lines`).
 
     python -m tests.histories.record strategies
 
@@ -220,6 +221,15 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
+SINGLE["lines"] = ("todo-restated-lines", bootstrap()[:-2] + [
+    step(call("todo_write", phase="Notes", description="d", todos=[
+        {"id": 1, "content": "Write notes/apples.md with the first line of instructions.md"}])),
+    step(call("todo_complete", notes="todos")),
+    step(call("write_file", path="notes/apples.md", content="# Apples")),  # no sentence
+    step(call("write_file", path="notes/apples.md", content="# Apples\nApples are red.\n")),
+] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+    "expect_lines": {"notes/apples.md": [
+        "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}})
 SINGLE["deliverables"] = ("deliverables-plan", bootstrap()[:-2] + [
     step(call("todo_write", phase="P", description="d", todos=[  # names no deliverable
         {"id": 1, "content": "Read the workspace and explore its contents."}])),

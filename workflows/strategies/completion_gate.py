@@ -37,6 +37,7 @@ GATE_AT_REWIND = "completion-at-rewind"  # Versioned: ... and at a rewind phase'
 AT_PHASE_START = {"transition": GATE_AT_TRANSITION, "rewind": GATE_AT_REWIND}  # variant ->
 TODO_LINES = "todo-expected-lines"  # Versioned: a todo's deliverable checked for its lines
 TODO_RESTATED = "todo-restated"  # Versioned: ... and, short of them, restated as the mend
+TODO_RESTATED_LINES = "todo-restated-lines"  # Versioned: ... or, with no mend, as its lines
 COMPLETE_WHEN_MET = "complete-when-met"  # Versioned: the workflow completes a job itself
 QUIET_END_GATED = "quiet-end-gated"  # Versioned: a job ended without job_complete is checked
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
@@ -222,6 +223,19 @@ def restated(found: LinesChecked) -> str:
                 f"write_file(path={json.dumps(path, ensure_ascii=False)}, "
                 f"content={json.dumps(text, ensure_ascii=False)})")
     return ""
+
+
+def restated_lines(cfg: ResolvedConfig, found: LinesChecked) -> str:
+    """A todo whose file lacks a line the check cannot put in (a line given by its shape,
+    such as "a sentence about apples"), restated as the workflow's own todo for the first
+    such file: "Write notes/apples.md with these lines: # Apples / a sentence about apples"
+    ("" when no file of expect_lines is named). Eval round 14: under its own todo ("Write
+    notes/apples.md with the content of the first line of instructions.md") the model wrote
+    the heading alone ten times; under this wording, in the workflow's plan after the
+    rewind, it wrote heading and sentence at the first try."""
+    named = short_of(cfg, found.problems)
+    todos = deliverable_todos(cfg, named[:1])
+    return str(todos[0]["content"]) if todos else ""
 
 
 def with_note(args: dict[str, object], note: str) -> dict[str, object]:

@@ -530,17 +530,25 @@ class PhaseAlternation(Strategy):
     def _short(self, todo: Todo, found: LinesChecked,
                lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
         """`todo`'s file lacks lines: the todo is restated as the write that mends it (when
-        the check could mend it), and `lacking` says what is missing. In eval round 12 the
-        model, shown the mended write in the refusal, wrote its todo's own words again: "Write
-        notes/apples.md with the content 'Apples grow on trees ...'", heading-less."""
-        def say(restate: bool) -> ToolDecision:
-            todo.content = restated if restate else todo.content
+        the check could mend it), else as the lines its file must hold (completion_gate.
+        restated_lines: a missing sentence cannot be put in by the workflow), and `lacking`
+        says what is missing. In eval round 12 the model, shown the mended write in the
+        refusal, wrote its todo's own words again: "Write notes/apples.md with the content
+        'Apples grow on trees ...'", heading-less."""
+        def say(content: str | None) -> ToolDecision:
+            todo.content = content or todo.content
             return lacking("; ".join(found.problems[:10]), completion_gate.mend_example(
                 self.cfg, found))
 
         restated = completion_gate.restated(found)
-        return Workspace([Versioned(completion_gate.TODO_RESTATED)],
-                         lambda v: say(v[0])) if restated else say(False)
+        if restated:
+            return Workspace([Versioned(completion_gate.TODO_RESTATED)],
+                             lambda v: say(restated if v[0] else None))
+        lines = completion_gate.restated_lines(self.cfg, found)
+        if not lines or lines == todo.content:
+            return say(None)
+        return Workspace([Versioned(completion_gate.TODO_RESTATED_LINES)],
+                         lambda v: say(lines if v[0] else None))
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""
