@@ -293,3 +293,15 @@ def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines():
     assert older and not any("todo-restated-lines" in patches(n) for n in older)
     assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
         Path(__file__).parent / "histories" / name).read_text()
+
+
+def test_a_react_job_whose_model_stops_calling_tools_tries_again():
+    """#17, seventh round: a react job whose model stops calling tools with its files short
+    starts a fresh attempt (`react-quiet-retry`); the `quiet-end` history, recorded before,
+    replays without it and ends `stuck`."""
+    name = "react-quiet-retry.quiet-retry.json"
+    assert "react-quiet-retry" in patches(name)
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if p.name != name]
+    assert older and not any("react-quiet-retry" in patches(n) for n in older)
+    assert "react_0002" in payloads(name)

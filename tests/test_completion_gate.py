@@ -295,14 +295,38 @@ async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
     written. With expect_lines that end is checked too: `stuck`, saying what is missing."""
     config = {"extends": "creator", "strategy": "react",
               "completion": {"expect_lines": {"report.md": ["# Report"]}}}
-    talk = [step(content="I will write the report now.")] * 4  # max_nudges 3, then the end
-    _, result, _ = await run(client, task_queue, start_job, model_server, talk, config)
+    talk = [step(content="I will write the report now.")] * 12  # 3 attempts of 4 answers
+    handle, result, _ = await run(client, task_queue, start_job, model_server, talk, config)
     assert result.status == "stuck" and result.summary == "I will write the report now."
     assert result.notes == ("the model stopped calling tools; still missing: report.md does "
                             "not exist")
-    written = [step(call("write_file", path="report.md", content="# Report\n"))] + talk
+    assert result.phases == 3  # two new attempts (react-quiet-retry), then the end
+    written = [step(call("write_file", path="report.md", content="# Report\n"))] + talk[:4]
     _, result, _ = await run(client, task_queue, start_job, model_server, written, config)
-    assert result.status == "completed" and result.notes == ""
+    assert result.status == "completed" and result.notes == "" and result.phases == 1
+
+
+async def test_a_react_job_whose_model_stops_calling_tools_tries_a_fresh_attempt(
+        client, task_queue, start_job, model_server):
+    """Eval round 13, react runs 1, 7 and 10 (round 15's run 2 too, with the echo nudge):
+    refused at its first job_complete, the 1.5B model echoed that turn's tool results as
+    text until the nudges ran out, the same answer each time. With the deliverables short a
+    new attempt starts, a fresh conversation told what is missing (patch
+    react-quiet-retry)."""
+    config = {"extends": "creator", "strategy": "react",
+              "completion": {"expect_lines": {"report.md": ["# Report"]}}}
+    echo = step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")
+    script = [echo] * 4 + [
+        step(call("write_file", path="report.md", content="# Report\n")),
+        step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9,
+                  notes=""))]
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed" and result.phases == 2, result
+    first = model_server.requests(handle.id)[4]["messages"]  # attempt 2's first request
+    assert [m["role"] for m in first] == ["system", "user"], first
+    assert "attempt 1 ended: the model stopped calling tools; still missing: report.md does " \
+        "not exist. Write the missing files with write_file, then call job_complete." in \
+        first[1]["content"], first[1]["content"]
 
 
 @pytest.mark.parametrize("path", ["../x.md", "/etc/passwd", ".switchback/state.json", "a//b",

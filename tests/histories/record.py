@@ -26,7 +26,7 @@ as an undecoded payload.
 start of phase 2 (`rewind-restore`).
 
     python -m tests.histories.record quiet-end | cycles | at-rewind | todo-lines | off-todo |
-        rewrite | planned | restated | deliverables | lines
+        rewrite | planned | restated | deliverables | lines | quiet-retry
 
 records one job (`SINGLE`): a react job whose model stops calling tools with its
 expect_lines unmet (`quiet-end-gated`: it ends `stuck`); a job whose model takes two calls by
@@ -41,7 +41,9 @@ bootstrap's todos three times, ended by the workflow's own plan of the deliverab
 job with that todo restated as the mended write (`todo-restated`); a bootstrap whose plan
 names no deliverable and whose write_file of todos.yaml are both refused, the plan of the
 deliverable shown (`deliverables-plan`); a todo whose file lacks a sentence (no mend can put
-it in) restated as the lines its file must hold (`todo-restated-lines`).
+it in) restated as the lines its file must hold (`todo-restated-lines`); a react job whose
+model echoes tool responses until the nudges run out, tried again in a fresh attempt
+(`react-quiet-retry`).
 
     python -m tests.histories.record strategies
 
@@ -221,6 +223,12 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
+SINGLE["quiet-retry"] = ("react-quiet-retry", [
+    step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [
+    step(call("write_file", path="report.md", content="# Report\n")),
+    step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9,
+              notes=""))], {"extends": "creator", "strategy": "react",
+                            "completion": {"expect_lines": {"report.md": ["# Report"]}}})
 SINGLE["lines"] = ("todo-restated-lines", bootstrap()[:-2] + [
     step(call("todo_write", phase="Notes", description="d", todos=[
         {"id": 1, "content": "Write notes/apples.md with the first line of instructions.md"}])),
