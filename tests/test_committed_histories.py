@@ -268,40 +268,34 @@ def test_a_todo_short_of_its_lines_is_restated_as_the_mended_write():
         Path(__file__).parent / "histories" / "todo-restated.restated.json").read_text()
 
 
+def assert_only_in(patch: str, name: str) -> None:
+    """History `name` takes `patch` and completes; every other history replays without it."""
+    assert patch in patches(name)
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if p.name != name]
+    assert older and not any(patch in patches(n) for n in older)
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
+        Path(__file__).parent / "histories" / name).read_text()
+
+
 def test_a_plan_naming_no_deliverable_and_a_write_of_todos_yaml_are_refused():
     """#17, seventh round: a bootstrap whose todo_write names no deliverable and whose
     write_file of todos.yaml are refused, each with the plan of the deliverable shown, then
     the plan the model copies is taken (`deliverables-plan`). Every history recorded before
     replays without the patch."""
-    name = "deliverables-plan.deliverables.json"
-    assert "deliverables-plan" in patches(name)
-    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
-             if p.name != name]
-    assert older and not any("deliverables-plan" in patches(n) for n in older)
-    text = (Path(__file__).parent / "histories" / name).read_text()
-    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in text
+    assert_only_in("deliverables-plan", "deliverables-plan.deliverables.json")
 
 
 def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines():
     """#17, seventh round: a todo whose file lacks a line no mend can put in is restated as
     the lines its file must hold (`todo-restated-lines`); every history recorded before
     replays without the patch."""
-    name = "todo-restated-lines.lines.json"
-    assert "todo-restated-lines" in patches(name)
-    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
-             if p.name != name]
-    assert older and not any("todo-restated-lines" in patches(n) for n in older)
-    assert "EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED" in (
-        Path(__file__).parent / "histories" / name).read_text()
+    assert_only_in("todo-restated-lines", "todo-restated-lines.lines.json")
 
 
 def test_a_react_job_whose_model_stops_calling_tools_tries_again():
     """#17, seventh round: a react job whose model stops calling tools with its files short
     starts a fresh attempt (`react-quiet-retry`); the `quiet-end` history, recorded before,
     replays without it and ends `stuck`."""
-    name = "react-quiet-retry.quiet-retry.json"
-    assert "react-quiet-retry" in patches(name)
-    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
-             if p.name != name]
-    assert older and not any("react-quiet-retry" in patches(n) for n in older)
-    assert "react_0002" in payloads(name)
+    assert_only_in("react-quiet-retry", "react-quiet-retry.quiet-retry.json")
+    assert "react_0002" in payloads("react-quiet-retry.quiet-retry.json")

@@ -351,6 +351,15 @@ def test_expect_lines_is_bounded():
         CompletionSettings(max_refusals=-1)
 
 
+A_DONE_THEN_PLAN_B = [  # plan a.md, write it (done by the write), then the transition's files
+    step(call("todo_write", phase="A", description="d",
+              todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
+    step(call("todo_complete", notes="todos")),
+    step(call("write_file", path="a.md", content="# A\n")),
+    step(call("write_file", path="workspace.md", content="# Workspace\n\na.md written\n")),
+    step(call("write_file", path="main_plan.md", content="# Plan\n\n- b.md next\n"))]
+
+
 async def test_a_strategic_phase_refused_again_and_again_ends_in_the_workflows_plan(
         client, task_queue, start_job, model_server, s3):
     """Eval round11, run 1: its two notes written, the 1.5B model was asked to plan the
@@ -365,12 +374,7 @@ async def test_a_strategic_phase_refused_again_and_again_ends_in_the_workflows_p
     again = step(call("todo_write", phase="P", description="d", todos=[
         {"id": i, "content": c} for i, c in enumerate(transition_todos, 1)]))
     script = bootstrap()[:-2] + [
-        step(call("todo_write", phase="A", description="d",
-                  todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
-        step(call("todo_complete", notes="todos")),
-        step(call("write_file", path="a.md", content="# A\n")),  # tactical: done by the write
-        step(call("write_file", path="workspace.md", content="# Workspace\n\na.md written\n")),
-        step(call("write_file", path="main_plan.md", content="# Plan\n\n- b.md next\n")),
+        *A_DONE_THEN_PLAN_B,
         again, again, again,  # three refused plans: the workflow plans b.md
         step(call("write_file", path="b.md", content="# B\n")),
     ] + finish()[:2] + [done()]
@@ -420,12 +424,7 @@ async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_sh
         step(call("todo_write", phase="P", description="d", todos=[
             {"id": 1, "content": "Read the workspace and explore its contents."},
             {"id": 2, "content": "Identify the deliverables and their requirements."}])),
-        step(call("todo_write", phase="A", description="d",
-                  todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
-        step(call("todo_complete", notes="todos")),
-        step(call("write_file", path="a.md", content="# A\n")),  # tactical: done by the write
-        step(call("write_file", path="workspace.md", content="# Workspace\n\na.md written\n")),
-        step(call("write_file", path="main_plan.md", content="# Plan\n\n- b.md next\n")),
+        *A_DONE_THEN_PLAN_B,
         step(call("todo_write", phase="R", description="d",
                   todos=[{"id": 1, "content": "Review a.md"}])),  # a.md is done: refused
         step(call("todo_write", phase="B", description="d",

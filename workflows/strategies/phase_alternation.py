@@ -233,8 +233,8 @@ class PhaseAlternation(Strategy):
         ) if completion.expect_lines else None
         turn = writes or planned
         check = completion_gate.expected(self.cfg) if completion.plans_name_deliverables \
-            else None
-        if writes is None and not (check and ritual.plans(turn)):
+            and ritual.plans(turn) else None  # a todo_write to hold to the files still short
+        if writes is None and check is None:
             return self._execute(planned)
 
         def plans_checked(problems: list[str]) -> Decision:
@@ -242,10 +242,14 @@ class PhaseAlternation(Strategy):
             return self._execute(ritual.refuse_off_task_plans(
                 turn, short, completion_gate.plan_example(self.cfg, short)) or turn)
 
-        return Workspace([Versioned(ritual.DELIVERABLES_PLAN)], lambda r: (
-            self._execute(planned) if not r[0]
-            else Workspace([check], lambda c: plans_checked(list(c[0])))
-            if check and ritual.plans(turn) else self._execute(turn)))
+        def taken(r: list[Any]) -> Decision:
+            if not r[0]:
+                return self._execute(planned)
+            if check is None:
+                return self._execute(turn)
+            return Workspace([check], lambda c: plans_checked(list(c[0])))
+
+        return Workspace([Versioned(ritual.DELIVERABLES_PLAN)], taken)
 
     def _execute(self, planned: list[PlannedCall]) -> Decision:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""

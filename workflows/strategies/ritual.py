@@ -195,6 +195,14 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
     return refuse_where(planned, why, "plan_repeats")
 
 
+def written_path(p: PlannedCall) -> str:
+    """The workspace path a well-formed write_file call writes ("" for any other call).
+    write_file's arguments stay in the activity; its summary is the path (calls.py)."""
+    if p.call.name != "write_file" or p.call.error:
+        return ""
+    return "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+
+
 def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], str]
                               ) -> list[PlannedCall] | None:
     """The turn with each write_file of todos.yaml refused (todo_write writes it, checked),
@@ -202,8 +210,7 @@ def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], s
     1.5B model, in a rewind phase, wrote prose into todos.yaml with write_file six times;
     the gate took none of it, and nothing refused the writes, so no limit counted them."""
     def why(p: PlannedCall) -> str | None:
-        path = "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
-        if p.call.name != "write_file" or p.call.error or path != layout.TODOS:
+        if written_path(p) != layout.TODOS:
             return None
         shown = example()
         return ("todos.yaml was not written: only todo_write writes it (the workflow checks "
@@ -266,10 +273,7 @@ def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
         return None
 
     def written(p: PlannedCall) -> str:
-        if p.call.name != "write_file" or p.call.error or p.refusal is not None:
-            return ""
-        # write_file's arguments stay in the activity; its summary is the path (calls.py)
-        return "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+        return "" if p.refusal is not None else written_path(p)
 
     if any(written(p) in evidence for p in planned):
         done = frozenset()  # the todo's own file is written: the memory may change beside it
