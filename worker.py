@@ -13,6 +13,8 @@ Environment (all optional; defaults suit the embedded stack):
   SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
   SWITCHBACK_STICKY_TIMEOUT_SECONDS  sticky schedule-to-start timeout (default 5)
   SWITCHBACK_UVLOOP          0: asyncio's own event loop instead of uvloop
+  SWITCHBACK_LOCAL_MODEL_CALLS  0: no model call runs as a local activity (default: a fast
+      endpoint's may, on role `all` workers; set 0 where workflow workers lack call_model)
   SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
   SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
   SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
@@ -115,7 +117,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "TEMPORAL_TLS_SERVER_CA_CERT_PATH", "TEMPORAL_TLS_SERVER_NAME", "TEMPORAL_CONFIG_FILE",
     "SWITCHBACK_GRAPH_PATH", "SWITCHBACK_GRAPH_SEED", "NEO4J_URI", "NEO4J_USER",
     "NEO4J_PASSWORD", "NEO4J_DATABASE", "SWITCHBACK_WEB_SEARCH_URL", "SWITCHBACK_WEB_SEARCH_KEY",
-    "SWITCHBACK_MCP_FILE",
+    "SWITCHBACK_MCP_FILE", "SWITCHBACK_LOCAL_MODEL_CALLS",
     *telemetry.ENV_VARS,
 ]
 
@@ -135,6 +137,14 @@ def tuning_from_env() -> dict:
         options["graceful_shutdown_timeout"] = timedelta(
             seconds=float(os.environ["SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS"]))
     return options
+
+
+def local_model_calls(role: str, model_queue: str | None) -> bool:
+    """May this worker's jobs run a fast endpoint's model calls as local activities? Only
+    where the workflow worker has call_model itself (role all, no separate model queue),
+    unless SWITCHBACK_LOCAL_MODEL_CALLS=0 (a fleet mixing roles on one queue sets it)."""
+    return (role == "all" and not model_queue
+            and os.environ.get("SWITCHBACK_LOCAL_MODEL_CALLS", "1") != "0")
 
 
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
@@ -159,7 +169,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     if role in ("all", "workflows"):
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
-            ConfigActivities(client.data_converter.payload_codec is not None).load_config,
+            ConfigActivities(client.data_converter.payload_codec is not None,
+                             local_model_calls(role, queues["model"])).load_config,
             *WorkspaceActivities(s3).all(),
             SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
             pipeline.read_requirements, pipeline.read_decision,

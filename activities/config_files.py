@@ -82,15 +82,18 @@ async def load_config_activity(req: LoadConfigRequest) -> ResolvedConfig:
 class ConfigActivities:
     """`load_config` as a worker runs it: `encrypted` (the worker's payloads go through a
     codec) is told to the job, which then keeps free text out of its search attributes -
-    the server stores those in plain text."""
+    the server stores those in plain text. `model_calls_local`: this worker's queue runs
+    call_model too, so a fast endpoint's calls may run as local activities."""
 
-    def __init__(self, encrypted: bool = False) -> None:
+    def __init__(self, encrypted: bool = False, model_calls_local: bool = False) -> None:
         self.encrypted = encrypted
+        self.model_calls_local = model_calls_local
 
     @activity.defn(name=LOAD_CONFIG)
     async def load_config(self, req: LoadConfigRequest) -> ResolvedConfig:
         cfg = await load_config_activity(req)
-        return cfg.model_copy(update={"payloads_encrypted": self.encrypted})
+        return cfg.model_copy(update={"payloads_encrypted": self.encrypted,
+                                      "model_calls_local": self.model_calls_local})
 
 
 async def check_task_queues(cfg: ResolvedConfig) -> None:

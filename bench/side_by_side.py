@@ -170,7 +170,8 @@ def history_figures(c: Contender, runs: list[list]) -> dict:
     events = [e for run in runs for e in run]
     calls, total, nth = [], 0, 0  # (step or 0, bytes before, event index) per model call
     for i, e in enumerate(events):
-        if e.HasField("activity_task_scheduled_event_attributes"):
+        if e.HasField("activity_task_scheduled_event_attributes") or e.HasField(
+                "marker_recorded_event_attributes"):  # a model call run as a local activity
             step = c.model_call_step(e, nth + 1)
             if step is not None:
                 nth += 1
@@ -203,13 +204,19 @@ async def job_runs(client: Any, job_id: str) -> list[list]:
 def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
     """Where a step's time goes, from the history's event times (medians, seconds): the model
     activity waiting to start (dispatch), running (model call + its S3 reads and writes),
-    and from its completion to the next model call's scheduling (workflow tasks, tools)."""
+    and from its completion to the next model call's scheduling (workflow tasks, tools).
+    Calls through the server only: a model call run as a local activity has no task events
+    (and `between` counts only pairs with no local call between them)."""
     dispatch, running, between = [], [], []
     for events in runs:
         t = {e.event_id: e.event_time.ToNanoseconds() / 1e9 for e in events}
-        model_ids = {e.event_id for i, e in enumerate(events)
-                     if e.HasField("activity_task_scheduled_event_attributes")
-                     and c.model_call_step(e, i + 1) is not None}
+        calls = [e for i, e in enumerate(events) if (
+            e.HasField("activity_task_scheduled_event_attributes")
+            or e.HasField("marker_recorded_event_attributes"))
+            and c.model_call_step(e, i + 1) is not None]
+        model_ids = {e.event_id for e in calls
+                     if e.HasField("activity_task_scheduled_event_attributes")}
+        following = {a.event_id: b.event_id for a, b in zip(calls, calls[1:], strict=False)}
         started, done = {}, {}
         for e in events:
             if e.HasField("activity_task_started_event_attributes"):
@@ -221,11 +228,12 @@ def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
         ids = sorted(i for i in model_ids if i in started and i in done)
         dispatch += [started[i] - t[i] for i in ids]
         running += [done[i] - started[i] for i in ids]
-        between += [t[j] - done[i] for i, j in zip(ids, ids[1:], strict=False)]
-    if not between:
+        between += [t[j] - done[i] for i, j in zip(ids, ids[1:], strict=False)
+                    if following.get(i) == j]
+    if not running:
         return {}
     return {"dispatch": statistics.median(dispatch), "model_activity": statistics.median(running),
-            "between": statistics.median(between)}
+            **({"between": statistics.median(between)} if between else {})}
 
 
 def describe(e: BaseException) -> str:

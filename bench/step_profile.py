@@ -14,7 +14,7 @@ warm-up job, one measured job of `--steps` writes:
   `--py-spy` a py-spy sample of this process during the measured job (all threads, idle
   excluded): the functions with the most samples, self and inclusive (`--top`).
 
-    python -m bench.step_profile [--steps 50] [--py-spy] [--top 30]
+    python -m bench.step_profile [--steps 50] [--local-calls] [--py-spy [--gil]] [--top 30]
 """
 
 from __future__ import annotations
@@ -74,6 +74,25 @@ def count_s3(counts: collections.Counter) -> None:
             counts[(_n, kind_of(key))] += 1
             return result
         setattr(S3Store, name, counted)
+
+
+def thread_cpu() -> collections.Counter:
+    """CPU clock ticks (user + system; SC_CLK_TCK a second) of this process's threads, by
+    name: Python's threads by their Python name (MainThread, the S3 pool `s3`, the model
+    server's request threads), the others (the Temporal SDK core's Rust threads) by the
+    kernel's. A thread that ended meanwhile is not counted."""
+    import threading
+
+    out: collections.Counter = collections.Counter()
+    py = {t.native_id: t.name for t in threading.enumerate()}
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            name = py.get(int(task.name)) or (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        out[re.sub(r"[-_ ]?\d+$", "", name) or "?"] += int(fields[11]) + int(fields[12])
+    return out
 
 
 def event_kind(e) -> str:
@@ -141,12 +160,16 @@ def py_spy_top(raw: Path, top: int) -> list[str]:
     return out
 
 
+LOCAL_CALLS = False  # --local-calls: the job opts in to model calls as local activities
+
+
 async def run_job(client, model, queue: str, n: int) -> str:
     job = SwitchbackJob()
     job_id = f"profile-{n}-{uuid.uuid4().hex[:6]}"
     model.set_script(job_id, job.script(n, 0))
     config = {"extends": "defaults", "job_type": "bench",
-              "limits": {"max_steps_per_phase": n + 50}}
+              "limits": {"max_steps_per_phase": n + 50},
+              **({"llm": {"local_calls_in_a_row": 3}} if LOCAL_CALLS else {})}
     result = await client.execute_workflow(
         "AgentJob", JobInput(config=config, instructions=f"Write {n} report sections.",
                              documents=[]),
@@ -176,12 +199,15 @@ async def measure(a: argparse.Namespace) -> str:
                 spy = subprocess.Popen(
                     [str(Path(sys.executable).parent / "py-spy"), "record", "--pid",
                      str(os.getpid()), "--format", "raw", "--rate", str(a.rate), "--output",
-                     str(raw), "--nonblocking"],
+                     str(raw), "--nonblocking", *(["--gil"] if a.gil else [])],
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 await asyncio.sleep(1.0)
+            threads0 = thread_cpu()
             cpu0, t0 = time.process_time(), time.perf_counter()
             job_id = await run_job(b.client, b.model, queue, a.steps)
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
+            threads = thread_cpu()
+            threads.subtract(threads0)
             if spy:
                 spy.send_signal(2)
                 spy.wait(30)
@@ -192,6 +218,10 @@ async def measure(a: argparse.Namespace) -> str:
              f"switchback job, {a.steps} writes, {n} model calls, 0 ms model; worker in this "
              f"process; wall {wall:.2f} s ({wall * 1000 / n:.1f} ms per model call), CPU of "
              f"this process {cpu * 1000 / n:.1f} ms per model call", "",
+             "| threads (by name) | CPU ms per model call |", "| --- | ---: |"]
+    tick = os.sysconf("SC_CLK_TCK")
+    lines += [f"| {k} | {v * 1000 / tick / n:.1f} |" for k, v in threads.most_common() if v > 0]
+    lines += ["",
              f"S3 requests: {sum(counts.values())} ({sum(counts.values()) / n:.2f} per model "
              "call)", "", "| operation | key | requests | per model call |",
              "| --- | --- | ---: | ---: |"]
@@ -211,7 +241,14 @@ def main() -> None:
     p.add_argument("--py-spy", action="store_true", help="sample this process with py-spy")
     p.add_argument("--rate", type=int, default=250, help="py-spy samples per second")
     p.add_argument("--top", type=int, default=30)
-    print(asyncio.run(measure(p.parse_args())), flush=True)
+    p.add_argument("--local-calls", action="store_true",
+                   help="the job opts in to fast model calls as local activities")
+    p.add_argument("--gil", action="store_true",
+                   help="py-spy samples only the thread holding the GIL (Python CPU, no waits)")
+    a = p.parse_args()
+    global LOCAL_CALLS
+    LOCAL_CALLS = a.local_calls
+    print(asyncio.run(measure(a)), flush=True)
 
 
 if __name__ == "__main__":

@@ -209,7 +209,7 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
             _add_failure(job, name, summary, _failure_text(bad.failure))
         elif (t == EventType.EVENT_TYPE_MARKER_RECORDED
               and ev.marker_recorded_event_attributes.marker_name == LOCAL_ACTIVITY_MARKER):
-            await _local_activity(client, job, ev, current)
+            current = await _local_activity(client, job, ev, current)
         elif t == EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
             cancel = ev.activity_task_canceled_event_attributes
             name = scheduled.get(cancel.scheduled_event_id, ("?", "", None))[0]
@@ -217,14 +217,17 @@ async def _read_run(client: Client, job: JobHistory, h: WorkflowHistory) -> None
     job.runs.append(run)
 
 
-async def _local_activity(client: Client, job: JobHistory, ev, phase_key: str) -> None:
+async def _local_activity(client: Client, job: JobHistory, ev, phase_key: str) -> str:
     """A local activity's marker: its type and attempt, its result or failure (its input
-    is not in history: a local tool call counts for the phase of the latest model call)."""
+    is not in history: a local tool call counts for the phase of the latest model call - a
+    model call run locally, `llm.local_calls_in_a_row`, is one too). The phase key now."""
     m = ev.marker_recorded_event_attributes
     data = await _decode(client, m.details["data"]) if "data" in m.details else None
     if not isinstance(data, dict):
-        return
+        return phase_key
     name, summary = str(data.get("activity_type") or "?"), await _summary(client, ev)
+    if name == "call_model" and (label := STEP_LABEL.search(summary)):
+        phase_key = f"phase_{int(label.group(1)):04d}"
     facts = job.activities.setdefault(name, ActivityFacts())
     facts.scheduled += 1
     attempt = int(data.get("attempt") or 1)
@@ -233,11 +236,12 @@ async def _local_activity(client: Client, job: JobHistory, ev, phase_key: str) -
     if m.HasField("failure"):
         facts.failed += 1
         _add_failure(job, name, summary, _failure_text(m.failure))
-        return
+        return phase_key
     facts.completed += 1
-    if name == "run_tool" and "result" in m.details:
+    if name in ("run_tool", "call_model") and "result" in m.details:
         await _completed(job, name, summary, {"conversation": phase_key},
                          await _decode(client, m.details["result"]))
+    return phase_key
 
 
 def phase_start(job: JobHistory, req: Any) -> None:

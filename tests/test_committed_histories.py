@@ -31,7 +31,9 @@ def test_there_are_histories_of_each_kind():
                        (".final", {"mcp", "local-failure", "ritual", "rewind-restore",
                                    "completion-gate"}),
                        (".round3", {"mcp", "local-failure", "ritual", "rewind-restore",
-                                    "completion-gate", "complete-when-met"})):
+                                    "completion-gate", "complete-when-met"}),
+                       (".local-calls", {"mcp", "local-failure", "ritual", "rewind-restore",
+                                         "completion-gate", "complete-when-met"})):
         names = {f.stem.split("-run")[0] for f in FILES if f.stem.endswith(tag)
                  and (tag or "." not in f.stem) and not f.stem.endswith(".strategies")}
         names = {n.removesuffix(tag) for n in names}
@@ -299,3 +301,28 @@ def test_a_react_job_whose_model_stops_calling_tools_tries_again():
     replays without it and ends `stuck`."""
     assert_only_in("react-quiet-retry", "react-quiet-retry.quiet-retry.json")
     assert "react_0002" in payloads("react-quiet-retry.quiet-retry.json")
+
+
+def test_the_local_calls_histories_run_fast_model_calls_as_local_activities():
+    """#18: every scenario again with a fast endpoint's model calls as local activities
+    (`local-model-calls`: the rewind signal, the approval, continue-as-new, the failure...
+    arrive in the workflow tasks a chain of local calls ends with); no older history takes
+    the patch, and each replays without it."""
+    mine = [p.name for p in (Path(__file__).parent / "histories").glob("*.local-calls.json")]
+    assert len(mine) >= 12
+    for name in mine:
+        assert "local-model-calls" in patches(name), name
+    older = [p.name for p in (Path(__file__).parent / "histories").glob("*.json")
+             if p.name not in mine]
+    assert not any("local-model-calls" in patches(n) for n in older)
+    assert local_model_calls("plain.local-calls.json") >= 3
+    assert local_model_calls("plain.round3.json") == 0
+
+
+def local_model_calls(name: str) -> int:
+    """How many model calls of history `name` ran as local activities."""
+    path = Path(__file__).parent / "histories" / name
+    history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
+    return sum(json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
+               .get("activity_type") == "call_model" for e in history.events
+               if e.marker_recorded_event_attributes.marker_name == "core_local_activity")

@@ -14,9 +14,11 @@ from tests.conftest import running_worker
 from tests.scripts import bootstrap, full_job
 
 
+@pytest.mark.parametrize("llm", [{}, {"local_calls_in_a_row": 3}], ids=["server", "local"])
 async def test_report_of_a_continued_job(client, task_queue, start_job, model_server, s3,
-                                         tmp_path):
-    config = {"extends": "creator", "continue_as_new": {"every_phases": 2}}
+                                         tmp_path, llm):
+    """(`local`: the job's fast model calls run as local activities: their markers count.)"""
+    config = {"extends": "creator", "continue_as_new": {"every_phases": 2}, "llm": llm}
     async with running_worker(client, task_queue):
         handle = await start_job(full_job(2), model_server, config=config, instructions="x",
                                  documents=[])

@@ -24,6 +24,8 @@ class Conversation:
     summary_upto: int = 0  # messages folded into the running summary
     summaries: int = 0  # summaries made in this run
     token_ratio: float = 1.0  # reported / estimated prompt tokens of the last call
+    last_call_ms: int = -1  # how long the last model call took (-1: none in this run)
+    local_in_a_row: int = 0  # model calls run as local activities since the last through the server
 
     def start(self, key: str) -> tuple[list[InlineMessage], str]:
         """Begin a new, empty conversation; return the old one's unsent messages and key."""

@@ -6,6 +6,19 @@ stores them, assembles the prompt from the store and stores the answer. When the
 assembled prompt passes the context policy's threshold the activity answers
 `needs_compaction` without calling the model; then `summarize_conversation` folds the
 older turns into the running summary and the call is made again.
+
+A fast endpoint's call runs as a local activity (patch `local-model-calls`): in the
+workflow task that asked for it, with no activity task to dispatch and no workflow task
+of its own - the step's server round trips and most of its history events go. Only while
+the call before answered in under `llm.local_call_below_seconds` (a slow endpoint would
+hold the workflow task open for the whole call), only where the workflow's worker runs
+call_model itself (`ResolvedConfig.model_calls_local`, the worker's say), and at most
+`llm.local_calls_in_a_row` in a row: the next goes through the server, which ends the
+workflow task, so the job's progress, queries and signals wait at most that many fast
+calls. A worker that dies mid-chain loses the chain's workflow task: the next worker
+replays it, and the calls made again adopt the answers their first run stored. A local
+call gets one attempt and a short timeout: one that fails in a way a retry may mend goes
+through the server, which retries it as before.
 """
 
 from __future__ import annotations
@@ -15,7 +28,9 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
+
+LOCAL_MODEL_CALLS = "local-model-calls"  # patch: a fast endpoint's calls as local activities
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
@@ -31,7 +46,7 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of, queue_wait
+    from workflows.failures import StepFailed, cause_of, is_activity_failure, queue_wait
     from workflows.strategies.base import CallModel
 
 
@@ -61,14 +76,14 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        closing_conversation=closing_key, tool_record=cfg.tool_record,
                        max_output_chars=c.limits.max_output_chars,
                        instructions_max_chars=c.limits.instructions_max_chars)
-    reply = await _model_activity(req, step.label, cfg, summary)
+    reply = await _model_activity(req, step.label, cfg, summary, conv)
     conv.inline = []
     spent = Usage()
     if reply.needs_compaction:
         spent = await _compact(conv, cfg, ws, phase)
         reply = await _model_activity(req.model_copy(update={
             "inline": [], "system_prompt": None, "summary_upto": conv.summary_upto,
-            "may_compact": False, "closing": []}), step.label, cfg, summary)
+            "may_compact": False, "closing": []}), step.label, cfg, summary, conv)
     if reply.usage.prompt_tokens and reply.estimated_prompt_tokens:
         conv.token_ratio = min(3.0, max(0.33, reply.usage.prompt_tokens
                                         / reply.estimated_prompt_tokens))
@@ -107,25 +122,61 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
     return res.usage
 
 
-async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,
-                          summary: str = "") -> ModelReply:
+def _runs_locally(conv: Conversation, cfg: ResolvedConfig) -> bool:
+    """Does this model call run as a local activity (see the module's docstring)?"""
     llm = cfg.config.llm
+    return (cfg.model_calls_local and not cfg.config.task_queues.model
+            and 0 <= conv.last_call_ms < llm.local_call_below_seconds * 1000
+            and conv.local_in_a_row < llm.local_calls_in_a_row
+            and workflow.patched(LOCAL_MODEL_CALLS))
+
+
+async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,
+                          summary: str, conv: Conversation) -> ModelReply:
+    llm, queues = cfg.config.llm, cfg.config.task_queues
+    reply = await _local_call(req, label, cfg, summary) if _runs_locally(conv, cfg) else None
+    conv.local_in_a_row = conv.local_in_a_row + 1 if reply is not None else 0
+    if reply is None:
+        try:
+            reply = await workflow.execute_activity(
+                CALL_MODEL, req, result_type=ModelReply,
+                summary=summary or label or "model call", task_queue=queues.model,
+                schedule_to_start_timeout=queue_wait(queues, queues.model),
+                start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
+                heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
+                retry_policy=RetryPolicy(
+                    initial_interval=timedelta(seconds=1), backoff_coefficient=2,
+                    maximum_interval=timedelta(seconds=llm.max_retry_interval_seconds),
+                    maximum_attempts=llm.max_attempts))
+        except ActivityError as e:
+            if is_cancelled_exception(e):
+                raise
+            raise _failed(e, label, cfg) from e
+    conv.last_call_ms = reply.call_ms
+    return reply
+
+
+async def _local_call(req: ModelRequest, label: str, cfg: ResolvedConfig,
+                      summary: str) -> ModelReply | None:
+    """The call as a local activity: one attempt, with a timeout a fast endpoint keeps
+    (`local_call_below_seconds` x 5, at least 10 s). None when it failed in a way a retry
+    may mend (an error the endpoint may not repeat, a timeout): the call then goes through
+    the server, whose retries the web UI and the history show as activity attempts."""
     try:
-        reply: ModelReply = await workflow.execute_activity(
+        reply: ModelReply = await workflow.execute_local_activity(
             CALL_MODEL, req, result_type=ModelReply, summary=summary or label or "model call",
-            task_queue=cfg.config.task_queues.model,
-            schedule_to_start_timeout=queue_wait(cfg.config.task_queues,
-                                                 cfg.config.task_queues.model),
-            start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
-            heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=1), backoff_coefficient=2,
-                maximum_interval=timedelta(seconds=llm.max_retry_interval_seconds),
-                maximum_attempts=llm.max_attempts))
+            start_to_close_timeout=timedelta(
+                seconds=max(10.0, 5 * cfg.config.llm.local_call_below_seconds)),
+            retry_policy=RetryPolicy(maximum_attempts=1))
         return reply
-    except ActivityError as e:
-        if is_cancelled_exception(e):
+    except Exception as e:  # a local activity raises the activity's own error, not ActivityError
+        if is_cancelled_exception(e) or not is_activity_failure(e):
             raise
-        raise StepFailed(f"model call failed ({label}): "
-                         f"{cause_of(e, cfg.config.task_queues.model)}",
-                         "model_call_failed") from e
+        if isinstance(e, ApplicationError) and e.non_retryable:
+            raise _failed(e, label, cfg) from e
+        return None
+
+
+def _failed(e: BaseException, label: str, cfg: ResolvedConfig) -> StepFailed:
+    return StepFailed(f"model call failed ({label}): {cause_of(e, cfg.config.task_queues.model)}",
+                      "model_call_failed")

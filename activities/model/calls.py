@@ -55,6 +55,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import time
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
@@ -194,9 +195,12 @@ class ModelActivities:
         kwargs: dict = {"body": body, "timeout": self.target(req.llm).call_timeout(
             estimate, req.llm.max_tokens)}
         stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
+        call_ms = 0
         if stored is None:
+            started = time.monotonic()
             try:
                 stored = await self._live(req, kwargs, fingerprint)
+                call_ms = int((time.monotonic() - started) * 1000)
             except ContextExceeded as e:
                 if (req.may_compact and req.context.enabled and summary_cut(
                         history, req.summary_upto, req.context.keep_recent_messages)
@@ -224,7 +228,8 @@ class ModelActivities:
                  for tc in stored.get("tool_calls") or []]
         return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
-                          message_index=req.length, estimated_prompt_tokens=estimate)
+                          message_index=req.length, estimated_prompt_tokens=estimate,
+                          call_ms=call_ms)
 
     async def _live(self, req: ModelRequest, kwargs: dict, fingerprint: str) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`). The body

@@ -36,6 +36,8 @@ async def heartbeating(aw: Awaitable[T]) -> T:
     task = asyncio.ensure_future(aw)
     interval = 2.0
     info = activity.info()
+    if info.is_local:  # a local activity has no heartbeat: its workflow task is its lease
+        return await task
     if info.heartbeat_timeout:
         interval = max(0.5, min(10.0, info.heartbeat_timeout.total_seconds() / 3))
     try:

@@ -173,7 +173,13 @@ def contenders() -> dict[str, Contender]:
     from bench.peers.floor import Floor
     from bench.peers.openai_agents_temporal import OpenAIAgentsTemporal
     from bench.peers.pydantic_ai_temporal import PydanticAITemporal
-    from bench.peers.switchback_job import SwitchbackJob, SwitchbackReact
+    from bench.peers.switchback_job import (
+        SwitchbackJob,
+        SwitchbackLocal,
+        SwitchbackReact,
+        SwitchbackReactLocal,
+    )
 
-    return {c.key: c for c in (Floor(), SwitchbackJob(), SwitchbackReact(),
-                               OpenAIAgentsTemporal(), PydanticAITemporal())}
+    return {c.key: c for c in (Floor(), SwitchbackJob(), SwitchbackReact(), SwitchbackLocal(),
+                               SwitchbackReactLocal(), OpenAIAgentsTemporal(),
+                               PydanticAITemporal())}

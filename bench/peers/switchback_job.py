@@ -14,6 +14,7 @@ summarized, so the script carries a few answers for summarization calls (`for_ca
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -23,6 +24,8 @@ from bench.peers import ROOT, Contender, write_step
 from tests.scripts import bootstrap, call, finish
 
 BOOTSTRAP, FINISH = 7, 4
+LOCAL_TIMEOUTS = ("a call through the server: its heartbeat, 3 s; mid-chain of local calls: "
+                  "the workflow task timeout, 10 s")
 
 
 def todo_count(n: int) -> int:
@@ -79,7 +82,7 @@ class SwitchbackJob(Contender):
 
         config = self.config(n)
         if heartbeat:
-            config["llm"] = {"heartbeat_timeout_seconds": heartbeat}
+            config["llm"] = {**config.get("llm", {}), "heartbeat_timeout_seconds": heartbeat}
         handle = await client.start_workflow(
             "AgentJob", JobInput(config=config, instructions=f"Write {n} report sections.",
                                  documents=[]),
@@ -93,8 +96,7 @@ class SwitchbackJob(Contender):
                 "limits": {"max_steps_per_phase": n + 50}}
 
     def model_call_step(self, event: Any, nth: int) -> int | None:
-        attrs = event.activity_task_scheduled_event_attributes
-        if attrs.activity_type.name != "call_model":
+        if not is_model_call(event):
             return None
         label = event.user_metadata.summary.data.decode().strip('"')
         if label.startswith("phase 2 tactical step "):
@@ -124,5 +126,42 @@ class SwitchbackReact(SwitchbackJob):
         return {**super().config(n), "strategy": "react"}
 
     def model_call_step(self, event: Any, nth: int) -> int | None:
-        attrs = event.activity_task_scheduled_event_attributes
-        return nth if attrs.activity_type.name == "call_model" else None
+        return nth if is_model_call(event) else None
+
+
+
+class SwitchbackLocal(SwitchbackJob):
+    """switchback's AgentJob, the same job, opted in to a fast endpoint's model calls run as
+    local activities (`llm.local_calls_in_a_row: 3`, workflows/model_steps.py): three calls
+    in four run in the workflow task that asked for them, the fourth through the server."""
+
+    key = "switchback_local"
+    title = "switchback local calls"
+    timeouts = LOCAL_TIMEOUTS
+
+    def config(self, n: int) -> dict:
+        return {**super().config(n), "llm": {"local_calls_in_a_row": 3}}
+
+
+class SwitchbackReactLocal(SwitchbackReact):
+    """The react job opted in to local model calls, as `SwitchbackLocal`."""
+
+    key = "switchback_react_local"
+    title = "switchback react local calls"
+    timeouts = LOCAL_TIMEOUTS
+
+    def config(self, n: int) -> dict:
+        return {**super().config(n), "llm": {"local_calls_in_a_row": 3}}
+
+
+def is_model_call(event: Any) -> bool:
+    """Is `event` a model call: `call_model` scheduled, or a local activity's marker of it (a
+    fast endpoint's calls run locally, workflows/model_steps.py)?"""
+    if event.HasField("activity_task_scheduled_event_attributes"):
+        return event.activity_task_scheduled_event_attributes.activity_type.name == "call_model"
+    if not event.HasField("marker_recorded_event_attributes"):
+        return False
+    attrs = event.marker_recorded_event_attributes
+    if attrs.marker_name != "core_local_activity" or "data" not in attrs.details:
+        return False
+    return json.loads(attrs.details["data"].payloads[0].data).get("activity_type") == "call_model"

@@ -47,6 +47,13 @@ model echoes tool responses until the nudges run out, tried again in a fresh att
 
     python -m tests.histories.record strategies
 
+    python -m tests.histories.record local-calls
+
+records the main set (the scenarios above) with every job opted in to a fast endpoint's
+model calls run as local activities (`llm.local_calls_in_a_row: 3`, `local-model-calls`).
+
+    python -m tests.histories.record strategies
+
 records the `strategies` set instead (#16): one job under each strategy that is not the
 default - react with a rewind signal, plan_revise_execute with a revision, a failed step
 and continue-as-new every 2 stages (a file per run), nested (the coordinator and its two
@@ -64,6 +71,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowFailureError
@@ -271,8 +279,11 @@ async def record() -> None:
         mcp = McpServers(parse({"servers": {"time": {"command": venv_bin("mcp-server-time")}}},
                                "record"))
         async with running_worker(b.client, "record", mcp=mcp):
-            async def start(name: str, script: list[dict], config="creator"):
+            async def start(name: str, script: list[dict], config: Any = "creator"):
                 b.model.set_script(name, script)
+                if TAG == "local-calls":  # every job opts in to fast model calls run locally
+                    config = {**({"extends": config} if isinstance(config, str) else config),
+                              "llm": {"local_calls_in_a_row": 3}}
                 return await b.client.start_workflow(
                     "AgentJob", JobInput(config=config, instructions="# Recorded job\nx",
                                          documents=[]),

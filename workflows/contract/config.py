@@ -38,6 +38,13 @@ class LlmSettings(_Strict):
     replay_on_divergence: Literal["live", "stop"] = "live"  # ... until the prompts differ
     price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
     price_out_per_mtok: float = Field(0.60, ge=0)
+    # opt-in: a fast endpoint's calls run as local activities (no activity task, no workflow
+    # task of their own) while the call before took under `local_call_below_seconds`, at
+    # most `local_calls_in_a_row` in a row (0, the default: never); the next call goes
+    # through the server, which bounds how long the job's progress, queries and signals wait
+    # (workflows/model_steps.py, README "Fast endpoints")
+    local_call_below_seconds: float = Field(2.0, ge=0)
+    local_calls_in_a_row: int = Field(0, ge=0)
 
 
 class ToolSets(_Strict):
@@ -363,3 +370,7 @@ class ResolvedConfig(BaseModel):
     # set by the worker's `load_config`: its payloads are encrypted (SWITCHBACK_CODEC_KEYS).
     # Search attributes never are, so the job then keeps free text (todo, error) out of them
     payloads_encrypted: bool = False
+    # set by the worker's `load_config`: the workers of the job's queue run call_model too
+    # (SWITCHBACK_WORKER_ROLE all, no separate model queue, SWITCHBACK_LOCAL_MODEL_CALLS not
+    # 0), so a fast endpoint's calls may run as local activities (llm.local_call_below_seconds)
+    model_calls_local: bool = False

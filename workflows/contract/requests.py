@@ -200,6 +200,7 @@ class ModelReply(BaseModel):
     message_index: int  # where the assistant message was stored; -1: no call was made
     estimated_prompt_tokens: int = 0  # tiktoken estimate of what was (or would be) sent
     needs_compaction: bool = False  # the prompt passed the threshold: summarize first
+    call_ms: int = 0  # how long the endpoint took to answer (0: no call was made)
 
 
 class SummarizeRequest(BaseModel):
