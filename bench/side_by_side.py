@@ -524,7 +524,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    "peers asyncio); all = uvloop for every worker; none = asyncio for all")
     p.add_argument("--max-seconds", type=float, default=900, help="per concurrency level")
     p.add_argument("--peers", type=lambda s: s.split(","),
-                   default=["floor", "switchback", "openai_agents", "pydantic_ai"])
+                   default=["floor", "switchback", "switchback_local", "openai_agents",
+                            "pydantic_ai"])
     return p.parse_args(argv)
 
 
