@@ -8,6 +8,7 @@ import re
 from activities.model.prompt import TODO_HEADER
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
+from tests.stored import stored_messages
 
 BIG = "".join(f"line {i}: the retention period for invoices, ledgers and vouchers is ten years "
               f"and for business letters six years, counted from the end of the year.\n"
@@ -114,13 +115,6 @@ def docs_folded(transcript: str) -> set[int]:
     """The same, in the transcript a summarization call folds."""
     return {int(n) for n in re.findall(r'read_file\(\{"path": "documents/d(\d)\.md"\}\)',
                                        transcript)}
-
-
-async def stored_messages(s3, job_id: str, conv: str) -> list[dict]:
-    prefix = f"{job_id}/.switchback/conversations/{conv}/"
-    keys = sorted(o.key for o in await s3.list("switchback", prefix)
-                  if o.key[len(prefix):].split(".")[0].isdigit())
-    return [json.loads(await s3.get("switchback", k)) for k in keys]
 
 
 def same(sent: dict, stored: dict) -> bool:

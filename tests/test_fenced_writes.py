@@ -26,6 +26,7 @@ from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
+from tests.stored import stored_messages
 from workflows.contract import SnapshotRequest, WorkspaceRef
 
 B = "switchback"
@@ -61,9 +62,7 @@ class HeldPut:
 
 
 async def conversation(s3, job_id: str, key: str) -> list[dict]:
-    prefix = f"{job_id}/.switchback/conversations/{key}/"
-    names = sorted(o.key for o in await s3.list(B, prefix) if o.key.endswith(".json"))
-    return [json.loads(await s3.get(B, n)) for n in names]
+    return await stored_messages(s3, job_id, key, B)
 
 
 def orphans(messages: list[dict]) -> list[str]:

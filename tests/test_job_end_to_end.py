@@ -8,6 +8,7 @@ import yaml
 
 from tests.conftest import running_worker
 from tests.scripts import full_job
+from tests.stored import stored_conversations
 from workflows.contract import JobResult
 
 
@@ -59,16 +60,12 @@ async def assert_conversations_whole(s3, job: str, phases: int) -> None:
     the next model call, and those of the turn that ended a phase with the next phase's
     first call, across continue-as-new too (tool messages answer every tool call of the
     assistant before them); the job's last turn (job_complete) has no next call: its record
-    is output/completion.json."""
-    prefix = f"{job}/.switchback/conversations/"
-    stored: dict[str, set[int]] = {}
-    for o in await s3.list("switchback", prefix):
-        conv, name = o.key[len(prefix):].split("/")
-        if name.endswith(".json"):
-            stored.setdefault(conv, set()).add(int(name[:-5]))
+    is output/completion.json. (A short tool result is carried by the answer after it,
+    `_meta.inline`: one object per step.)"""
+    stored = await stored_conversations(s3, job)
     assert len(stored) == phases
-    for conv, indices in stored.items():
-        assert indices == set(range(len(indices))), conv
-        last = json.loads(await s3.get("switchback", f"{prefix}{conv}/{max(indices):06d}.json"))
+    for conv, messages in stored.items():
+        assert set(messages) == set(range(len(messages))), conv
+        last = messages[max(messages)]
         final = conv == f"phase_{phases:04d}"
         assert last["role"] == ("assistant" if final else "tool"), (conv, last)

@@ -131,24 +131,30 @@ class ModelActivities:
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, req: ModelRequest) -> ModelReply:
-        # the messages the workflow made are stored while the model answers (the prompt is
-        # assembled from the cache); the call completes only once they are in the store
+        # the messages the workflow made go into the store with the answer (`_meta.inline`:
+        # one PUT), the previous phase's last ones and the system prompt while the model
+        # answers (the prompt is assembled from the cache); the call completes only once
+        # they are all in the store
         ws, conv = req.workspace, req.conversation
-        writes = [self.store.stage(ws, conv, m.index, _inline_message(m)) for m in req.inline]
-        writes += [self.store.stage(ws, req.closing_conversation, m.index, _inline_message(m))
-                   for m in req.closing]
+        held = {m.index: self.store.keep(ws, conv, m.index, _inline_message(m))
+                for m in req.inline}
+        writes = [self.store.stage(ws, req.closing_conversation, m.index, _inline_message(m))
+                  for m in req.closing]
         if req.system_prompt is not None:
             system = await self._with_instructions(ws, req.system_prompt,
                                                    req.instructions_max_chars)
             writes.append(self.store.stage_text(ws, conv, "system.md", system))
         storing = [asyncio.ensure_future(w) for w in writes]
         try:
-            reply = await self._answer(req)
+            reply = await self._answer(req, held)
         except BaseException:
             for task in storing:
                 task.cancel()
             await asyncio.gather(*storing, return_exceptions=True)
             raise
+        if reply.needs_compaction:  # no answer to carry them: objects of their own
+            storing += [asyncio.ensure_future(self.store.stage(ws, conv, i, m))
+                        for i, m in held.items()]
         await asyncio.gather(*storing)
         return reply
 
@@ -164,7 +170,7 @@ class ModelActivities:
                     f"read_file it from offset {limit} for the rest]")
         return system.replace(SLOT, text)
 
-    async def _answer(self, req: ModelRequest) -> ModelReply:
+    async def _answer(self, req: ModelRequest, held: dict[int, dict]) -> ModelReply:
         ws, conv = req.workspace, req.conversation
         system = await self.store.text(ws, conv, "system.md")
         history = await self.store.messages(ws, conv, req.length)
@@ -213,6 +219,9 @@ class ModelActivities:
                                        "messages alone are too long for this endpoint",
                                        type="ModelContextExceeded", non_retryable=True) from e
         stored["_meta"] = {**stored.get("_meta", {}), "prompt_sha": fingerprint}
+        stored["_meta"].pop("inline", None)  # (a recorded answer's are its own job's)
+        if held:  # the workflow's messages before it ride with it (storage/conversations.py)
+            stored["_meta"]["inline"] = {str(i): m for i, m in held.items()}
         # written once: if an earlier attempt of this call stored its answer (and timed out
         # after), that answer is the one: this reply describes it, ours is dropped
         stored, _ = await self.store.put_once(ws, conv, req.length, stored)

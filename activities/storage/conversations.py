@@ -8,6 +8,12 @@ Layout, under the job's prefix:
     .switchback/conversations/<key>/000000.json     message 0 (OpenAI message dict)
     .switchback/conversations/<key>/000001.json     ...
 
+A message the workflow made that the next model call stores (a short tool result, a
+nudge) rides in that call's answer, `_meta.inline` ({index: message}), instead of an
+object of its own: one PUT per step instead of two (#18). Jobs from before, and a call
+that answers `needs_compaction` (no answer to carry them), store them as objects. Readers
+take a missing index from the next answer that carries it.
+
 Who writes what, so that a late ("zombie") activity attempt never changes a message
 the workflow built on:
 
@@ -94,6 +100,13 @@ class ConversationStore:
         except ConversationMissing:
             return await self.text(ws, conv, layout.LEGACY_SUMMARY)
 
+    def keep(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> dict:
+        """A message the workflow made that the next answer carries: cached now, stored
+        with that answer (`_meta.inline`, see `put_once`); the message as stored."""
+        message, _ = _encode(message)
+        self._entry(ws, conv).messages[index] = message
+        return message
+
     def stage(self, ws: WorkspaceRef, conv: str, index: int, message: dict) -> Awaitable[str]:
         """A message the workflow made: cache it now; the returned awaitable stores it (the
         caller awaits it before it reports the message as stored)."""
@@ -141,18 +154,50 @@ class ConversationStore:
 
     async def messages(self, ws: WorkspaceRef, conv: str, length: int,
                        start: int = 0) -> list[dict]:
-        """Messages start..length-1, from the cache where possible."""
+        """Messages start..length-1, from the cache where possible; a message with no object
+        of its own from the answer after it that carries it."""
         entry = self._entry(ws, conv)
         missing = [i for i in range(start, length) if i not in entry.messages]
         if missing:
-            bodies = await asyncio.gather(*(self.s3.get(
-                ws.bucket, self.key(ws, conv, layout.message_name(i))) for i in missing))
+            bodies = await asyncio.gather(*(self._get(ws, conv, i) for i in missing))
             for i, body in zip(missing, bodies, strict=True):
-                if body is None:
-                    raise ConversationMissing(f"message {i} of conversation '{conv}' of job "
-                                              f"'{ws.job_id}' is missing from the store")
-                entry.messages[i] = json.loads(body)
+                if body is not None:
+                    entry.messages[i] = body
+                    entry.messages.update(carried(body))
+            for i in missing:
+                if i not in entry.messages:
+                    await self._carrier(ws, conv, i, entry)
         return [entry.messages[i] for i in range(start, length)]
+
+    async def _get(self, ws: WorkspaceRef, conv: str, index: int) -> dict | None:
+        body = await self.s3.get(ws.bucket, self.key(ws, conv, layout.message_name(index)))
+        return None if body is None else json.loads(body)
+
+    async def _carrier(self, ws: WorkspaceRef, conv: str, index: int, entry: _Conv) -> None:
+        """Find the answer after `index` that carries message `index` (cold reads only)."""
+        for j in range(index + 1, index + 1 + MAX_CARRIED):
+            body = entry.messages.get(j) or await self._get(ws, conv, j)
+            if body is None:
+                continue
+            entry.messages.setdefault(j, body)
+            entry.messages.update({k: m for k, m in carried(body).items()
+                                   if k not in entry.messages})
+            if index in entry.messages or body.get("role") == "assistant":
+                break
+        if index not in entry.messages:
+            raise ConversationMissing(f"message {index} of conversation '{conv}' of job "
+                                      f"'{ws.job_id}' is missing from the store")
+
+
+MAX_CARRIED = 64  # an answer carries at most the messages since the answer before it
+
+
+def carried(message: dict) -> dict[int, dict]:
+    """The messages an answer carries (`_meta.inline`), by index."""
+    inline = (message.get("_meta") or {}).get("inline")
+    if not isinstance(inline, dict):
+        return {}
+    return {int(k): m for k, m in inline.items() if str(k).isdigit() and isinstance(m, dict)}
 
 
 def _encode(message: dict) -> tuple[dict, bytes]:
