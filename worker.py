@@ -13,8 +13,9 @@ Environment (all optional; defaults suit the embedded stack):
   SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
   SWITCHBACK_STICKY_TIMEOUT_SECONDS  sticky schedule-to-start timeout (default 5)
   SWITCHBACK_UVLOOP          0: asyncio's own event loop instead of uvloop
-  SWITCHBACK_LOCAL_MODEL_CALLS  0: no model call runs as a local activity (default: a fast
-      endpoint's may, on role `all` workers; set 0 where workflow workers lack call_model)
+  SWITCHBACK_LOCAL_MODEL_CALLS  0: no job's model call runs as a local activity (default: on
+      role `all` workers, those of jobs that opt in may; set 0 where workflow workers of the
+      queue lack call_model)
   SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
   SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
   SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool

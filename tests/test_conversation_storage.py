@@ -54,6 +54,13 @@ async def test_old_and_new_layouts_read_alike(s3):
                  json.dumps(answer).encode(), "application/json")
     assert await ConversationStore(s3).messages(ws, "c", 6) == [*msgs, answer]
     assert await ConversationStore(s3).get(ws, "c", 4) == msgs[4]
+    # a late tool attempt's long result at 4, which the workflow did not take (it took the
+    # retried attempt's short one inline): the carried message is message 4
+    await s3.put(B, f"{ws.job_id}/.switchback/conversations/c/000004.json", json.dumps(
+        {"role": "tool", "tool_call_id": "b", "content": "late " * 500}).encode(),
+        "application/json")
+    assert await ConversationStore(s3).messages(ws, "c", 6) == [*msgs, answer]
+    assert (await stored_conversations(s3, ws.job_id))["c"][4] == msgs[4]
 
 
 def _call(call_id: str) -> dict:

@@ -7,7 +7,8 @@ assembled prompt passes the context policy's threshold the activity answers
 `needs_compaction` without calling the model; then `summarize_conversation` folds the
 older turns into the running summary and the call is made again.
 
-A fast endpoint's call runs as a local activity (patch `local-model-calls`): in the
+A fast endpoint's call runs as a local activity when the job opts in
+(`llm.local_calls_in_a_row` above 0; patch `local-model-calls`): in the
 workflow task that asked for it, with no activity task to dispatch and no workflow task
 of its own - the step's server round trips and most of its history events go. Only while
 the call before answered in under `llm.local_call_below_seconds` (a slow endpoint would
