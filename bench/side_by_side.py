@@ -168,14 +168,11 @@ def history_figures(c: Contender, runs: list[list]) -> dict:
     """Figures of a job's history: `runs` are the event lists of its runs (continue-as-new
     makes more than one), oldest first; per-step figures run across them."""
     events = [e for run in runs for e in run]
-    calls, total, nth = [], 0, 0  # (step or 0, bytes before, event index) per model call
+    steps = {i: step for i, _, step in model_calls(c, events)}
+    calls, total = [], 0  # (step or 0, bytes before, event index) per model call
     for i, e in enumerate(events):
-        if e.HasField("activity_task_scheduled_event_attributes") or e.HasField(
-                "marker_recorded_event_attributes"):  # a model call run as a local activity
-            step = c.model_call_step(e, nth + 1)
-            if step is not None:
-                nth += 1
-                calls.append((step, total, i))
+        if i in steps:
+            calls.append((steps[i], total, i))
         total += e.ByteSize()
     calls.append((0, total, len(events)))  # the end closes the last step
     per_step = {s: (b2 - b1, i2 - i1)
@@ -201,6 +198,19 @@ async def job_runs(client: Any, job_id: str) -> list[list]:
     return runs
 
 
+def model_calls(c: Contender, events: list) -> list[tuple[int, Any, int]]:
+    """(event index, event, step or 0) of each model call among `events`: its
+    ActivityTaskScheduled, or the marker of a call run as a local activity."""
+    out: list[tuple[int, Any, int]] = []
+    for i, e in enumerate(events):
+        if (e.HasField("activity_task_scheduled_event_attributes")
+                or e.HasField("marker_recorded_event_attributes")):
+            step = c.model_call_step(e, len(out) + 1)
+            if step is not None:
+                out.append((i, e, step))
+    return out
+
+
 def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
     """Where a step's time goes, from the history's event times (medians, seconds): the model
     activity waiting to start (dispatch), running (model call + its S3 reads and writes),
@@ -210,10 +220,7 @@ def step_split(c: Contender, runs: list[list]) -> dict[str, float]:
     dispatch, running, between = [], [], []
     for events in runs:
         t = {e.event_id: e.event_time.ToNanoseconds() / 1e9 for e in events}
-        calls = [e for i, e in enumerate(events) if (
-            e.HasField("activity_task_scheduled_event_attributes")
-            or e.HasField("marker_recorded_event_attributes"))
-            and c.model_call_step(e, i + 1) is not None]
+        calls = [e for _, e, _ in model_calls(c, events)]
         model_ids = {e.event_id for e in calls
                      if e.HasField("activity_task_scheduled_event_attributes")}
         following = {a.event_id: b.event_id for a, b in zip(calls, calls[1:], strict=False)}

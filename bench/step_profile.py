@@ -33,7 +33,7 @@ import uuid
 from pathlib import Path
 
 from bench.harness import bench_stack, machine_line
-from bench.peers.switchback_job import SwitchbackJob
+from bench.peers.switchback_job import SwitchbackJob, SwitchbackLocal
 from tests.conftest import running_worker
 from workflows.contract import JobInput, JobResult
 
@@ -160,18 +160,12 @@ def py_spy_top(raw: Path, top: int) -> list[str]:
     return out
 
 
-LOCAL_CALLS = False  # --local-calls: the job opts in to model calls as local activities
-
-
-async def run_job(client, model, queue: str, n: int) -> str:
-    job = SwitchbackJob()
+async def run_job(client, model, queue: str, n: int, job: SwitchbackJob) -> str:
+    """The side-by-side benchmark's job (its script and config) of `n` writes."""
     job_id = f"profile-{n}-{uuid.uuid4().hex[:6]}"
     model.set_script(job_id, job.script(n, 0))
-    config = {"extends": "defaults", "job_type": "bench",
-              "limits": {"max_steps_per_phase": n + 50},
-              **({"llm": {"local_calls_in_a_row": 3}} if LOCAL_CALLS else {})}
     result = await client.execute_workflow(
-        "AgentJob", JobInput(config=config, instructions=f"Write {n} report sections.",
+        "AgentJob", JobInput(config=job.config(n), instructions=f"Write {n} report sections.",
                              documents=[]),
         id=job_id, task_queue=queue, result_type=JobResult)
     if result.status != "completed":
@@ -192,7 +186,8 @@ async def measure(a: argparse.Namespace) -> str:
         setattr(b.model, "_complete", noted)  # noqa: B010 - wrapped on purpose
         queue = f"profile-{uuid.uuid4().hex[:6]}"
         async with running_worker(b.client, queue):
-            await run_job(b.client, b.model, queue, 5)  # warm-up
+            job = SwitchbackLocal() if a.local_calls else SwitchbackJob()
+            await run_job(b.client, b.model, queue, 5, job)  # warm-up
             counts.clear()
             spy, raw = None, Path(tempfile.mkdtemp()) / "py-spy.txt"
             if a.py_spy:
@@ -204,7 +199,7 @@ async def measure(a: argparse.Namespace) -> str:
                 await asyncio.sleep(1.0)
             threads0 = thread_cpu()
             cpu0, t0 = time.process_time(), time.perf_counter()
-            job_id = await run_job(b.client, b.model, queue, a.steps)
+            job_id = await run_job(b.client, b.model, queue, a.steps, job)
             cpu, wall = time.process_time() - cpu0, time.perf_counter() - t0
             threads = thread_cpu()
             threads.subtract(threads0)
@@ -245,10 +240,7 @@ def main() -> None:
                    help="the job opts in to fast model calls as local activities")
     p.add_argument("--gil", action="store_true",
                    help="py-spy samples only the thread holding the GIL (Python CPU, no waits)")
-    a = p.parse_args()
-    global LOCAL_CALLS
-    LOCAL_CALLS = a.local_calls
-    print(asyncio.run(measure(a)), flush=True)
+    print(asyncio.run(measure(p.parse_args())), flush=True)
 
 
 if __name__ == "__main__":

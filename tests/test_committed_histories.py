@@ -15,6 +15,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from operate.replay import replay
+from tests.test_deferred_snapshot import local_activity
 
 FILES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -323,6 +324,4 @@ def local_model_calls(name: str) -> int:
     """How many model calls of history `name` ran as local activities."""
     path = Path(__file__).parent / "histories" / name
     history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
-    return sum(json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)
-               .get("activity_type") == "call_model" for e in history.events
-               if e.marker_recorded_event_attributes.marker_name == "core_local_activity")
+    return sum(local_activity(e) == "call_model" for e in history.events)

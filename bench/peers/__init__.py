@@ -126,9 +126,10 @@ class Contender:
         raise NotImplementedError
 
     def model_call_step(self, event: Any, nth: int) -> int | None:
-        """The step number of a model call's ActivityTaskScheduled event (`nth`: its number
-        among the model calls so far), 0 for a model call that is not a counted step, None
-        when the event is not a model call. A step's history runs to the next model call."""
+        """The step number of a model call's ActivityTaskScheduled event (or its marker, for
+        a call run as a local activity; `nth`: its number among the model calls so far), 0
+        for a model call that is not a counted step, None when the event is not a model
+        call. A step's history runs to the next model call."""
         raise NotImplementedError
 
     def serve(self, task_queue: str) -> None:  # worker process entry (Temporal peers)
