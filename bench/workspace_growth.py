@@ -8,8 +8,10 @@ attempt, as the tool activity does):
   (`search_files` looks for a word no file holds, so it reads every file: "cold" with the
   worker's content cache emptied first, one GET per file; "warm" again, the cache holding
   every file: one listing and a scan in memory);
-* phase snapshot: `SnapshotActivities.snapshot_phase`, first (copies every file to its blob),
-  again with nothing changed (one listing, no copies) and after 10 files changed (10 copies);
+* phase snapshot: `SnapshotActivities.snapshot_phase`, first, again with nothing changed and
+  after 10 files changed (each one listing and one PUT: copy-on-write, kept_versions.py);
+* `write_file` of a new file, and over a file in two ways: its version the latest snapshot
+  names (kept first: one server-side copy) and one written since (no copy);
 * phase archive: `WorkspaceActivities.archive_phase` (one small YAML record);
 * one 1 MB and one 10 MB file through `read_file` / `write_file` (the 10 MB write with
   `max_file_bytes` raised: the default limit, 5 MB, refuses it).
@@ -84,20 +86,31 @@ async def workspace_row(s3: S3Store, n: int, repeat: int) -> dict[str, float]:
     row["search_files warm"] = await timed(search, repeat)
     row["read_file"] = await timed(lambda: read_file(
         files(), ReadFileArgs(path="work/dir_000/f_00007.md"), LIMITS), repeat)
-    row["write_file new"] = await timed(lambda: write_file(
-        files(), WriteFileArgs(path=f"new/n_{next(k)}.md", content=KB), LIMITS), repeat)
-    row["write_file overwrite"] = await timed(lambda: write_file(
-        files(), WriteFileArgs(path="work/dir_000/f_00003.md", content=KB + str(next(k))),
-        LIMITS), repeat)
     snap = SnapshotActivities(s3)
     phases = iter(range(1, 100))
-    for label in ("snapshot first", "snapshot unchanged", "snapshot 10 changed"):
-        if label == "snapshot 10 changed":
-            for i in range(10):
-                await s3.put(ws.bucket, f"{ws.job_id}/work/dir_000/f_{i:05d}.md",
-                             f"changed {i} {KB}".encode())
-        row[label] = await timed(lambda: snap.snapshot_phase(SnapshotRequest(
-            workspace=ws, phase=next(phases), state={"phase": 1})), 1)
+
+    async def snapshot() -> None:
+        nonlocal ws
+        phase = next(phases)
+        await snap.snapshot_phase(SnapshotRequest(workspace=ws, phase=phase,
+                                                  state={"phase": 1}))
+        ws = ws.model_copy(update={"snapshot": phase})  # the workflow names it from then on
+    row["snapshot first"] = await timed(snapshot, 1)
+    row["write_file new"] = await timed(lambda: write_file(
+        files(), WriteFileArgs(path=f"new/n_{next(k)}.md", content=KB), LIMITS), repeat)
+    named = iter(range(20, 100))  # files the snapshot names, one per call
+
+    def replace(path: str) -> Awaitable[Any]:
+        return write_file(files(), WriteFileArgs(path=path, content=KB + str(next(k))), LIMITS)
+    row["write_file overwrite, snapshot's version (kept first)"] = await timed(
+        lambda: replace(f"work/dir_000/f_{next(named):05d}.md"), repeat)
+    await replace("work/dir_000/f_00003.md")  # (now this phase's version)
+    row["write_file overwrite, this phase's version"] = await timed(
+        lambda: replace("work/dir_000/f_00003.md"), repeat)
+    row["snapshot unchanged"] = await timed(snapshot, 1)
+    for i in range(10):  # (through the tool: each keeps the version the snapshot names)
+        await replace(f"work/dir_000/f_{i:05d}.md")
+    row["snapshot 10 changed"] = await timed(snapshot, 1)
     record = {"phase": 1, "todos": [{"id": i, "content": f"todo {i}", "done": True}
                                     for i in range(1, 6)], "steps": 20}
     archive = WorkspaceActivities(s3)
@@ -120,6 +133,9 @@ async def big_file(s3: S3Store, ws: WorkspaceRef, mb: int, repeat: int) -> dict[
 
 async def big_files(s3: S3Store, repeat: int) -> dict[str, dict[str, float]]:
     ws = WorkspaceRef(bucket=BUCKET, job_id=f"growth-big-{uuid.uuid4().hex[:6]}")
+    await SnapshotActivities(s3).snapshot_phase(SnapshotRequest(workspace=ws, phase=1,
+                                                                state={}))
+    ws = ws.model_copy(update={"snapshot": 1})  # (as in a job: its writes are this phase's)
     return {f"{mb} MB": await big_file(s3, ws, mb, repeat) for mb in (1, 10)}
 
 

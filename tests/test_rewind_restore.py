@@ -16,7 +16,7 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from activities.storage.files import WorkspaceChanged
+from activities.storage.files import WorkspaceChanged, WorkspaceFiles
 from activities.storage.restores import RestoreActivities
 from activities.storage.snapshots import SnapshotActivities
 from operate.replay import replay
@@ -156,9 +156,10 @@ async def test_restore_retried_and_late_attempts_on_real_s3(s3):
                        ("instructions.md", "the task"), ("archive/phase_1.yaml", "x: 1")):
         await put(path, body)
     await snapshot(s3, ws, 2)
-    await put("plan.md", "v2")  # changed
-    await s3.delete(BUCKET, f"{ws.job_id}/gone.md")  # deleted
-    await put("new.md", "new")  # created
+    tools = WorkspaceFiles(s3, ws.model_copy(update={"snapshot": 2}))  # phase 2's writes
+    await tools.write_text("plan.md", "v2", 100)  # changed
+    await tools.delete("gone.md")  # deleted
+    await tools.write_text("new.md", "new", 100)  # created
     await put("archive/phase_2.yaml", "x: 2")  # the workflow's own record: never touched
     acts = RestoreActivities(s3)
     req = RestoreRequest(workspace=ws, phase=2, from_phase=3)

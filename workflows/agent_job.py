@@ -89,7 +89,6 @@ class AgentJob:
     def __init__(self) -> None:
         # the job: set when it starts (or continues as new)
         self.cfg: ResolvedConfig | None = None
-        self.ws: WorkspaceRef | None = None
         self.ops: WorkspaceOps | None = None
         self.strategy: Strategy | None = None
         self.breakers: Breakers | None = None
@@ -255,7 +254,6 @@ class AgentJob:
             self.ops = WorkspaceOps.of_job(cfg, self.steering)
         except InputError as e:
             self._refuse(str(e), "invalid_config")
-        self.ws = self.ops.ws
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""
@@ -401,6 +399,11 @@ class AgentJob:
     def _phase_number(self) -> int:
         ph = self._view().phase
         return ph.number if ph else 0
+
+    @property
+    def ws(self) -> WorkspaceRef | None:
+        """The job's workspace as its requests name it (with the latest snapshot taken)."""
+        return self.ops.ws if self.ops is not None else None
 
     def _job(self) -> tuple[ResolvedConfig, WorkspaceRef]:
         assert self.cfg and self.ws

@@ -153,10 +153,13 @@ class WorkspaceOps:
 
     async def snapshot(self, phase: int, state: dict[str, Any],
                        config: ResolvedConfig | None) -> int:
-        """Record the workspace and `state` at the start of `phase` (for reruns)."""
+        """Record the workspace and `state` at the start of `phase` (for reruns and
+        rewinds). From then on the job's requests name this snapshot (`WorkspaceRef.snapshot`):
+        a write that replaces a version it names keeps that version first."""
         files: int = await self.activity(SNAPSHOT_PHASE, SnapshotRequest(
             workspace=self.ws, phase=phase, state=state, config=config), int,
             f"snapshot phase {phase}")
+        self.ws = self.ws.model_copy(update={"snapshot": phase})
         return files
 
     async def record_failure(self, what: str, code: str, phase: int | None) -> str:

@@ -20,7 +20,8 @@ the attempt has not seen is a create (`If-None-Match: *`): one request when the 
 missing; when it exists, a HEAD then names the version to replace, unless the attempt has
 expired meanwhile (activities/attempts.py), which a zombie whose create went out late has.
 A write that finds the very bytes it meant to write already there (the same step's other
-attempt wrote them) succeeds.
+attempt wrote them) succeeds. A write or delete that replaces a version the job's latest
+snapshot names copies it to the snapshot blobs first (kept_versions.py: copy-on-write).
 `write_once` is for files one step creates and nobody edits (cut tool results,
 summaries): the first attempt's version stays and is returned.
 """
@@ -34,6 +35,7 @@ from collections.abc import Sequence
 
 from activities import attempts
 from activities.bounded_gather import bounded_gather
+from activities.storage import kept_versions
 from activities.storage.paths import PathError, check_path
 from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
 from workflows.contract import WorkspaceRef, layout
@@ -135,6 +137,8 @@ class WorkspaceFiles:
         try:
             if seen is _UNSEEN:  # a create first; the version it replaces only if it exists
                 seen = await self._create_or_head(key, data, content_type)
+            if isinstance(seen, str):  # a version a snapshot may hold: kept first
+                await kept_versions.keep_if_held(self.s3, self.ws, key[len(self.root):], seen)
             if seen is not _CREATED:
                 self.seen[key] = await self.s3.put(
                     self.ws.bucket, key, data, content_type,
@@ -180,6 +184,8 @@ class WorkspaceFiles:
         if await self._get(key) is None:
             raise ToolError("file_not_found", f"'{path}' does not exist")
         try:
+            await kept_versions.keep_if_held(self.s3, self.ws, key[len(self.root):],
+                                             str(self.seen[key]))
             await self.s3.delete(self.ws.bucket, key, if_match=self.seen[key])
         except PreconditionFailed as e:
             raise WorkspaceChanged(f"'{path}' changed since this attempt read it; not "

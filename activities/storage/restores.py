@@ -8,7 +8,8 @@ The plan - each file to write back (with the version it replaces, by ETag, and t
 restores), each file to remove - is made once, from one listing, and written once
 (If-None-Match): a retried attempt finds it and carries out the same plan, so the result
 is the same whatever attempt reports it. Each file is then handled in order: the version
-it replaces is copied to the archive (created once), then the file is written back or
+it replaces is copied to the snapshot blobs (a later snapshot may name it) and to the
+archive (each created once), then the file is written back or
 removed only if it still is the version the plan saw (If-Match / If-None-Match; a delete
 with If-Match). A file already in the planned state counts as done, so a retry finishes
 what an earlier attempt began. A late attempt ("zombie") that goes on after the workflow
@@ -30,6 +31,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.files import WorkspaceChanged, internal_folder
+from activities.storage.kept_versions import blob_keys
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.snapshots import UNLIMITED, snapshot_phases
 from workflows.contract import RESTORE_WORKSPACE, RestoreRequest, RestoreResult, layout
@@ -53,7 +55,7 @@ class RestoreActivities:
             key = root + path
             if before is not None:
                 await self._archive(ws.bucket, key, before,
-                                    root + layout.rewound_path(req.from_phase, path))
+                                    root + layout.rewound_path(req.from_phase, path), root)
             if target is None:
                 await self._remove(ws.bucket, key, before, path)
             else:
@@ -94,23 +96,28 @@ class RestoreActivities:
             return dict(json.loads(await self.s3.get(ws.bucket, key) or b"{}"))
         return plan
 
-    async def _archive(self, bucket: str, key: str, before: str, archive_key: str) -> None:
-        """Keep the version `before` of `key` at `archive_key` (once)."""
+    async def _archive(self, bucket: str, key: str, before: str, archive_key: str,
+                       root: str) -> None:
+        """Keep the version `before` of `key` at `archive_key` (once), and in the snapshot
+        blobs (a later snapshot may name it: kept_versions.py) before that."""
         if await self.s3.head(bucket, archive_key) is not None:
-            return  # an earlier attempt kept it
+            return  # an earlier attempt kept it (and its blob first)
         found = await self.s3.get_object(bucket, key)
         if found is None or found[1] != before:
             raise WorkspaceChanged(f"{key} changed since the restore was planned and its "
                                    "version was not archived; not restored")
-        try:
-            await self.s3.put(bucket, archive_key, found[0], _content_type(key),
-                              if_none_match=True)
-        except PreconditionFailed:
-            pass  # another attempt archived it at the same moment: the same bytes
+        for target in (root + layout.blob_path(before), archive_key):
+            try:
+                await self.s3.put(bucket, target, found[0], _content_type(key),
+                                  if_none_match=True)
+            except PreconditionFailed:
+                pass  # kept already (an earlier attempt; the same bytes)
 
     async def _write_back(self, bucket: str, key: str, before: str | None, target: str,
                           root: str, path: str) -> None:
-        data = await self.s3.get(bucket, root + layout.blob_path(target))
+        data = None
+        for blob in blob_keys(root.rstrip("/"), path, target):
+            data = data if data is not None else await self.s3.get(bucket, blob)
         if data is None:
             raise ApplicationError(f"the snapshot's copy of {path} ({target}) is missing from "
                                    f"{layout.blobs_dir()}", type="SnapshotIncomplete",

@@ -178,9 +178,9 @@ class S3Store:
     async def copy(self, bucket: str, source: str, target: str,
                    source_etag: str | None = None) -> None:
         """Server-side copy within a bucket (no download); only of the version with
-        `source_etag` if given (else PreconditionFailed)."""
+        `source_etag` if given (else PreconditionFailed, a missing source too)."""
         def op() -> None:
-            with _sorted(key=target):
+            with _sorted(missing_is_mismatch=source_etag is not None, key=target):
                 self._wire.copy(bucket, source, target, {} if not source_etag else
                                 {"x-amz-copy-source-if-match": f'"{source_etag}"'})
         await self._run(op)

@@ -31,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bounded_gather import bounded_gather
 from activities.document_sources import DocumentRefused, local_document
-from activities.storage import expected_lines, ownership
+from activities.storage import expected_lines, kept_versions, ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.todos_file import parse_todos_yaml, stale_problem
@@ -238,6 +238,8 @@ class WorkspaceActivities:
             if found is not None and found[0] == data:
                 return path  # an earlier attempt of this operation wrote it
             try:  # someone else's file at the workflow's path: replace what was read
+                if found is not None:  # (a snapshot may name it: kept first)
+                    await kept_versions.keep_if_held(self.s3, ws, path, found[1])
                 await self.s3.put(ws.bucket, key, data, content_type, if_match=(
                     found[1] if found else None), if_none_match=found is None)
                 return path

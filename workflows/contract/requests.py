@@ -26,6 +26,10 @@ class WorkspaceRef(BaseModel):
     job_id: str
     # the job's first run id: the owner of the prefix the worker's guard checks ("": no check)
     run: str = ""
+    # the phase of the latest snapshot the workflow took (0: none known). A write that
+    # replaces a version that snapshot names keeps it first (activities/storage/
+    # kept_versions.py); with 0 every replaced version is kept
+    snapshot: int = 0
 
 
 # -- config and workspace --------------------------------------------------------------
