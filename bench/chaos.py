@@ -43,6 +43,7 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureEr
 
 from activities.storage.payloads import data_converter
 from activities.storage.s3 import S3Store
+from activities.storage.snapshots import unkept
 from bench.harness import machine_line
 from deploy.local.fleet import (
     ACCESS_KEY,
@@ -61,7 +62,7 @@ from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3
 from devstack.temporal_server import TemporalDevServer
 from tests.scripts import full_job
-from workflows.contract import JobInput
+from workflows.contract import JobInput, WorkspaceRef
 
 BUCKET = "switchback"
 QUEUE = "chaos"
@@ -81,6 +82,7 @@ class Figures:
     identical: int = 0
     different: dict[str, list[str]] = field(default_factory=dict)
     duplicates: int = 0
+    unrestorable: list[str] = field(default_factory=list)  # snapshot versions neither live nor kept
     faults: dict[str, int] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)
     retried: int = 0
@@ -94,6 +96,9 @@ class Figures:
             f"workspaces identical:        {self.identical} / {self.jobs} (to the fault-free "
             "run of the same jobs)",
             f"duplicated archive entries:  {self.duplicates}",
+            f"snapshot versions lost:      {len(self.unrestorable)} (every phase snapshot of "
+            "every job restores: each version it names is live or kept)"
+            + (f": {', '.join(self.unrestorable[:5])}" if self.unrestorable else ""),
             f"model faults injected:       {sum(self.faults.values())} "
             f"({', '.join(f'{k} {v}' for k, v in sorted(self.faults.items()))})",
             f"retried activity attempts:   {self.retried}",
@@ -365,6 +370,8 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
                 else:
                     figures.identical += 1
                 figures.duplicates += archive_duplicates(mine, theirs)
+                figures.unrestorable += [f"{job_id} {u}" for u in await unkept(
+                    stack.store, WorkspaceRef(bucket=BUCKET, job_id=job_id))]
                 figures.retried += await retried_attempts(stack.client, job_id)
         finally:
             await stack.stop()
@@ -390,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     for job_id, paths in figures.different.items():
         print(f"  {job_id} differs from its reference in: {', '.join(paths[:8])}")
     ok = (figures.completed == figures.jobs and figures.identical == figures.jobs
-          and not figures.duplicates)
+          and not figures.duplicates and not figures.unrestorable)
     print("target met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

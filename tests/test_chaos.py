@@ -1,7 +1,8 @@
 """The fault benchmark, small: 6 jobs with model faults on 2 workers; each worker SIGKILLed once,
 S3 SIGSTOPped for 5 s, the Temporal dev server SIGKILLed and restarted, S3 requests held and
 reordered for 8 s - every job completes, its workspace identical to a fault-free run of the
-same job, no archive entry twice.
+same job, no archive entry twice, and every phase snapshot still restores (copy-on-write kept
+each version it names that a write replaced).
 
 bench/chaos.py runs its own stack (a Temporal it can kill and restart from its database file),
 not the session's servers. `python -m bench.chaos` is the full version (20 jobs, 20 s freeze).
@@ -21,4 +22,5 @@ async def test_no_fault_loses_a_job_or_changes_its_workspace(tmp_path) -> None:
     assert figures.lost == [] and figures.completed == 6
     assert figures.different == {} and figures.identical == 6
     assert figures.duplicates == 0
+    assert figures.unrestorable == []  # every snapshot's versions live or kept
     assert figures.retried > 0  # the disruptions hit running work

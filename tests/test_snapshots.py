@@ -16,7 +16,7 @@ from activities import attempts
 from activities.storage.files import WorkspaceFiles
 from activities.storage.kept_versions import SnapshotFiles
 from activities.storage.restores import RestoreActivities
-from activities.storage.snapshots import SnapshotActivities, restore_workspace
+from activities.storage.snapshots import SnapshotActivities, restore_workspace, unkept
 from workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef, layout
 
 BUCKET = "switchback"
@@ -255,6 +255,9 @@ async def test_a_job_keeps_exactly_the_versions_its_snapshots_name_that_it_repla
     for phase, snap in snaps.items():  # every snapshot restores
         for path, meta in snap["files"].items():
             assert live.get(path) == meta["etag"] or meta["etag"] in blobs, (phase, path)
+    assert await unkept(s3, WorkspaceRef(bucket=BUCKET, job_id=handle.id)) == []
+    await s3.delete(BUCKET, f"{root}{layout.blob_path(sorted(blobs)[0])}")  # (it can fail)
+    assert len(await unkept(s3, WorkspaceRef(bucket=BUCKET, job_id=handle.id))) >= 1
     assert blobs <= named  # nothing kept that no snapshot names (notes.md's 1st, 2nd)
     replaced = {m["etag"] for s in snaps.values() for p, m in s["files"].items()
                 if live.get(p) != m["etag"]}

@@ -74,6 +74,30 @@ def snapshot_phases(listed: list[ObjectInfo]) -> list[int]:
     return sorted(out)
 
 
+async def unkept(s3: S3Store, ws: WorkspaceRef) -> list[str]:
+    """Every file version a snapshot of the job names that is neither live nor kept, as
+    "phase N: path" - what a rewind or rerun to that phase could not restore (empty: all
+    restore). For checks (bench.chaos, tests): it reads every snapshot."""
+    root = layout.prefix(ws.job_id)
+    live = {o.key[len(root):]: o.etag for o in await s3.list(
+        ws.bucket, root, limit=UNLIMITED, skip=functools.partial(internal_folder, root))}
+    blobs = {o.key for o in await s3.list(ws.bucket, root + layout.blobs_dir(),
+                                          limit=UNLIMITED)}
+    out = []
+    for phase in snapshot_phases(await s3.list(ws.bucket, root + layout.snapshots_dir())):
+        raw = await s3.get(ws.bucket, root + layout.snapshot_path(phase))
+        for path, meta in json.loads(raw or b"{}").get("files", {}).items():
+            etag = str(meta["etag"])
+            if live.get(path) == etag:
+                continue
+            keys = blob_keys(ws.job_id, path, etag)
+            if blobs.intersection(keys) or any([await s3.exists(ws.bucket, k)
+                                                for k in keys if k not in blobs]):
+                continue
+            out.append(f"phase {phase}: {path}")
+    return out
+
+
 async def load_snapshot(s3: S3Store, ws: WorkspaceRef,
                         phase: int) -> tuple[dict[str, Any], dict[str, Any], ResolvedConfig]:
     """(files, the job's state at that phase start as JSON, its config)."""
