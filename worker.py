@@ -143,7 +143,8 @@ def tuning_from_env() -> dict:
 def local_model_calls(role: str, model_queue: str | None) -> bool:
     """May this worker's jobs run a fast endpoint's model calls as local activities? Only
     where the workflow worker has call_model itself (role all, no separate model queue),
-    unless SWITCHBACK_LOCAL_MODEL_CALLS=0 (a fleet mixing roles on one queue sets it)."""
+    unless SWITCHBACK_LOCAL_MODEL_CALLS=0. (A workflow task on a worker without call_model
+    fails the local call, and the call goes through the server: model_steps._local_call.)"""
     return (role == "all" and not model_queue
             and os.environ.get("SWITCHBACK_LOCAL_MODEL_CALLS", "1") != "0")
 
