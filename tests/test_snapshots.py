@@ -234,13 +234,17 @@ async def test_a_job_keeps_exactly_the_versions_its_snapshots_name_that_it_repla
         client, task_queue, start_job, model_server, s3):
     """End to end: the workflow names each phase's snapshot in its requests, so a file written
     three times in one phase leaves no blob, while workspace.md and main_plan.md, which each
-    phase start's snapshot names and the next phase replaces, leave one each. Every snapshot
-    of the job still restores: each version it names is live or kept."""
+    phase start's snapshot names and the next phase replaces, leave one each - also when the
+    replacing write is the phase's first step, whose model call ran before the snapshot. Every
+    snapshot of the job still restores: each version it names is live or kept."""
     from tests.conftest import running_worker
     from tests.scripts import bootstrap, call, finish, step, tactical, transition
     notes = [step(call("write_file", path="work/notes.md", content=f"notes {i}\n"),
                   call("todo_complete", notes=f"notes {i}")) for i in range(1, 4)]
-    script = (bootstrap(n_todos=3) + notes + transition("B", 2) + tactical(2, "b")
+    # phase B writes workspace.md; the last phase's first step replaces that version, which
+    # only its own snapshot names (taken after that step's model call, before its tools)
+    during = [step(call("write_file", path="workspace.md", content="# Workspace\n\nB\n"))]
+    script = (bootstrap(n_todos=3) + notes + transition("B", 2) + during + tactical(2, "b")
               + finish())
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x")
