@@ -116,8 +116,10 @@ class RestoreActivities:
     async def _write_back(self, bucket: str, key: str, before: str | None, target: str,
                           root: str, path: str) -> None:
         data = None
-        for blob in blob_keys(root.rstrip("/"), path, target):
-            data = data if data is not None else await self.s3.get(bucket, blob)
+        for blob in blob_keys(root.rstrip("/"), path, target):  # (the job's; a child's)
+            data = await self.s3.get(bucket, blob)
+            if data is not None:
+                break
         if data is None:
             raise ApplicationError(f"the snapshot's copy of {path} ({target}) is missing from "
                                    f"{layout.blobs_dir()}", type="SnapshotIncomplete",
