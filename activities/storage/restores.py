@@ -30,8 +30,8 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
+from activities.storage import kept_versions
 from activities.storage.files import WorkspaceChanged, internal_folder
-from activities.storage.kept_versions import blob_keys
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.snapshots import UNLIMITED, snapshot_phases
 from workflows.contract import RESTORE_WORKSPACE, RestoreRequest, RestoreResult, layout
@@ -106,17 +106,19 @@ class RestoreActivities:
         if found is None or found[1] != before:
             raise WorkspaceChanged(f"{key} changed since the restore was planned and its "
                                    "version was not archived; not restored")
-        for target in (root + layout.blob_path(before), archive_key):
-            try:
-                await self.s3.put(bucket, target, found[0], _content_type(key),
-                                  if_none_match=True)
-            except PreconditionFailed:
-                pass  # kept already (an earlier attempt; the same bytes)
+        try:
+            await kept_versions.keep(self.s3, bucket, key, root, before)
+            await self.s3.put(bucket, archive_key, found[0], _content_type(key),
+                              if_none_match=True)
+        except PreconditionFailed as e:  # the file changed, or the archive is there
+            if await self.s3.head(bucket, archive_key) is None:  # (another attempt's)
+                raise WorkspaceChanged(f"{key} changed since the restore was planned; "
+                                       "not restored") from e
 
     async def _write_back(self, bucket: str, key: str, before: str | None, target: str,
                           root: str, path: str) -> None:
         data = None
-        for blob in blob_keys(root.rstrip("/"), path, target):  # (the job's; a child's)
+        for blob in kept_versions.blob_keys(root.rstrip("/"), path, target):
             data = await self.s3.get(bucket, blob)
             if data is not None:
                 break

@@ -90,9 +90,8 @@ async def unkept(s3: S3Store, ws: WorkspaceRef) -> list[str]:
             etag = str(meta["etag"])
             if live.get(path) == etag:
                 continue
-            keys = blob_keys(ws.job_id, path, etag)
-            if blobs.intersection(keys) or any([await s3.exists(ws.bucket, k)
-                                                for k in keys if k not in blobs]):
+            job_blob, *child_blobs = blob_keys(ws.job_id, path, etag)  # (child's: not listed)
+            if job_blob in blobs or [k for k in child_blobs if await s3.exists(ws.bucket, k)]:
                 continue
             out.append(f"phase {phase}: {path}")
     return out
