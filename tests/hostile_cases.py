@@ -37,6 +37,11 @@ class Case:
     def id(self) -> str:
         return f"{self.kind.replace(' ', '-')}:{self.name}"
 
+    def job_id(self, uid: str) -> str:
+        """The id its job runs under: unique per case (names repeat across kinds, and two
+        starts under one id would each read the other's run)."""
+        return f"hostile-{self.id.replace(':', '-')}-{uid}"
+
 
 def start(name: str, raw: str, expect: str, **extra: Any) -> Case:
     """Job input sent as it is with `temporal workflow start --input` (`job_id=`: under

@@ -169,7 +169,7 @@ async def refused_at_start(w: World) -> None:
     done = asyncio.get_running_loop().create_future()
 
     async def one(c: Case) -> None:
-        job_id = w.fill(c.extra.get("job_id", f"hostile-{c.name}-{UID}"))
+        job_id = w.fill(c.extra.get("job_id", c.job_id(UID)))
         w.jobs.append(job_id)
         if c.extra.get("forge"):  # a hand-made carry, from the snapshot of a finished job
             await forged_job(w.client, w.s3, w.queue, await done, job_id=job_id,
@@ -363,7 +363,7 @@ def check_retried(c: Case, w: World) -> None:
 
 async def failing_answers(w: World) -> None:
     async def one(c: Case) -> None:
-        job_id = f"hostile-{c.name}-{UID}"
+        job_id = c.job_id(UID)
         w.jobs.append(job_id)
         body = w.fill(c.send)
         w.model_server.set_script(job_id, [body if isinstance(body, dict) and "error" in body
@@ -523,6 +523,12 @@ def test_case(case: Case, world: World) -> None:
     broke = world.errors.get(RUNS.get(case.then, case.then))
     assert case.id in world.seen, f"not run: {broke!r}"[:3000]
     CHECKS[case.then](case, world)
+
+
+def test_every_case_runs_under_its_own_job_id() -> None:
+    # names repeat across kinds ("unknown-key" is a job input, a config and a tool argument case)
+    ids = [c.extra.get("job_id", c.job_id(UID)) for c in TABLE]
+    assert len(set(ids)) == len(ids)
 
 
 def test_the_table_covers_every_kind() -> None:
