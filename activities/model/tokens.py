@@ -15,6 +15,8 @@ import hashlib
 import json
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import tiktoken
@@ -48,18 +50,33 @@ def _cached(name: str) -> bool:
     return os.path.exists(os.path.join(cache_dir, key))
 
 
+COUNTS_KEPT = 32_768  # counts remembered (a few MB: numbers, never the texts)
+_counts: OrderedDict[tuple[int, int, str], int] = OrderedDict()
+_counts_lock = threading.Lock()  # (prompts over OFF_LOOP_CHARS are counted in threads)
+
+
 def count_text(text: str, model: str = "") -> int:
-    if len(text) < 256:
-        return _encode_len(text, model)
-    return _count_memo(text, model)
-
-
-@functools.lru_cache(maxsize=4096)
-def _count_memo(text: str, model: str) -> int:
-    """Counts of longer texts are remembered: a phase's prompt is mostly the same messages
-    step after step (the same str objects from the conversation cache, whose hash Python
-    keeps), so each step encodes only what is new instead of the whole prompt again."""
-    return _encode_len(text, model)
+    """Tokens in `text`. Counts are remembered by the text's hash and length, not the text:
+    a phase's prompt is mostly the same messages step after step (the same str objects from
+    the conversation cache, whose hash Python keeps), so each step encodes only what is new -
+    short tool results included, which were encoded again on every call (2.7 ms per call at
+    step 200 of a phase) - and the worker holds no tool output alive to remember its count
+    (the texts themselves were the cache's keys: up to 4,096 of up to 200 KB). A collision
+    of hash and length would misstate one estimate (endpoints' reported usage is the record)."""
+    if not text:
+        return 0
+    key = (hash(text), len(text), model)
+    with _counts_lock:
+        n = _counts.get(key)
+        if n is not None:
+            _counts.move_to_end(key)
+            return n
+    n = _encode_len(text, model)
+    with _counts_lock:
+        _counts[key] = n
+        if len(_counts) > COUNTS_KEPT:
+            _counts.popitem(last=False)
+    return n
 
 
 def _encode_len(text: str, model: str) -> int:
@@ -73,7 +90,10 @@ def count_messages(messages: list[dict], tools: list[dict] | None = None, model:
         total += 4 + count_text(m.get("content") or "", model)
         for tc in m.get("tool_calls") or []:
             fn = tc.get("function", {})
-            total += count_text(fn.get("name", "") + (fn.get("arguments") or ""), model)
+            # name and arguments apart: the arguments are the conversation's own str, whose
+            # hash Python keeps (a concatenation is a new str, hashed again every call)
+            total += (count_text(fn.get("name", ""), model)
+                      + count_text(fn.get("arguments") or "", model))
     if tools:
         total += count_text(json.dumps(tools), model)
     return total + 3
