@@ -72,10 +72,21 @@ def test_no_text_is_kept_alive() -> None:
 
 
 def test_counts_kept_are_bounded(monkeypatch) -> None:
-    monkeypatch.setattr(tokens, "COUNTS_KEPT", 100)
+    monkeypatch.setattr(tokens._counts, "kept", 100)
     for i in range(250):
         tokens.count_text(f"text {i}")
-    assert len(tokens._counts) == 100
-    tokens.count_text("text 249")  # the newest are the ones kept
-    assert (hash("text 249"), len("text 249"), "") in tokens._counts
-    assert (hash("text 0"), len("text 0"), "") not in tokens._counts
+    assert len(tokens._counts.answers) == 100
+    tokens.count_text("text 150")  # used again: kept over older ones
+    tokens.count_text("text new")
+    assert (hash("text 150"), len("text 150"), "") in tokens._counts.answers
+    assert (hash("text 151"), len("text 151"), "") not in tokens._counts.answers  # the oldest
+    assert (hash("text 0"), len("text 0"), "") not in tokens._counts.answers
+
+
+def test_argument_checks_hold_no_arguments_alive() -> None:
+    from activities.model import prompt
+    prompt._decodes_to_object.clear()
+    big = json.dumps({"path": "a.md", "content": "x" * 500_000})
+    assert prompt._json_object(big) and not prompt._json_object(big[:-1])
+    assert all(not isinstance(part, str) or len(part) < 100
+               for key in prompt._decodes_to_object.answers for part in key)

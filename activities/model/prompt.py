@@ -24,10 +24,10 @@ passes the policy's threshold, the orchestrator has older turns summarized
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 
+from activities.model.text_memo import TextMemo
 from workflows.contract.config import ContextPolicy
 
 _POINTER = re.compile(r"(tool_outputs/\S+?\.txt)")
@@ -71,12 +71,14 @@ def _json_object(arguments: object) -> bool:
     return isinstance(arguments, str) and _decodes_to_object(arguments)
 
 
-@functools.lru_cache(maxsize=4096)
-def _decodes_to_object(text: str) -> bool:
+def _parses_to_object(text: str, _: str) -> bool:
     try:
         return isinstance(json.loads(text), dict)
     except (ValueError, RecursionError):
         return False
+
+
+_decodes_to_object = TextMemo(_parses_to_object, 4096)  # (arguments kept by hash, not held)
 
 
 def clear_tool_results(messages: list[dict], keep: int, min_chars: int) -> list[dict]:

@@ -15,11 +15,11 @@ import hashlib
 import json
 import os
 import tempfile
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import tiktoken
+
+from activities.model.text_memo import TextMemo
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 # prompts with more text than this are counted (and hashed) in a thread: tiktoken releases
@@ -50,37 +50,22 @@ def _cached(name: str) -> bool:
     return os.path.exists(os.path.join(cache_dir, key))
 
 
-COUNTS_KEPT = 32_768  # counts remembered (a few MB: numbers, never the texts)
-_counts: OrderedDict[tuple[int, int, str], int] = OrderedDict()
-_counts_lock = threading.Lock()  # (prompts over OFF_LOOP_CHARS are counted in threads)
-
-
 def count_text(text: str, model: str = "") -> int:
-    """Tokens in `text`. Counts are remembered by the text's hash and length, not the text:
-    a phase's prompt is mostly the same messages step after step (the same str objects from
-    the conversation cache, whose hash Python keeps), so each step encodes only what is new -
-    short tool results included, which were encoded again on every call (2.7 ms per call at
-    step 200 of a phase) - and the worker holds no tool output alive to remember its count
-    (the texts themselves were the cache's keys: up to 4,096 of up to 200 KB). A collision
-    of hash and length would misstate one estimate (endpoints' reported usage is the record)."""
-    if not text:
-        return 0
-    key = (hash(text), len(text), model)
-    with _counts_lock:
-        n = _counts.get(key)
-        if n is not None:
-            _counts.move_to_end(key)
-            return n
-    n = _encode_len(text, model)
-    with _counts_lock:
-        _counts[key] = n
-        if len(_counts) > COUNTS_KEPT:
-            _counts.popitem(last=False)
-    return n
+    """Tokens in `text`, remembered by the text's hash and length (activities/model/
+    text_memo.py): a phase's prompt is mostly the same messages step after step (the same
+    str objects from the conversation cache), so each step encodes only what is new - short
+    tool results included, which were encoded again on every call (2.7 ms per call at step
+    200 of a phase) - and the worker holds no tool output alive to remember its count (the
+    texts themselves were an lru_cache's keys: up to 4,096 of up to 200 KB)."""
+    return _counts(text, model) if text else 0
 
 
 def _encode_len(text: str, model: str) -> int:
     return len(encoding_for(model).encode(text, disallowed_special=()))
+
+
+COUNTS_KEPT = 32_768  # (a few MB of numbers)
+_counts = TextMemo(lambda text, model: _encode_len(text, model), COUNTS_KEPT)
 
 
 def count_messages(messages: list[dict], tools: list[dict] | None = None, model: str = "") -> int:

@@ -1,0 +1,40 @@
+"""A bounded memo of a function of long texts, keyed by each text's hash and length instead of
+the text: the worker keeps the answers (numbers, flags), never the texts (tool output and
+tool-call arguments, up to hundreds of KB each), alive. Python keeps a str's hash, so asking
+about the conversation cache's own strings again costs a dict lookup. A collision of hash and
+length (64-bit hash) would give one text another's answer; use it only where that is
+harmless (estimates, a shape check that is re-done where it matters)."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class TextMemo(Generic[T]):
+    def __init__(self, fn: Callable[[str, str], T], kept: int) -> None:
+        self.fn = fn
+        self.kept = kept  # answers remembered, least recently used dropped first
+        self.answers: OrderedDict[tuple[int, int, str], T] = OrderedDict()
+        self._lock = threading.Lock()  # (large prompts are counted in threads)
+
+    def __call__(self, text: str, extra: str = "") -> T:
+        key = (hash(text), len(text), extra)
+        with self._lock:
+            if key in self.answers:
+                self.answers.move_to_end(key)
+                return self.answers[key]
+        answer = self.fn(text, extra)
+        with self._lock:
+            self.answers[key] = answer
+            while len(self.answers) > self.kept:
+                self.answers.popitem(last=False)
+        return answer
+
+    def clear(self) -> None:
+        with self._lock:
+            self.answers.clear()
