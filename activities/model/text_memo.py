@@ -1,9 +1,10 @@
 """A bounded memo of a function of long texts, keyed by each text's hash and length instead of
 the text: the worker keeps the answers (numbers, flags), never the texts (tool output and
 tool-call arguments, up to hundreds of KB each), alive. Python keeps a str's hash, so asking
-about the conversation cache's own strings again costs a dict lookup. A collision of hash and
-length (64-bit hash) would give one text another's answer; use it only where that is
-harmless (estimates, a shape check that is re-done where it matters)."""
+about the conversation cache's own strings again costs a dict lookup. Two texts of one length
+with one 64-bit hash would share an answer: among 32,768 texts kept the odds are about 3 in
+10^11, and the answers kept here are estimates (token counts) or a check whose wrong answer
+an endpoint would refuse (is a tool call's arguments a JSON object)."""
 
 from __future__ import annotations
 
