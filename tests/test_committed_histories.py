@@ -15,7 +15,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from operate.replay import replay
-from tests.test_deferred_snapshot import local_activity
+from tests.markers import local_activity
 
 FILES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
@@ -140,9 +140,7 @@ def test_the_hostile_set_has_the_signals_a_handler_must_survive():
 def local_activity_types(name: str) -> set[str]:
     path = Path(__file__).parent / "histories" / name
     history = WorkflowHistory.from_json(name, json.loads(path.read_text()))
-    return {json.loads(p.data)["activity_type"] for e in history.events
-            if e.marker_recorded_event_attributes.marker_name == "core_local_activity"
-            for p in e.marker_recorded_event_attributes.details["data"].payloads}
+    return {t for e in history.events if (t := local_activity(e)) is not None}
 
 
 @pytest.mark.parametrize("patch", ["ui-progress", "tool-activity-types"])

@@ -14,6 +14,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from operate.replay import replay
 from tests.conftest import running_worker
+from tests.markers import local_activity
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 
 BUCKET = "switchback"
@@ -22,17 +23,6 @@ BUCKET = "switchback"
 async def text(s3, job_id: str, path: str) -> str | None:
     data = await s3.get(BUCKET, f"{job_id}/{path}")
     return None if data is None else data.decode()
-
-
-def local_activity(event) -> str | None:
-    """The activity type a local-activity marker records (None for other events)."""
-    if event.event_type != EventType.EVENT_TYPE_MARKER_RECORDED:
-        return None
-    attrs = event.marker_recorded_event_attributes
-    if attrs.marker_name != "core_local_activity":
-        return None
-    data = json.loads(attrs.details["data"].payloads[0].data)
-    return str(data["activity_type"])
 
 
 async def test_the_first_call_goes_first_and_a_rewind_to_phase_1_restores_the_start(

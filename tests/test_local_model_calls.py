@@ -16,8 +16,8 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 
 from operate.replay import replay
 from tests.conftest import running_worker
+from tests.markers import local_activity
 from tests.scripts import full_job
-from tests.test_deferred_snapshot import local_activity
 from tests.test_durability import across_a_worker_kill, slow
 from tests.test_job_end_to_end import assert_conversations_whole
 from tests.waits import wait_for_requests

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import uuid
 from datetime import timedelta
 
 from activities.storage.s3 import S3Store
+from tests.markers import local_activity
 from tests.scripts import full_job
 from worker import build_workers, tuning_from_env
 from workflows.contract import JobInput, JobResult
@@ -62,14 +62,7 @@ async def run_on_roles(client, model_server, tq: str, roles: tuple[str, ...], co
 
 def local_activities(history) -> set[str]:
     """Activity types of the local-activity markers in a history."""
-    found = set()
-    for e in history.events:
-        if e.HasField("marker_recorded_event_attributes"):
-            for ps in e.marker_recorded_event_attributes.details.values():
-                for p in ps.payloads:
-                    with contextlib.suppress(ValueError, AttributeError):
-                        found.add(json.loads(p.data).get("activity_type"))
-    return found - {None}
+    return {t for e in history.events if (t := local_activity(e)) is not None}
 
 
 async def test_workspace_tools_run_as_local_activities_in_the_workflow_worker(

@@ -65,6 +65,7 @@ def _encode_len(text: str, model: str) -> int:
 
 
 COUNTS_KEPT = 32_768  # (a few MB of numbers)
+# (through a lambda: `_encode_len` is looked up when a count is made, so tests can watch it)
 _counts = TextMemo(lambda text, model: _encode_len(text, model), COUNTS_KEPT)
 
 

@@ -14,13 +14,13 @@ summarized, so the script carries a few answers for summarization calls (`for_ca
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import sys
 from typing import Any
 
 from bench.peers import ROOT, Contender, write_step
+from tests.markers import local_activity_data
 from tests.scripts import bootstrap, call, finish
 
 BOOTSTRAP, FINISH = 7, 4
@@ -159,9 +159,5 @@ def is_model_call(event: Any) -> bool:
     fast endpoint's calls run locally, workflows/model_steps.py)?"""
     if event.HasField("activity_task_scheduled_event_attributes"):
         return event.activity_task_scheduled_event_attributes.activity_type.name == "call_model"
-    if not event.HasField("marker_recorded_event_attributes"):
-        return False
-    attrs = event.marker_recorded_event_attributes
-    if attrs.marker_name != "core_local_activity" or "data" not in attrs.details:
-        return False
-    return json.loads(attrs.details["data"].payloads[0].data).get("activity_type") == "call_model"
+    data = local_activity_data(event)
+    return data is not None and data.get("activity_type") == "call_model"

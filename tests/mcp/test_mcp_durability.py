@@ -13,6 +13,7 @@ from temporalio.client import WorkflowFailureError
 
 from activities.tools.mcp_sessions import McpServers
 from tests.conftest import running_worker
+from tests.markers import local_activity_data
 from tests.mcp.conftest import NOTES, QUIET, children, kill, servers_config
 from tests.scripts import bootstrap, call, finish, step
 from tests.waits import wait_for_requests
@@ -37,15 +38,9 @@ def attempts(history, tool_prefix: str = "") -> list[tuple[int, str]]:
 
 def local_attempts(history, activity_type: str) -> list[int]:
     """The attempt count in each local activity marker of `activity_type`."""
-    out = []
-    for e in history.events:
-        m = e.marker_recorded_event_attributes
-        if e.HasField("marker_recorded_event_attributes") and m.marker_name == \
-                "core_local_activity":
-            data = json.loads(m.details["data"].payloads[0].data)
-            if data.get("activity_type") == activity_type:
-                out.append(data["attempt"])
-    return out
+    return [data["attempt"] for e in history.events
+            if (data := local_activity_data(e)) is not None
+            and data.get("activity_type") == activity_type]
 
 
 async def test_a_server_killed_between_calls_is_restarted(client, task_queue, start_job,
