@@ -198,8 +198,15 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
                 # a slow endpoint's calls scale up to its timeout: the model activity's own
                 # timeout (llm.timeout_seconds + 30) must let the longest one finish
                 cfg.llm.timeout_seconds = spec.timeout_seconds
+            if spec is not None and spec.profile and not cfg.llm.profile:
+                cfg.llm.profile = spec.profile  # the endpoint's model family's profile
     except EndpointError as e:
         raise ConfigError(f"{where}: {e}") from None
+    c = cfg.completion
+    if cfg.llm.profile != "small" and (c.expect_lines or c.plans_name_deliverables):
+        raise ConfigError(f"{where}: completion.expect_lines and plans_name_deliverables are "
+                          "rules of the small model profile: set llm.profile: small (or declare "
+                          "`deliverables:`, which every job's completion is checked against)")
     bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None
     if bad_bucket:
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")

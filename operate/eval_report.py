@@ -1,9 +1,11 @@
 """The table and chart of `starter.py eval` (operate/evaluate.py).
 
-Per strategy: success rate, then the median and the spread (min-max over the runs) of model
-calls, prompt and completion tokens, the share of prompt tokens served from the endpoint's
-prompt cache, cost and wall time; a markdown file with the table and every run, and a PNG
-with one panel per measure (bars: median, whiskers: min-max, dots: the runs).
+Per strategy: success (completed and checked), false completions (completed, the check
+failed), missed completions (the check passed, the job did not complete), the rest; then
+the median and the spread (min-max over the runs) of model calls, prompt and completion
+tokens, the share of prompt tokens served from the endpoint's prompt cache, cost and wall
+time; a markdown file with the table and every run, and a PNG with one panel per measure
+(bars: median, whiskers: min-max, dots: the runs).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+OUTCOMES = ("success", "false completion", "missed completion", "other")  # evaluate.outcome
 
 MEASURES: list[tuple[str, str, Callable[[Any], float]]] = [
     ("model calls", "{:,.0f}", lambda r: r.model_calls + r.summaries),
@@ -34,25 +38,27 @@ def spread(values: Sequence[float], fmt: str) -> str:
 
 
 def table(runs: Sequence[Any], strategies: Sequence[str]) -> str:
-    head = ["strategy", "runs", "success"] + [m[0] for m in MEASURES]
+    head = ["strategy", "runs", "success", "false completions", "missed completions",
+            "other"] + [m[0] for m in MEASURES]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in strategies:
         mine = [r for r in runs if r.strategy == s]
         ok = sum(r.success for r in mine)
         cells = [s, str(len(mine)), f"{ok}/{len(mine)} ({ok / len(mine):.0%})" if mine else "-"]
+        cells += [str(sum(r.outcome == o for r in mine)) for o in OUTCOMES[1:]]
         cells += [spread([f(r) for r in mine], fmt) for _, fmt, f in MEASURES]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def run_lines(runs: Sequence[Any]) -> str:
-    head = ["job", "status", "ended by", "success", "check", "model calls", "prompt tok",
+    head = ["job", "status", "ended by", "outcome", "check", "model calls", "prompt tok",
             "cached",
             "completion tok", "phases", "tool calls", "wall s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in runs:
         lines.append("| " + " | ".join([
-            r.job_id, r.status, r.ended_by or "-", "yes" if r.success else "no",
+            r.job_id, r.status, r.ended_by or "-", r.outcome,
             r.check[:80].replace("|", "/"),
             str(r.model_calls + r.summaries), f"{r.prompt_tokens:,}", f"{r.cached_tokens:,}",
             f"{r.completion_tokens:,}", str(r.phases), str(r.tool_calls),
@@ -78,12 +84,15 @@ def chart(runs: Sequence[Any], strategies: Sequence[str], path: Path, title: str
     import matplotlib.pyplot as plt
 
     panels: list[tuple[str, Callable[[Any], float]]] = [
-        ("success rate", lambda r: float(r.success))] + [(m[0], m[2]) for m in MEASURES]
+        ("success rate", lambda r: float(r.success)),
+        ("false completions", lambda r: float(r.outcome == "false completion")),
+        ("missed completions", lambda r: float(r.outcome == "missed completion")),
+    ] + [(m[0], m[2]) for m in MEASURES]
     fig, axes = plt.subplots(1, len(panels), figsize=(2.6 * len(panels), 3.4))
     xs = range(len(strategies))
     for ax, (name, f) in zip(axes, panels, strict=True):
         per = [[f(r) for r in runs if r.strategy == s] for s in strategies]
-        if name == "success rate":
+        if name in ("success rate", "false completions", "missed completions"):
             ax.bar(xs, [sum(v) / len(v) if v else 0 for v in per], color="#4c72b0")
             ax.set_ylim(0, 1.05)
         else:

@@ -38,8 +38,8 @@ from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
 from operate import CliError
 from operate.client import BUCKET, ui_link
+from operate.eval_report import OUTCOMES
 from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
-from workflows.strategies.completion_gate import BY_WORKFLOW
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 
@@ -50,8 +50,10 @@ class Run:
     n: int
     job_id: str
     status: str = "running"
-    ended_by: str = ""  # a completed job: "model" (job_complete) or "workflow" (complete_when_met)
-    success: bool = False
+    ended_by: str = ""  # a completed job: "model" (job_complete) or "workflow"
+    checked: bool = False  # the checker passed on the workspace (whatever the job's status)
+    success: bool = False  # completed and checked
+    outcome: str = ""  # success | false completion | missed completion | other (OUTCOMES)
     check: str = ""  # what the checker said
     model_calls: int = 0
     summaries: int = 0
@@ -158,7 +160,7 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
             run.status, run.tool_calls, run.phases = result.status, result.tool_calls, \
                 result.phases
             if result.status == "completed":
-                run.ended_by = "workflow" if result.summary.startswith(BY_WORKFLOW) else "model"
+                run.ended_by = result.completed_by or "model"
         except WorkflowFailureError as e:
             run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
             run.check = f"job {run.status}: {' '.join(str(e.cause).split())[:200]}"
@@ -170,12 +172,21 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
         shutil.rmtree(kept)
     messages = await download(s3, run.job_id, kept)
     measure(run, messages, prices_of(a, messages))
-    if run.status not in ("failed", "cancelled"):
-        run.success, said = run_checker(checker, kept)
-        run.check = said or ("ok" if run.success else "check failed")
-    log(f"{run.job_id}: {run.status}, {'success' if run.success else 'FAILED CHECK'} "
-        f"({run.check[:120]}), {run.model_calls} model calls, {run.wall_seconds:.0f} s")
+    if kept.exists():  # a job that did not complete may still have the files right
+        run.checked, said = run_checker(checker, kept)
+        run.check = (f"{run.check}; " if run.check else "") + (
+            said or ("ok" if run.checked else "check failed"))
+    run.success, run.outcome = run.status == "completed" and run.checked, outcome(run)
+    log(f"{run.job_id}: {run.status}, {run.outcome} ({run.check[:120]}), "
+        f"{run.model_calls} model calls, {run.wall_seconds:.0f} s")
     return run
+
+
+def outcome(run: Run) -> str:
+    """success: completed and checked; false completion: completed, the check failed;
+    missed completion: the check passed, the job did not complete; other: neither."""
+    done = run.status == "completed"
+    return OUTCOMES[0 if done and run.checked else 1 if done else 2 if run.checked else 3]
 
 
 def prices_of(a: argparse.Namespace, messages: dict) -> tuple[float, float]:

@@ -145,7 +145,7 @@ JOB_INPUT = [
           "job input: 'documents[0]' must give exactly one of 'path', 'text' or 'base64' "
           "(got path, text)"),
     start("unknown-key", '{"confg": "creator"}',
-          'job input: unknown key "confg" (known: config, instructions, documents)'),
+          'job input: unknown key "confg" (known: config, instructions, documents, deliverables)'),
     start("a-number", "42", 'job input must be a JSON object (e.g. {"config": "creator", '
           '"instructions": "..."}), got 42'),
     start("a-string", '"creator"', "job input must be a JSON object", ),

@@ -22,7 +22,9 @@ CONFIG = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_
 
 async def test_react_waits_for_an_approval(client, task_queue, start_job, model_server, s3):
     config = {**CONFIG, "approval_required": ["write_file"]}
-    script = scripts.react()
+    script = scripts.react()[:-1] + [step(call(  # notes/a.md was denied: it is not delivered
+        "job_complete", summary="wrote what was approved", deliverables=["report.md",
+                                                                         "notes/b.md"]))]
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, config=config, documents=[],
                                  instructions=scripts.INSTRUCTIONS)

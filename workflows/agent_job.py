@@ -40,6 +40,7 @@ from temporalio.exceptions import ActivityError, is_cancelled_exception
 with workflow.unsafe.imports_passed_through():
     from workflows import (
         breaker_steps,
+        completion,
         continuation,
         job_start,
         model_steps,
@@ -59,11 +60,13 @@ with workflow.unsafe.imports_passed_through():
         JobState,
         ModelReply,
         ResolvedConfig,
+        ToolCallInfo,
         ToolOutcome,
         WorkspaceRef,
+        layout,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, job_failed, unexpected
+    from workflows.failures import StepFailed, cause_of, job_failed, unexpected
     from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies import strategy_class
@@ -134,7 +137,8 @@ class AgentJob:
     @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
         return visibility.job_state(workflow.info().workflow_id, self.progress, self.steering,
-                         self._view(), self.cfg, self.breakers)
+                                    self._view(), self.cfg, self.breakers,
+                                    self.ops.completion if self.ops else None)
 
     # -- the loop -------------------------------------------------------------------
 
@@ -181,14 +185,17 @@ class AgentJob:
                     self._record_step()
                     step = await self._settle(self._strategy().after_tools(outcomes))
                 elif isinstance(step, Complete):
-                    return step.result
+                    return await self._finish(step.result)
+                elif step.code in completion.UPGRADABLE and (
+                        done := await self._completed_anyway(step.what)):
+                    return done
                 else:
                     await self._fail(step.what, step.code)
         except StepFailed as e:
             await self._fail(e.what, e.code)
         except Exception as e:  # a bug must fail the job, not retry the workflow task forever
             failed = unexpected(e)
-            if failed is None or not workflow.patched(TYPED_FAILURES):
+            if failed is None:
                 raise
             await self._fail(failed.what, failed.code)
 
@@ -202,6 +209,10 @@ class AgentJob:
             if not job_start.failed(e):  # cancelled, or not an activity's failure
                 raise
             self._refuse(cause_of(e), "invalid_config")
+        if job.deliverables:  # the job input's join the config's
+            cfg = self.cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={
+                "deliverables": list(dict.fromkeys(cfg.config.deliverables + job.deliverables))
+            })})
         strategy = self._new_strategy(cfg)
         instructions = job.instructions or cfg.instructions
         if not instructions:
@@ -218,14 +229,12 @@ class AgentJob:
                 raise
             self.ops = None  # not this job's workspace (yet): no output/error.json there
             self._refuse(cause_of(refused), "workspace_refused")
-        try:  # tool names -> the names the model calls, schemas recorded (None: older jobs)
-            listed = await tool_listing.resolve(cfg, self._workspace_ops().ws)
+        try:  # tool names -> the names the model calls, schemas recorded
+            cfg = self.cfg = await tool_listing.resolve(cfg, self._workspace_ops().ws)
         except StepFailed as e:
             await self._fail(e.what, e.code)
-        if listed is not None:
-            cfg = self.cfg = listed
-            strategy = self._new_strategy(cfg)
-            self._open_workspace(cfg)
+        strategy = self._new_strategy(cfg)
+        self._open_workspace(cfg)
         self.strategy = strategy
         self.progress.status = "running"
         return await self._settle(strategy.begin())
@@ -236,6 +245,7 @@ class AgentJob:
         self.strategy = self._new_strategy(carry.cfg, carry)
         take_over(carry, self.steering, self.progress, self.conversation)
         self._open_workspace(carry.cfg)
+        self._workspace_ops().completion = carry.completion
         self.progress.status = "running"
         return await self._settle(self.strategy.resume(carry.strategy))
 
@@ -291,7 +301,8 @@ class AgentJob:
         assert self.cfg and self.breakers
         await continuation.continue_as_new(job, carried(
             self.cfg, self._strategy().snapshot(), self.breakers.state, self.steering,
-            self.progress, self.conversation), self._view().phase)
+            self.progress, self.conversation, self._workspace_ops().completion),
+            self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -349,15 +360,66 @@ class AgentJob:
                 ).startswith("approved"):
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {verdict}")
+        elif call.name == "job_complete" and (refused := await self._refuse_completion(call)):
+            outcome = refused
         elif strategy.owns_tool(call.name):
             call = await restores.rewind_call(call, self._phase_number(), *self._job(),
                                               self.progress)
             outcome = await self._settle(strategy.own_tool(call))
         else:
-            return await tool_steps.run_tool(self.conversation, call, call.needs_approval,
-                                             self.cfg, self.ws)
+            outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
+                                                self.cfg, self.ws)
+            completion.record_plan(self._workspace_ops().completion, call, outcome)
+            return outcome
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
+
+    # -- ending: verified (workflows/completion.py) -----------------------------------
+
+    async def _refuse_completion(self, call: ToolCallInfo) -> ToolOutcome | None:
+        """A job_complete whose deliverables are not there, refused (the model reads why),
+        while refusals are left; None: the strategy takes it."""
+        ops, c = self._workspace_ops(), self._job()[0].config.completion
+        if ops.completion.refusals >= c.max_refusals:
+            return None  # let through: _finish ends the job stuck if they are still missing
+        claimed, bad = completion.valid((call.args or {}).get("deliverables"))
+        found = await ops.deliverables(claimed, bad)
+        if not found.problems:
+            return None
+        ops.completion.refusals += 1
+        return completion.refusal(found, ops.completion.refusals, self._job()[0])
+
+    async def _finish(self, result: JobResult) -> JobResult:
+        """The strategy's end, verified: `completed` only with the deliverables there; a
+        job stopped `stuck` whose declared deliverables are all there is completed."""
+        ops = self._workspace_ops()
+        if result.status == "completed":
+            claimed, bad = completion.valid(result.deliverables)
+            found = await ops.deliverables(claimed, bad)
+            final = (completion.verified(result, found) if not found.problems
+                     else completion.unverified(result, found))
+        elif result.status == "stuck":
+            found = await ops.deliverables()
+            final = (completion.by_workflow(result, found, result.summary)
+                     if found.declared and not found.problems
+                     else result.model_copy(update={"missing": found.problems[:20]}))
+        else:
+            return result
+        if final != result:
+            await ops.write_output(layout.COMPLETION, final.model_dump())
+        return final
+
+    async def _completed_anyway(self, why: str) -> JobResult | None:
+        """A job about to fail the model's way (no tool calls, phases run out) whose declared
+        deliverables are all there: completed by the workflow, else None."""
+        found = await self._workspace_ops().deliverables()
+        if not found.declared or found.problems:
+            return None
+        view = self._view()
+        final = completion.by_workflow(JobResult(status="stuck", **view.totals.model_dump()),
+                                       found, why)
+        await self._workspace_ops().write_output(layout.COMPLETION, final.model_dump())
+        return final
 
     # -- ending ------------------------------------------------------------------------
 
@@ -374,8 +436,7 @@ class AgentJob:
         """Fail the job before it has a workspace: the typed error, the reason in `state`."""
         self.progress.status, self.progress.last_error = "failed", what
         workflow.logger.error("job refused: %s", what)
-        if workflow.patched(visibility.UI_PROGRESS):  # the reason persists on the page (memo)
-            self._publish()
+        self._publish()  # the reason persists on the page (memo)
         raise job_failed(what, code)
 
     # -- what people see ---------------------------------------------------------------

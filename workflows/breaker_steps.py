@@ -15,7 +15,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.workspace_ops import WorkspaceOps
 
 ORDER = ["stop", "wrap_up", "rewind", "note"]
-REPETITION_CYCLES = "repetition-cycles"  # two calls taking turns count as repetition
 
 
 async def observe(breakers: Breakers, view: StrategyView, reply: ModelReply,
@@ -27,8 +26,7 @@ async def observe(breakers: Breakers, view: StrategyView, reply: ModelReply,
         job_steps=t.steps, tool_digests=[c.digest for c in reply.tool_calls],
         tool_names=[c.name for c in reply.tool_calls], text=reply.content,
         progress=view.progress, tokens=t.tokens_in + t.tokens_out,
-        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out), hint=view.stuck_hint),
-        cycles=lambda: workflow.patched(REPETITION_CYCLES))
+        cost=cost_of(cfg.config.llm, t.tokens_in, t.tokens_out), hint=view.stuck_hint))
     first = breakers.state.trip_count - len(trips) + 1
     for n, trip in enumerate(trips, first):
         count_trip(trip.breaker, trip.action)

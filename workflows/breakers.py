@@ -3,7 +3,7 @@
 - budget: tokens / estimated cost against the job's budget; warn at the configured
   fractions, wrap up at 100% (a final strategic phase, status `budget_exhausted`).
 - repetition: the same tool calls (name + arguments) or near-identical assistant
-  text across a window of steps, or (jobs since patch `repetition-cycles`) two calls taking
+  text across a window of steps, or two calls taking
   turns across twice the window (write the wrong file, todo_complete refused, again: a 1.5B
   model did it for 40 steps) -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
   Steps whose calls are all declared polling tools are not counted.
@@ -20,7 +20,6 @@ survives continue-as-new and shows in the `state` query.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -78,10 +77,10 @@ class Breakers:
         self.max_phase_steps = max_phase_steps
         self.state = state or BreakerState()
 
-    def observe(self, f: StepFacts, cycles: Callable[[], bool] = lambda: False) -> list[Trip]:
+    def observe(self, f: StepFacts) -> list[Trip]:
         """The step's trips; `cycles()`: whether two calls taking turns count as repetition
         (asked only when they would: the orchestrator's `workflow.patched`)."""
-        trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f, cycles),
+        trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
                              self._progress(f), self._wrap_up(f)) if t is not None]
         for t in trips:
             t.phase, t.step = f.phase, f.job_steps
@@ -142,7 +141,7 @@ class Breakers:
                 f"the wrap-up phase used its {self.budget.wrap_up_steps} steps"))
         return None
 
-    def _repetition(self, f: StepFacts, cycles: Callable[[], bool]) -> Trip | None:
+    def _repetition(self, f: StepFacts) -> Trip | None:
         if f.tool_names and all(n in self.cfg.exempt_tools for n in f.tool_names):
             return None  # declared polling: legitimate repetition
         n = self.cfg.repetition_window
@@ -158,7 +157,7 @@ class Breakers:
             SequenceMatcher(None, s.texts[0], t).ratio() > self.cfg.similarity_threshold
             for t in s.texts[1:])
         taking_turns = not (same_calls or same_text) and len(s.cycle) == 2 * n and (
-            "" not in s.cycle and len(set(s.cycle)) == 2 and cycles())
+            "" not in s.cycle and len(set(s.cycle)) == 2)
         if not (same_calls or same_text or taking_turns):
             return None
         s.repetition_trips += 1

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from workflows.breakers import BreakerState
+from workflows.completion import CompletionState
 from workflows.contract import (
     InlineMessage,
     InputError,
@@ -47,16 +48,19 @@ class Carried(BaseModel):
     # the last turn's results of the phase before (stored with the next model call)
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
+    completion: CompletionState = CompletionState()  # the deliverables the model declared
 
 
 def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,
-            s: Steering, p: Progress, conversation: Conversation) -> Carried:
+            s: Steering, p: Progress, conversation: Conversation,
+            completion: CompletionState | None = None) -> Carried:
     """What the next run of the job starts from."""
     return Carried(cfg=cfg, objective=p.objective, strategy=strategy, breakers=breakers,
                    paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
                    restore_phase=s.restore_phase, recent=p.recent, runs=p.run + 1,
                    last_error=p.last_error, last_rewind=p.last_rewind,
-                   closing=conversation.inline, closing_conversation=conversation.key)
+                   closing=conversation.inline, closing_conversation=conversation.key,
+                   completion=completion or CompletionState())
 
 
 def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversation) -> None:
@@ -105,4 +109,4 @@ def job_run(raw: object, job_id: str) -> JobRun:
             raise InputError(f"job input: 'carry.{where}': {err['msg']}") from None
     job = job_input(rest)
     return JobRun(config=job.config, instructions=job.instructions, documents=job.documents,
-                  carry=carry)
+                  deliverables=job.deliverables, carry=carry)

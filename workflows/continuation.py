@@ -31,7 +31,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import PhaseInfo
     from workflows.workspace_ops import WorkspaceOps
 
-DEFERRED_SNAPSHOT = "deferred-snapshot"  # patch: the snapshot after the first model call
 T = TypeVar("T")
 
 
@@ -59,10 +58,7 @@ class PhaseStarts:
         taken = (ops, phase.number, state.model_dump(mode="json"),
                  None if self.config_recorded else cfg)
         self.config_recorded = True
-        if workflow.patched(DEFERRED_SNAPSHOT):
-            self.pending = taken
-            return
-        await ops.snapshot(*taken[1:])
+        self.pending = taken
 
     async def after(self, call: Awaitable[T]) -> T:
         """`call` (a model call), then the snapshot of the phase start if it waits for it."""

@@ -14,8 +14,7 @@ orchestrator writes `output/error.json` and fails the job with `job_failed(...)`
 What is never caught: cancellation, continue-as-new (BaseExceptions), the job's own
 typed failure, and the SDK's errors about the workflow itself (nondeterminism,
 read-only context: `TemporalError`s that are not `FailureError`s) - those must reach
-the SDK. The new behaviour is behind the patch `TYPED_FAILURES`: histories recorded
-before it replay the old way (the workflow failed with the activity's error).
+the SDK.
 """
 
 from __future__ import annotations
@@ -35,8 +34,6 @@ from temporalio.exceptions import (
 
 from workflows.contract import JOB_FAILED_ERROR
 from workflows.contract.config import TaskQueues
-
-TYPED_FAILURES = "typed-failures"  # patch: every failure ends as SwitchbackJobFailed
 
 
 class StepFailed(Exception):

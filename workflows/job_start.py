@@ -33,7 +33,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.failures import is_activity_failure
 
-LOCAL_START = "local-start"  # patch: load_config, create_workspace, list_tools run locally
 LOCAL_START_ACTIVITIES = {LOAD_CONFIG, CREATE_WORKSPACE, LIST_TOOLS}
 
 
@@ -41,7 +40,7 @@ def local(name: str, tools_queue: str | None = None) -> bool:
     """Does this job run start activity `name` as a local activity?"""
     if name not in LOCAL_START_ACTIVITIES or (name == LIST_TOOLS and tools_queue):
         return False
-    return workflow.patched(LOCAL_START)
+    return True
 
 
 async def execute(name: str, req: Any, result_type: type, *, summary: str,

@@ -31,8 +31,6 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
-LOCAL_MODEL_CALLS = "local-model-calls"  # patch: a fast endpoint's calls as local activities
-
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
         CALL_MODEL,
@@ -128,8 +126,7 @@ def _runs_locally(conv: Conversation, cfg: ResolvedConfig) -> bool:
     llm = cfg.config.llm
     return (cfg.model_calls_local and not cfg.config.task_queues.model
             and 0 <= conv.last_call_ms < llm.local_call_below_seconds * 1000
-            and conv.local_in_a_row < llm.local_calls_in_a_row
-            and workflow.patched(LOCAL_MODEL_CALLS))
+            and conv.local_in_a_row < llm.local_calls_in_a_row)
 
 
 async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,

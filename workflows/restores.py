@@ -11,9 +11,6 @@ are removed, and every version it replaces is first kept under
 `archive/rewound/<the phase left>/`, so nothing is lost. The workflow's own files
 (instructions.md, archive/, output/completion.json, error.json, breakers/) are never
 touched. The rewind phase's prompt carries the issue with a note of what was restored.
-
-Running jobs see a new activity: behind the patch `REWIND_RESTORE` (steering.py), taken
-only when a rewind names a phase.
 """
 
 from __future__ import annotations
@@ -33,7 +30,6 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
     )
     from workflows.failures import StepFailed, cause_of, is_activity_failure
-    from workflows.steering import REWIND_RESTORE
     from workflows.visibility import Progress
 
 
@@ -58,7 +54,7 @@ async def rewind_call(call: ToolCallInfo, from_phase: int, cfg: ResolvedConfig,
     if call.name != "todo_rewind":
         return call
     phase, issue = args.get("restore_phase"), str(args.get("issue") or "").strip()
-    if phase is None or not workflow.patched(REWIND_RESTORE):
+    if phase is None:
         progress.last_rewind = f"from phase {from_phase} (todo_rewind): {issue[:200]}"
         return call
     if not cfg.config.rewind.model_may_restore:

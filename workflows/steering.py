@@ -8,7 +8,7 @@ Payloads arrive undecoded and are checked here (workflows/contract/inputs.py): a
 `rewind` that does not fit, and a signal of an unknown name, are not dropped silently
 but kept in `rejected` (shown in `state`) with the reason; a bad `approve` is refused by
 the update's validator. A rewind may name a phase whose start the workspace is restored
-to (`restore_phase`, patch `REWIND_RESTORE`; before it the key was refused as unknown):
+to (`restore_phase`):
 several rewinds before a boundary are joined, and the last one that names a phase
 decides which.
 """
@@ -35,7 +35,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.metrics import approvals_waiting
 
 
-REWIND_RESTORE = "rewind-restore"  # patch: rewinds may restore the workspace to a snapshot
 MAX_PENDING_REWINDS = 20  # more before the next step boundary are refused
 MAX_REJECTED = 10  # refused requests kept for `state`
 
@@ -70,7 +69,7 @@ class Steering:
         while the job is in phase `phase`; refused ones are recorded."""
         try:
             value = from_raw(raw, "rewind")
-            restore = isinstance(value, Mapping) and workflow.patched(REWIND_RESTORE)
+            restore = isinstance(value, Mapping)
             req = rewind_request(value, restore=restore)
         except InputError as e:
             self.reject(f"{e}; the signal was ignored")

@@ -33,7 +33,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contract.config import JobConfig
     from workflows.failures import StepFailed, cause_of
 
-TOOL_LISTING = "tool-listing"  # patch: list_tools at the job's start
 # tool_search: offered whenever a config defers tools; the control tools: whichever
 # strategy the job runs (or auto picks) may offer its own
 ALWAYS = ["tool_search", *sorted(CONTROL_TOOLS)]
@@ -59,12 +58,9 @@ def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
     return cfg.model_copy(update={"config": config, "tool_record": listing.record})
 
 
-async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig | None:
-    """The config with its tools resolved and recorded; None for a job from before the
-    patch. Raises StepFailed when a name resolves to nothing or a server does not start
-    (after the tool retry rules)."""
-    if not workflow.patched(TOOL_LISTING):
-        return None
+async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig:
+    """The config with its tools resolved and recorded. Raises StepFailed when a name
+    resolves to nothing or a server does not start (after the tool retry rules)."""
     c = cfg.config
     try:
         listing: ToolListing = await job_start.execute(  # local unless on its own queue

@@ -4,11 +4,10 @@ The call's arguments stay in the stored assistant message; the activity reads th
 there, runs the tool and stores the result (a short result comes back whole and is
 stored with the next model call instead). Workspace tools (`tools.local`) run as
 local activities in the workflow task, each under its own activity type `tool.<name>`
-(patch `TOOL_ACTIVITY_TYPES`: the web UI's timeline names a local activity by its type
-only; before it, all were `run_tool`); the others are `run_tool` activities on
-`task_queues.tools`, whose summary the timeline shows. A tool that still fails after
-`retries.tool_attempts` stops the job (`StepFailed`); what the model got wrong comes back
-as a tool error.
+(the web UI's timeline names a local activity by its type only); the others are
+`run_tool` activities on `task_queues.tools`, whose summary the timeline shows. A tool
+that still fails after `retries.tool_attempts` stops the job (`StepFailed`); what the
+model got wrong comes back as a tool error.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
@@ -33,16 +31,12 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.conversation import Conversation
     from workflows.failures import (
-        TYPED_FAILURES,
         StepFailed,
         cause_of,
         is_activity_failure,
         queue_wait,
     )
 
-LOCAL_TOOL_CALLS = "local-tool-calls"  # patch: tools.local run as local activities
-INLINE_TOOL_RESULTS = "inline-tool-results"  # patch: short results ride with the next call
-TOOL_ACTIVITY_TYPES = "tool-activity-types"  # patch: local tool calls typed `tool.<name>`
 INLINE_MAX_CHARS = 500
 
 
@@ -66,8 +60,7 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                                         search_results=c.tools.search_results,
                                         approved=approved),
                       tool_record=cfg.tool_record)
-    if workflow.patched(INLINE_TOOL_RESULTS):
-        req.inline_max_chars = INLINE_MAX_CHARS
+    req.inline_max_chars = INLINE_MAX_CHARS
     conv.reserve()
     timeout = timedelta(seconds=c.retries.tool_timeout_seconds)
     retry = RetryPolicy(
@@ -77,11 +70,9 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
     try:
         # cheap workspace tools run as local activities, in this workflow task: no
         # activity task to dispatch, no second workflow task per step
-        if call.name in c.tools.local and workflow.patched(LOCAL_TOOL_CALLS):
-            kind = (TOOL_ACTIVITY_PREFIX + call.name if workflow.patched(TOOL_ACTIVITY_TYPES)
-                    else RUN_TOOL)
+        if call.name in c.tools.local:
             outcome: ToolOutcome = await workflow.execute_local_activity(
-                kind, req, result_type=ToolOutcome, summary=label(call),
+                TOOL_ACTIVITY_PREFIX + call.name, req, result_type=ToolOutcome, summary=label(call),
                 start_to_close_timeout=timeout, retry_policy=retry, cancellation_type=cancel)
         else:
             outcome = await workflow.execute_activity(
@@ -90,8 +81,7 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                 schedule_to_start_timeout=queue_wait(c.task_queues, c.task_queues.tools),
                 cancellation_type=cancel, retry_policy=retry)
     except Exception as e:  # a local activity raises the activity's own error, not ActivityError
-        if not is_activity_failure(e) or not (isinstance(e, ActivityError)
-                                              or workflow.patched(TYPED_FAILURES)):
+        if not is_activity_failure(e):
             raise
         raise StepFailed(f"tool '{call.name}' ({call.summary}) failed after "
                          f"{c.retries.tool_attempts} attempts: {cause_of(e, c.task_queues.tools)}",

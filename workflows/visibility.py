@@ -15,9 +15,7 @@ in the server's records and stay after the job ended, with every worker stopped.
 final publish happens before the workflow returns, fails or ends cancelled.
 
 Pure functions of what the orchestrator passes in, plus `Publisher`, which remembers what
-it last upserted so an upsert happens only when a value changed. The memo and the full
-set of attributes are behind the patch `UI_PROGRESS`: histories recorded before it keep
-their upserts (phase kind and number, tokens, status on phase or status changes).
+it last upserted so an upsert happens only when a value changed.
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, cost_of
+    from workflows.completion import CompletionState
     from workflows.contract import (
         SA_COST,
         SA_LAST_ERROR,
@@ -49,11 +48,11 @@ with workflow.unsafe.imports_passed_through():
         Todo,
         TokenCount,
     )
+    from workflows.contract.job import DeliverablesView
     from workflows.steering import Steering
     from workflows.strategies.base import PhaseInfo, StrategyView
     from workflows.todos import current_index
 
-UI_PROGRESS = "ui-progress"  # patch: memo + the full set of search attributes
 TOKENS_EVERY = timedelta(seconds=30)  # tokens and cost alone: upserted at most this often
 MAX_TODO_CHARS = 160
 MAX_ERROR_CHARS = 500
@@ -75,7 +74,8 @@ class Progress:
 
 
 def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView | None,
-              cfg: ResolvedConfig | None, breakers: Breakers | None) -> JobState:
+              cfg: ResolvedConfig | None, breakers: Breakers | None,
+              completion: CompletionState | None = None) -> JobState:
     s = JobState(job_id=job_id, status=p.status, objective=p.objective, paused=steering.paused,
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
                  pending_approvals=list(steering.approvals.values()),
@@ -84,6 +84,10 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     if view is None or view.phase is None or cfg is None:
         return s
     ph, t = view.phase, view.totals
+    if completion is not None:
+        s.deliverables = DeliverablesView(by_job=cfg.config.deliverables,
+                                          by_model=completion.by_model,
+                                          refusals=completion.refusals)
     s.strategy, s.strategy_detail = view.strategy, view.detail
     if steering.children:  # a delegation: where each child job is
         s.strategy_detail = {**view.detail, "child_jobs": dict(steering.children)}
@@ -140,7 +144,6 @@ def record_step(p: Progress, view: StrategyView) -> None:
 
 class Publisher:
     def __init__(self) -> None:
-        self._published: tuple[int, str] | None = None  # before UI_PROGRESS
         self._attributes: dict[str, Any] = {}  # name -> value last upserted
         self._facts: tuple[Any, ...] | None = None
         self._tokens = 0
@@ -151,9 +154,6 @@ class Publisher:
         `text`: free text (the todo, the last error) may go into search attributes (not
         when payloads are encrypted: the server keeps search attributes in plain text)."""
         workflow.set_current_details(details_markdown(s))
-        if not workflow.patched(UI_PROGRESS):
-            self._publish_before(s, search_attributes)
-            return
         tokens, now = s.tokens.tokens_in + s.tokens.tokens_out, workflow.now()
         facts = (s.status, s.phase.number, s.phase.kind, s.strategy, s.current_todo, s.progress,
                  s.last_error, s.last_rewind, tuple(a.call_id for a in s.pending_approvals))
@@ -178,18 +178,6 @@ class Publisher:
             updates.append(key.value_unset() if value is None else key.value_set(value))
         if updates:
             workflow.upsert_search_attributes(updates)
-
-    def _publish_before(self, s: JobState, search_attributes: bool) -> None:
-        """Before UI_PROGRESS: four attributes, when phase or status change."""
-        key = (s.phase.number, s.status)
-        if not search_attributes or key == self._published:
-            return
-        self._published = key
-        workflow.upsert_search_attributes([
-            SA_PHASE.value_set(s.phase.kind or "starting"),
-            SA_PHASE_NUMBER.value_set(s.phase.number),
-            SA_TOKENS.value_set(s.tokens.tokens_in + s.tokens.tokens_out),
-            SA_STATUS.value_set(s.status)])
 
 
 def attributes(s: JobState, text: bool = True) -> dict[str, Any]:

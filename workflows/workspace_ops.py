@@ -10,9 +10,8 @@ An operation that fails for good raises `StepFailed` ("workspace_failed"), so th
 fails the one typed way (patch `typed-failures`; before it, the activity's error
 failed the workflow). `RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
 
-`Versioned(change)` is not an operation but a question a strategy may ask: does this job
-take `change` (`workflow.patched`)? Strategies import nothing from Temporal, so this is how a
-change of their decisions keeps recorded histories replaying.
+`CheckDeliverables` checks the job's declared deliverables (workflows/completion.py), whose
+record of the model's declarations this object holds for the job.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import child_jobs, job_start
+    from workflows import child_jobs, completion, job_start
     from workflows.contract import (
         ARCHIVE_PHASE,
         CHECK_FILES,
@@ -50,27 +49,26 @@ with workflow.unsafe.imports_passed_through():
         WriteOutputRequest,
         layout,
     )
-    from workflows.failures import TYPED_FAILURES, StepFailed, cause_of, is_activity_failure
+    from workflows.failures import StepFailed, cause_of, is_activity_failure
     from workflows.steering import Steering
     from workflows.strategies.base import (
         Archive,
+        CheckDeliverables,
         CheckFiles,
         CheckLines,
         CheckTodos,
+        DeliverablesChecked,
         LinesChecked,
         ReadFile,
         ReadMemory,
         RunChildren,
-        Versioned,
         WorkspaceOp,
         WriteOutput,
         WriteText,
     )
 
-LOCAL_WORKSPACE_OPS = "local-workspace-ops"  # patch: the operations below, local activities
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,
                     CHECK_FILES}
-TODO_EVIDENCE = "todo-evidence"  # patch: `check_files` before a todo that names files is done
 
 
 class WorkspaceOps:
@@ -79,6 +77,7 @@ class WorkspaceOps:
         self.ws = ws
         self.cfg = cfg
         self.steering = steering or Steering()  # what reaches a nested job's children
+        self.completion = completion.CompletionState()  # the deliverables, as declared
 
     @staticmethod
     def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
@@ -106,11 +105,9 @@ class WorkspaceOps:
                 workspace=self.ws, min_todos=op.min_todos, max_todos=op.max_todos,
                 written_in=op.written_in, avoid=list(op.avoid)),
                 LoadTodosResult, "check todos.yaml")
-        if isinstance(op, Versioned):
-            return workflow.patched(op.change)
+        if isinstance(op, CheckDeliverables):
+            return await self.deliverables()
         if isinstance(op, CheckFiles):
-            if not workflow.patched(TODO_EVIDENCE):
-                return None  # a job from before the check: the todo counts as done
             result = await self.activity(CHECK_FILES, CheckFilesRequest(
                 workspace=self.ws, phase=op.phase, paths=list(op.paths)), CheckFilesResult,
                 f"check {', '.join(op.paths)}"[:200])
@@ -135,6 +132,18 @@ class WorkspaceOps:
             return await child_jobs.run(op, self.ws, self.steering)
         assert isinstance(op, WriteOutput)
         return await self.write_output(op.path, op.data)
+
+    async def deliverables(self, claimed: list[str] | None = None,
+                           bad: list[str] | None = None) -> DeliverablesChecked:
+        """The job's declared deliverables (and `claimed`, a job_complete's) checked; `bad`:
+        problems already found with the claim."""
+        paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
+                                   + (claimed or [])))
+        req = completion.request(self.cfg, self.ws, paths)
+        if req is None:
+            return completion.checked(paths, None, bad)
+        result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
+        return completion.checked(paths, result, bad)
 
     async def create(self, instructions: str, documents: Sequence[str | DocumentSpec]) -> None:
         """create_workspace: claim the job's prefix, write instructions.md and documents/
@@ -180,7 +189,7 @@ class WorkspaceOps:
                             maximum_interval=timedelta(seconds=20),
                             maximum_attempts=retries.workspace_attempts)
         try:
-            if (name in LOCAL_OPERATIONS and workflow.patched(LOCAL_WORKSPACE_OPS)
+            if (name in LOCAL_OPERATIONS
                     or name == CREATE_WORKSPACE and job_start.local(name)):
                 return await workflow.execute_local_activity(
                     name, req, result_type=result_type, summary=summary,
@@ -189,7 +198,7 @@ class WorkspaceOps:
                 name, req, result_type=result_type, summary=summary,
                 start_to_close_timeout=timeout, retry_policy=retry)
         except Exception as e:
-            if not is_activity_failure(e) or not workflow.patched(TYPED_FAILURES):
+            if not is_activity_failure(e):
                 raise
             raise StepFailed(f"workspace operation '{summary}' failed (retried up to "
                              f"{retries.workspace_attempts} times): {cause_of(e)}",

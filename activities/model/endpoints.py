@@ -48,7 +48,7 @@ import fnmatch
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -87,6 +87,8 @@ class EndpointSpec(BaseModel):
     models: list[str] = ["*"]
     timeout_seconds: float | None = Field(None, gt=0)
     slow: SlowEndpoint | None = None
+    # the model profile a job on this endpoint takes unless it names its own (llm.profile)
+    profile: Literal["", "small"] = ""
 
     def url(self) -> str:
         env = os.environ.get(self.base_url_env) if self.base_url_env else None

@@ -31,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bounded_gather import bounded_gather
 from activities.document_sources import DocumentRefused, local_document
-from activities.storage import expected_lines, kept_versions, ownership
+from activities.storage import deliverables, expected_lines, kept_versions, ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.todos_file import parse_todos_yaml, stale_problem
@@ -209,7 +209,10 @@ class WorkspaceActivities:
             fixed = expected_lines.mended(text, want) if lack and text and req.mend else None
             problems += lack
             mends.update({path: fixed} if fixed else {})
-        return CheckFilesResult(states=states, problems=problems, mends=mends)
+        delivered, undelivered = await deliverables.check(self.s3, ws, req.deliverables) \
+            if req.deliverables else ([], [])
+        return CheckFilesResult(states=states, problems=problems, mends=mends,
+                                delivered=delivered, undelivered=undelivered)
 
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:

@@ -56,6 +56,9 @@ class TodoWriteArgs(BaseModel):
     phase: str = Field(description="Title of the next phase")
     description: str = Field("", description="What the phase achieves")
     todos: list[TodoItemArgs] = Field(description="The phase's todos, in order")
+    deliverables: list[str] = Field(
+        default_factory=list, max_length=50, description="The files the task asks the job "
+        "to deliver (workspace paths or globs), if any: the job is complete when they exist")
 
 
 class JobCompleteArgs(BaseModel):

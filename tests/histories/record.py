@@ -91,9 +91,6 @@ from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
-OLD_TAGS = {"", "local-ops", "tool-listing", "typed-failures", "ritual", "ui-progress", "merged",
-            "todo-files"}  # sets recorded before the completion-gate scenario
-BEFORE_MET = OLD_TAGS | {"final"}  # sets recorded before the complete-when-met scenario
 LOCAL_FAILURE = {"extends": "creator", "retries": {"tool_initial_interval_seconds": 0.1,
                                                   "tool_backoff": 1},
                  "tools": {"domain": ["fetch_rates"], "local": ["read_file", "write_file",
@@ -302,7 +299,8 @@ async def record() -> None:
 
             approval = await start("approval", bootstrap() + [
                 step(call("write_file", path="tmp.md", content="x")),
-                step(call("delete_file", path="tmp.md"))] + tactical(5) + full_job(1)[-4:],
+                step(call("delete_file", path="tmp.md"))] + tactical(5)
+                + full_job(1)[-4:-1] + finish()[-1:],
                 GATED)
             while True:
                 st = await approval.query("state")
@@ -326,7 +324,7 @@ async def record() -> None:
             mcp_job = await start("mcp", bootstrap() + [
                 step(call("time__get_current_time", timezone="UTC")),
                 step(call("write_file", path="now.json", content="{{last_tool_result}}"))]
-                + tactical(5) + full_job(1)[-4:],
+                + tactical(5) + full_job(1)[-4:-1] + finish()[-1:],
                 {"extends": "creator", "tools": {"domain": ["time.get_current_time"]}})
             await mcp_job.result()
             local_failure = await start("local-failure", bootstrap() + [
@@ -361,7 +359,7 @@ async def record() -> None:
                 step(call("write_file", path="out.md", content="# Out\n")),
                 step(call("job_complete", summary="done", deliverables=["out.md"],
                           confidence=0.9, notes=""))],
-                {"extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}})
+                {"extends": "creator", "deliverables": ["out.md"]})
             await gate.result()
             boot = [t if isinstance(t, str) else t.content for t in load_config(
                 "defaults", policy=False).strategic_todos.bootstrap]
@@ -369,8 +367,8 @@ async def record() -> None:
                 step(call("todo_write", phase="P", description="d",  # todo-write-checked
                           todos=[{"id": i, "content": c} for i, c in enumerate(boot, 1)]))]
                 + bootstrap()[-2:] + tactical(5) + finish(), {
-                "extends": "creator", "completion": {
-                    "expect_lines": {"work/a_5.md": ["result a 5"]}, "complete_when_met": True}})
+                "extends": "creator", "llm": {"profile": "small"}, "completion": {
+                    "expect_lines": {"work/a_5.md": ["result a 5"]}}})
             await met.result()
             restore = await start("rewind-restore", bootstrap() + tactical(1) + [
                 {**tactical(5)[1], "latency_ms": 1500}] + transition("Revised", 5)
@@ -381,8 +379,7 @@ async def record() -> None:
             await restore.result()
 
             for handle in (plain, rewind, approval, failure, mcp_job, local_failure, ritual,
-                           restore) + ((gate,) if TAG not in OLD_TAGS else ()) + (
-                               (met,) if TAG not in BEFORE_MET else ()):
+                           restore, gate, met):
                 write(handle.id, await handle.fetch_history())
             runs = [wf async for wf in b.client.list_workflows('WorkflowId="continue-as-new"')]
             runs.sort(key=lambda wf: wf.start_time)

@@ -45,6 +45,10 @@ class LlmSettings(_Strict):
     # (workflows/model_steps.py, README "Fast endpoints")
     local_call_below_seconds: float = Field(2.0, ge=0)
     local_calls_in_a_row: int = Field(0, ge=0)
+    # a model profile: the rules one model family needs, opted into ("": none; "small": the
+    # rules that keep a small local model to the ritual, docs/profiles.md). An endpoint may
+    # name one (configs/endpoints.yaml `profile:`); the job's own setting wins
+    profile: Literal["", "small"] = ""
 
 
 class ToolSets(_Strict):
@@ -264,19 +268,17 @@ def line_text(line: str | LinePattern) -> str:
 
 
 class CompletionSettings(_Strict):
-    """A gate on `job_complete`: each deliverable file and the lines it must hold (a line
-    equal to the text, spaces at its ends aside, or one that matches a `LinePattern`). A
-    job_complete whose files fall short is refused with what is missing, at most
-    `max_refusals` times; then the job ends `stuck` and its result's notes say what was
-    still missing."""
+    """How a job's completion is verified (docs/completion.md). Every job: a completion
+    whose deliverables (the job's `deliverables`, the model's plan's, job_complete's) are
+    missing, empty or not written by this job is refused with what is missing, at most
+    `max_refusals` times; then the job ends `stuck` with that list, never `completed`.
 
-    expect_lines: dict[str, list[str | LinePattern]] = {}
+    The rest is the `small` model profile's (llm.profile: small): each deliverable file and
+    the lines it must hold (a line equal to the text, spaces at its ends aside, or one that
+    matches a `LinePattern`), and the rules built on them."""
+
     max_refusals: int = Field(default=3, ge=0, le=20)
-    # phase_alternation (and nested): when a tactical phase has done all its todos and every
-    # file holds its lines, the workflow ends the job `completed` itself instead of starting
-    # a transition phase to ask the model (a 1.5B model wrote the files right, then planned
-    # again instead of calling job_complete); the result's summary says the workflow did it
-    complete_when_met: bool = False
+    expect_lines: dict[str, list[str | LinePattern]] = {}
     # phase_alternation (and nested): a strategic phase whose calls were refused this many
     # times (a repeated plan, a write of another file than its todo asks for, a rejected
     # transition, ...) ends with the workflow's own plan: one todo per file of expect_lines
@@ -322,7 +324,17 @@ class JobConfig(_Strict):
     documents: list[str] = []  # default documents, relative to the job's config folder
     approval_required: list[str] = []  # tools that wait for the `approve` update
     approvals: ApprovalSettings = ApprovalSettings()
+    # what the job must deliver: workspace paths or globs (`notes/*.md`); the job is
+    # `completed` only when each exists, is not empty and was written by this job
+    deliverables: list[str] = []
     rewind: RewindSettings = RewindSettings()
+
+    @model_validator(mode="after")
+    def _deliverables(self) -> JobConfig:
+        problem = layout.deliverables_problem(self.deliverables)
+        if problem:
+            raise ValueError(f"deliverables: {problem}")
+        return self
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
     completion: CompletionSettings = CompletionSettings()

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 from temporalio.common import RawValue
 
+from workflows.contract import layout
 from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
 from workflows.contract.pipeline import PipelineInput
 
@@ -117,12 +118,17 @@ def job_id_problem(job_id: str) -> str | None:
 
 
 def job_input(raw: object) -> JobInput:
-    """The AgentJob input `{config, instructions, documents}` from raw JSON."""
-    d = _object(raw, "job input", ("config", "instructions", "documents"),
+    """The AgentJob input `{config, instructions, documents, deliverables}` from raw JSON."""
+    d = _object(raw, "job input", ("config", "instructions", "documents", "deliverables"),
                 'e.g. {"config": "creator", "instructions": "..."}')
+    deliverables = d.get("deliverables", [])
+    problem = layout.deliverables_problem(deliverables)
+    if problem:
+        raise InputError(f"job input: 'deliverables': {problem}")
     return JobInput(config=_config(d, "config", "job input"),
                     instructions=_text(d, "instructions", "job input"),
-                    documents=_documents(d, "documents", "job input"))
+                    documents=_documents(d, "documents", "job input"),
+                    deliverables=deliverables)
 
 
 def pipeline_input(raw: object) -> PipelineInput:

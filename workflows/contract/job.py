@@ -35,6 +35,7 @@ class JobInput(BaseModel):
     config: str | dict[str, Any] = "creator"
     instructions: str | None = None
     documents: list[str | DocumentSpec] | None = None  # None: the config's own documents
+    deliverables: list[str] = []  # added to the config's `deliverables` (paths or globs)
 
 
 class ApproveRequest(BaseModel):
@@ -67,6 +68,13 @@ class JobResult(BaseModel):
     deliverables: list[str] = []
     confidence: float | None = None
     notes: str = ""
+    # the verification of the deliverables (docs/completion.md): the files found, each
+    # present, not empty and written by this job; what was missing when the job ended;
+    # whether the job declared none (an answer-only job); who ended it completed
+    verified: list[str] = []
+    missing: list[str] = []
+    answer_only: bool = False
+    completed_by: Literal["", "model", "workflow"] = ""
     phases: int = 0
     steps: int = 0
     tool_calls: int = 0
@@ -119,6 +127,14 @@ class StepLine(BaseModel):
     calls: str
 
 
+class DeliverablesView(BaseModel):
+    """What the job must deliver (docs/completion.md)."""
+
+    by_job: list[str] = []  # the config's and the job input's
+    by_model: list[str] = []  # named by the model when it planned (todo_write)
+    refusals: int = 0  # job_complete calls refused for missing deliverables
+
+
 class JobState(BaseModel):
     job_id: str
     status: str  # starting | running | paused | waiting_approval | completed | ...
@@ -148,3 +164,4 @@ class JobState(BaseModel):
     current_todo: str = ""  # "3. Draft the GoBD requirement" (empty: none open)
     last_rewind: str = ""  # the last rewind, with what its restore did
     rewinds_waiting: int = 0  # rewind signals received, applied at the next step boundary
+    deliverables: DeliverablesView = DeliverablesView()

@@ -206,6 +206,25 @@ def is_workspace_path(path: str, max_len: int = 300) -> bool:
             and not any(x in ("", ".", "..") for x in parts))
 
 
+MAX_DELIVERABLES = 50
+
+
+def deliverable_problem(path: object) -> str | None:
+    """Why `path` cannot be a deliverable (a workspace path or glob the job writes), or None."""
+    if not isinstance(path, str) or not is_workspace_path(path):
+        return f"{str(path)[:100]!r} is not a relative path in the job's workspace"
+    if is_workflow_owned(path) or path.startswith(f"{DOCUMENTS}/"):
+        return f"{path!r} is not written by the job (the workflow or the job's input owns it)"
+    return None
+
+
+def deliverables_problem(paths: object) -> str | None:
+    """Why a list of deliverables is not one, or None."""
+    if not isinstance(paths, list) or len(paths) > MAX_DELIVERABLES:
+        return f"a list of at most {MAX_DELIVERABLES} paths or globs"
+    return next((p for p in map(deliverable_problem, paths) if p), None)
+
+
 def is_workflow_owned(path: str) -> bool:
     """`path` (normalised, relative) is a file the model may not write or delete."""
     return any(path == p or (p.endswith("/") and (path + "/").startswith(p))

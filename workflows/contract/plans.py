@@ -16,11 +16,13 @@ SIMILAR = 0.75  # share of words two todos of 6+ words have in common to be the 
 def repeated_plan(todos: Sequence[str], avoid: Sequence[TodoSet]) -> str | None:
     """Why the plan (its todos' texts) repeats work already done or the ritual's own todos,
     or None: half or more of its todos (at least one) are the same tasks as those of one set
-    in `avoid`."""
+    in `avoid` (the same text, words and case aside; with the set's `similar`, the small
+    model profile's, also mostly the same words)."""
     new = [(t, _norm(t)) for t in todos]
     for s in avoid:
         ref = [_norm(x) for x in s.todos]
-        same = [text for text, n in new if any(_similar(n, r) for r in ref)]
+        same = [text for text, n in new if any(
+            _similar(n, r) if s.similar else n == r for r in ref)]
         if same and 2 * len(same) >= len(new):
             return (f"the plan repeats {s.label} ({len(same)} of {len(new)} todos, e.g. "
                     f"{same[0][:120]!r}). That work is done or is not tactical work: plan "

@@ -62,6 +62,7 @@ class TodoSet(BaseModel):
 
     label: str  # e.g. "the predefined bootstrap todos", "phase 2's todos"
     todos: list[str]
+    similar: bool = False  # mostly the same words count as a repeat (the small profile)
 
 
 class LoadTodosRequest(BaseModel):
@@ -83,12 +84,17 @@ class CheckFilesRequest(BaseModel):
     paths: list[str]
     lines: dict[str, list[str | LinePattern]] = {}
     mend: bool = False  # also show each file of `lines` that lacks some, mended
+    # deliverables (paths or globs): each must match a file that is not empty and was
+    # written by this job (not as the job's start left it: the phase-1 snapshot)
+    deliverables: list[str] = []
 
 
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
     problems: list[str] = []  # what `lines` found missing, a sentence each
     mends: dict[str, str] = {}  # path -> the file with the lines it lacks put in (`mend`)
+    delivered: list[str] = []  # the files that satisfy `deliverables`
+    undelivered: list[str] = []  # what `deliverables` found wrong, a sentence each
 
 
 class TodoSpec(BaseModel):

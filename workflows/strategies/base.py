@@ -127,13 +127,16 @@ class LinesChecked:
 
 
 @dataclass(frozen=True)
-class Versioned:
-    """Does this job take `change`, a change of the strategy's decisions (result: bool)? True
-    when the job reaches this point on code with the change, False when a history recorded
-    before it is replayed (the orchestrator asks `workflow.patched(change)`): a strategy stays
-    free of Temporal and still keeps old jobs replaying."""
+class CheckDeliverables:
+    """Are the job's declared deliverables there (result: DeliverablesChecked)? The job's
+    own (config, input) or, without those, the ones the model named when it planned."""
 
-    change: str
+
+@dataclass(frozen=True)
+class DeliverablesChecked:
+    declared: list[str]  # paths or globs ([]: the job declares none)
+    delivered: list[str]  # the files found: present, not empty, written by this job
+    problems: list[str]  # what is wrong, a sentence each ([]: all there)
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ class ChildOutcome(BaseModel):
 
 
 WorkspaceOp = (ReadMemory | CheckTodos | CheckFiles | CheckLines | Archive | WriteOutput
-               | Versioned | ReadFile | WriteText | RunChildren)
+               | CheckDeliverables | ReadFile | WriteText | RunChildren)
 
 T = TypeVar("T")
 
@@ -370,7 +373,8 @@ def nudge_for(cfg: ResolvedConfig, reply: ModelReply, nudge: str | None = None) 
 def job_result(status: str, args: dict[str, Any], reason: str, totals: Totals) -> JobResult:
     """The job's result from `job_complete`'s arguments (or an interrupt's reason)."""
     confidence = args.get("confidence")
-    return JobResult(status=status,
+    return JobResult(status=status, completed_by="workflow" if args.get(
+                     "completed_by") == "workflow" else "",
                      summary=str(args.get("summary", reason)),
                      deliverables=[str(d) for d in args.get("deliverables") or []],
                      confidence=confidence if isinstance(confidence, int | float) else None,

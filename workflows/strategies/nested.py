@@ -136,7 +136,7 @@ class Nested(PhaseAlternation):
 
     def _child_config(self, count: int) -> dict[str, Any]:
         """The job's config as it named it, with the children's strategy, the parent's
-        workspace and a share of what is left of the budget."""
+        workspace, none of its deliverables and a share of what is left of the budget."""
         c = self.cfg.config
         source = self.cfg.source if self.cfg.source is not None else self.cfg.name
         budget: dict[str, Any] = {}
@@ -148,6 +148,7 @@ class Nested(PhaseAlternation):
             budget["max_cost_usd"] = max(1e-6, (c.budget.max_cost_usd - spent) / count)
         return merge(dict(source) if isinstance(source, dict) else {"extends": source}, {
             "strategy": c.nested.inner_strategy, "workspace": {"within_parent": True},
+            "deliverables": [],  # the parent's are the parent's to deliver
             **({"budget": budget} if budget else {})})
 
 

@@ -11,9 +11,10 @@
 - Tactical -> strategic: the phase's todos (status, notes) go to
   `archive/phase_<n>.yaml`; `todo_rewind(issue)` archives them as rewound and
   starts a rewind strategic phase with the issue in its prompt.
-- `job_complete` (strategic only) writes `output/completion.json` and ends the job. With
-  `completion.complete_when_met`, a tactical phase that did all its todos with every
-  deliverable holding its expected lines ends the job itself (completion_gate.when_met).
+- `job_complete` (strategic only) writes `output/completion.json` and ends the job; the
+  orchestrator verifies the deliverables first (workflows/completion.py). With the small
+  model profile, a tactical phase that did all its todos with every declared deliverable
+  in place ends the job itself (`_met`).
 - A model turn without a tool call is nudged, at most `limits.max_nudges` times.
 - Interrupts from outside the model's turn (the `rewind` signal, breakers, the
   budget, cancellation) go through `interrupt`: the current todos are archived with
@@ -51,10 +52,12 @@ from workflows.strategies import completion_gate, ritual
 from workflows.strategies.base import (
     Archive,
     CallModel,
+    CheckDeliverables,
     CheckFiles,
     CheckTodos,
     Complete,
     Decision,
+    DeliverablesChecked,
     ExecuteTools,
     Interrupt,
     LinesChecked,
@@ -67,7 +70,6 @@ from workflows.strategies.base import (
     StrategyView,
     ToolDecision,
     Totals,
-    Versioned,
     Workspace,
     WriteOutput,
     job_result,
@@ -138,7 +140,6 @@ class PhaseAlternation(Strategy):
         self.todos_completed = 0
         self.history: list[PhaseRecord] = []
         self.loops = ritual.Loops()
-        self.gave_up = False
         self._system = ""
         self._turn_start = 0  # todos completed before the current turn
 
@@ -193,33 +194,13 @@ class PhaseAlternation(Strategy):
         def example(path: str) -> str:
             return completion_gate.plan_file_example(self.cfg, path)
 
-        off = ritual.refuse_off_todo_writes(planned, todo, evidence, example=example)
-        also = ritual.refuse_off_todo_writes(planned, todo, evidence, ritual.done_planning_files(
+        off = ritual.refuse_off_todo_writes(planned, todo, evidence, ritual.done_planning_files(
             ph.todos, ph.evidence), example)  # rewrites of a done todo's file refused too
-        if also is not None and also != off:
-            return Workspace([Versioned(ritual.OFF_TODO_PLANNING)],
-                             lambda r: self._off_todo_checked(planned, also if r[0] else off))
-        return self._off_todo_checked(planned, off)
-
-    def _off_todo_checked(self, planned: list[PlannedCall],
-                          off: list[PlannedCall] | None) -> Decision:
-        """Run a strategic turn, its writes of files the current todo does not ask for
-        refused (`off`: ritual.refuse_off_todo_writes)."""
-        if off is None:
-            return self._plans_checked(planned)
-        return Workspace([Versioned(ritual.OFF_TODO_WRITES)],
-                         lambda r: self._plans_checked(off if r[0] else planned))
-
-    def _plans_checked(self, planned: list[PlannedCall]) -> Decision:
-        """Run a strategic turn, a todo_write in it that repeats a plan refused
-        (ritual.refuse_repeated_plans)."""
+        planned = off or planned
         checked = ritual.refuse_repeated_plans(
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
             lambda: completion_gate.plan_example(self.cfg))
-        if checked is None:
-            return self._deliverables_checked(planned)
-        return Workspace([Versioned(ritual.TODO_WRITE_CHECKED)],
-                         lambda r: self._deliverables_checked(checked if r[0] else planned))
+        return self._deliverables_checked(checked or planned)
 
     def _deliverables_checked(self, planned: list[PlannedCall]) -> Decision:
         """With `completion.expect_lines`, run a strategic turn with its write_file of
@@ -242,22 +223,13 @@ class PhaseAlternation(Strategy):
             return self._execute(ritual.refuse_off_task_plans(
                 turn, short, completion_gate.plan_example(self.cfg, short)) or turn)
 
-        def taken(r: list[Any]) -> Decision:
-            if not r[0]:
-                return self._execute(planned)
-            if check is None:
-                return self._execute(turn)
-            return Workspace([check], lambda c: plans_checked(list(c[0])))
-
-        return Workspace([Versioned(ritual.DELIVERABLES_PLAN)], taken)
+        if check is None:
+            return self._execute(turn)
+        return Workspace([check], lambda c: plans_checked(list(c[0])))
 
     def _execute(self, planned: list[PlannedCall]) -> Decision:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""
-        reordered = ritual.job_complete_last(planned)
-        if reordered is None:
-            return ExecuteTools(planned)
-        return Workspace([Versioned(ritual.JOB_COMPLETE_LAST)],
-                         lambda r: ExecuteTools(reordered if r[0] else planned))
+        return ExecuteTools(ritual.job_complete_last(planned) or planned)
 
     def owns_tool(self, name: str) -> bool:
         return name in OWN_TOOLS
@@ -274,22 +246,11 @@ class PhaseAlternation(Strategy):
             self.pending = Pending(to="rewind", issue=issue)
             return ToolOutcome(ok=True, summary="Rewind accepted: the todos are archived with "
                                "your note and a strategic phase will reconsider the plan.")
-        return completion_gate.ask(self.cfg, self.loops.refusals,
-                                   lambda note: self._job_complete(args, note), self._refused)
-
-    def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
-        self.completion = completion_gate.with_note(args, note)  # it completes its todo too
-        self.gave_up = bool(note)  # the gate's refusals ran out: the job ends `stuck`
+        self.completion = dict(args)  # job_complete (verified by the orchestrator)
         cur = current_index(self._ph().todos)
-        if cur is not None:
+        if cur is not None:  # it completes its todo too
             self._ph().todos[cur].status = "completed"
         return ToolOutcome(ok=True, summary="Job completion recorded.")
-
-    def _refused(self, problems: list[str]) -> ToolOutcome:
-        self.loops.refusals += 1
-        return completion_gate.refusal(problems, self.loops.refusals, self.cfg, (
-            "Fix them: write todos that do it with todo_write and call todo_complete (a "
-            "tactical phase does them), or fix them yourself with write_file."))
 
     def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
         ph = self._ph()
@@ -304,23 +265,20 @@ class PhaseAlternation(Strategy):
         cur = current_index(ph.todos)
         todo = None if completed or cur is None or self.pending or self.completion else \
             ph.todos[cur]
+        small = ritual.small_profile(self.cfg)
         files = [] if todo is None else ritual.written_for(
-            todo, ph.evidence.get(todo.id), ph.kind, turn, set(ph.changed))
+            todo, ph.evidence.get(todo.id), ph.kind if small else "", turn, set(ph.changed))
         ph.changed = (ph.changed + sorted(turn - set(ph.changed)))[-ritual.MAX_CHANGED:]
-        hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed)
+        hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed, small)
         if todo is not None and files:  # the turn did what the todo asks for: it is done
-            return Workspace([Versioned(ritual.TODO_AUTO_COMPLETE)], lambda r: self._went_on(
-                [], self._with_lines(todo, files, lambda: self._done(
-                    todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
-                    ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
-                if r[0] else self._next_call(hint))
+            return self._went_on([], self._with_lines(todo, files, lambda: self._done(
+                todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
+                ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
         limit, check = self.cfg.config.completion.plan_after_refusals, completion_gate.expected(
             self.cfg)
         if ph.kind == "strategic" and limit and ph.refusals >= limit and check and not (
                 self.pending or self.completion):
-            return Workspace([Versioned(ritual.PLAN_BY_WORKFLOW)], lambda r: Workspace(
-                [check], lambda c: self._plan_deliverables(list(c[0]), hint))
-                if r[0] else self._went_on(hint))
+            return Workspace([check], lambda c: self._plan_deliverables(list(c[0]), hint))
         return self._went_on(hint)
 
     def _plan_deliverables(self, problems: list[str], hint: list[str]) -> Decision:
@@ -347,7 +305,7 @@ class PhaseAlternation(Strategy):
         if isinstance(auto, Workspace):
             return Workspace(auto.ops, lambda r: self._went_on(hint, auto.then(r)))
         if self.completion is not None:
-            return self._complete("stuck" if self.gave_up else None)
+            return self._complete()
         ph = self._ph()
         if self.pending is None:
             if auto is not None:
@@ -367,14 +325,20 @@ class PhaseAlternation(Strategy):
             return self._archive(ph, status, pending.issue, lambda: self._next_phase(
                 self._strategic_phase(ph.number + 1, variant, pending.issue, ph, status)))
 
-        if pending.to == "rewind":
+        if pending.to == "rewind" or not ritual.small_profile(self.cfg):
             return go_on()
-        return completion_gate.when_met(self.cfg, ph.number, self._met, go_on)
+        return Workspace([CheckDeliverables()], lambda r: self._met(ph.number, r[0]) if (
+            r[0].declared and not r[0].problems) else go_on())
 
-    def _met(self, summary: str) -> Decision:
-        """The deliverables hold their lines at a tactical phase's end: the job is done."""
-        self.completion = {"summary": summary,
-                           "deliverables": sorted(self.cfg.config.completion.expect_lines)}
+    def _met(self, phase: int, found: DeliverablesChecked) -> Decision:
+        """Small profile: a tactical phase did all its todos and every declared deliverable
+        is there: the workflow ends the job (a 1.5B model wrote the files, then planned again
+        and never called job_complete)."""
+        self.completion = {"summary": f"{completion_gate.BY_WORKFLOW}: tactical phase {phase} "
+                           "did all its todos and every declared deliverable is there ("
+                           f"{', '.join(found.delivered)}); the model had not called "
+                           "job_complete (the small model profile).",
+                           "deliverables": found.delivered, "completed_by": "workflow"}
         return self._complete()
 
     def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
@@ -437,13 +401,10 @@ class PhaseAlternation(Strategy):
         """Start `phase`: read workspace.md for its system prompt, then its first call."""
         self.phase = phase
         self.totals.phases += count
-        patch = completion_gate.AT_PHASE_START.get(phase.variant)
-        check = completion_gate.expected(self.cfg) if patch else None
-        if patch is None or check is None:
+        if phase.variant not in ("transition", "rewind"):
             return Workspace([ReadMemory()], lambda r: self._first_call(phase, r[0]))
-        return Workspace([Versioned(patch)], lambda v: Workspace(
-            [ReadMemory(), check] if v[0] else [ReadMemory()], lambda r: self._first_call(
-                phase, r[0], completion_gate.status_note(self.cfg, r[1]) if v[0] else "")))
+        return Workspace([ReadMemory(), CheckDeliverables()], lambda r: self._first_call(
+            phase, r[0], completion_gate.status_note(r[1])))
 
     def _predefined(self) -> StrategicTodos:
         """The strategic phases' predefined todos."""
@@ -477,7 +438,7 @@ class PhaseAlternation(Strategy):
         ph = self._ph()
         cur = current_index(ph.todos)
         note = "" if cur is None or ph.kind != "tactical" else completion_gate.todo_note(
-            self.cfg, ritual.named_files(ph.todos[cur]))
+            self.cfg, ritual.written_file(ph.todos[cur]))
         return CallModel(conversation=f"phase_{ph.number:04d}", system_prompt=self._system,
                          todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos, note),
                          tools=self.tools(), user_messages=user_messages,
@@ -500,12 +461,11 @@ class PhaseAlternation(Strategy):
                              lambda r: self._unless(ritual.missing_evidence(
                                  todo, r[0], lambda path: completion_gate.plan_file_example(
                                      self.cfg, path)), todo, notes))
-        named = ritual.named_files(todo) if ph.kind == "tactical" else []
-        if named:  # the files a model's todo names must exist
-            return Workspace([Versioned(ritual.TODO_NAMED_FILES)], lambda v: Workspace(
-                [CheckFiles(ph.number, tuple(named))],
-                lambda r: self._unless(ritual.missing_named(todo, r[0]), todo, notes, named))
-                if v[0] else self._done(todo, notes))
+        named = ritual.written_file(todo) if ph.kind == "tactical" and ritual.small_profile(
+            self.cfg) else []
+        if named:  # small profile: the file a todo says to write must exist
+            return Workspace([CheckFiles(ph.number, tuple(named))], lambda r: self._unless(
+                ritual.missing_named(todo, r[0]), todo, notes, named))
         return self._done(todo, notes)
 
     def _unless(self, missing: str | None, todo: Todo, notes: str,
@@ -527,9 +487,8 @@ class PhaseAlternation(Strategy):
         check = completion_gate.expected(self.cfg, paths)
         if check is None:
             return ok()
-        return Workspace([Versioned(completion_gate.TODO_LINES)], lambda v: Workspace(
-            [replace(check, mend=True)], lambda r: self._short(todo, r[0], lacking)
-            if r[0].problems else ok()) if v[0] else ok())
+        return Workspace([replace(check, mend=True)], lambda r: self._short(
+            todo, r[0], lacking) if r[0].problems else ok())
 
     def _short(self, todo: Todo, found: LinesChecked,
                lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
@@ -546,13 +505,9 @@ class PhaseAlternation(Strategy):
 
         restated = completion_gate.restated(found)
         if restated:
-            return Workspace([Versioned(completion_gate.TODO_RESTATED)],
-                             lambda v: say(restated if v[0] else None))
+            return say(restated)
         lines = completion_gate.restated_lines(self.cfg, found)
-        if not lines or lines == todo.content:
-            return say(None)
-        return Workspace([Versioned(completion_gate.TODO_RESTATED_LINES)],
-                         lambda v: say(lines if v[0] else None))
+        return say(None if lines == todo.content else lines)
 
     def _done(self, todo: Todo, notes: str) -> ToolDecision:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""

@@ -20,11 +20,12 @@ from pydantic import BaseModel
 
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
 from workflows.prompts import render
-from workflows.strategies import completion_gate
 from workflows.strategies.base import (
     CallModel,
+    CheckDeliverables,
     Complete,
     Decision,
+    DeliverablesChecked,
     ExecuteTools,
     Interrupt,
     PhaseInfo,
@@ -35,7 +36,6 @@ from workflows.strategies.base import (
     StrategyView,
     ToolDecision,
     Totals,
-    Versioned,
     Workspace,
     WriteOutput,
     job_result,
@@ -45,7 +45,6 @@ from workflows.strategies.base import (
 
 Variant = Literal["work", "rewind", "wrap_up"]
 FINISH = "call job_complete(summary, deliverables, confidence, notes) if the task is done"
-QUIET_RETRY = "react-quiet-retry"  # Versioned: a quiet end with files short tries again
 QUIET_RETRIES = 2  # new attempts after the model stopped calling tools, at most
 
 
@@ -81,7 +80,6 @@ class React(Strategy):
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.writes = 0
         self.refusals = 0
-        self.gave_up = False
         self._system = ""
 
     def begin(self) -> Decision:
@@ -121,32 +119,23 @@ class React(Strategy):
             return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react"))
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
-            self.completion = {"summary": reply.content or "the model stopped calling tools"}
-            return completion_gate.without_job_complete(self.cfg, self._quiet)
+            return Workspace([CheckDeliverables()], lambda r: self._quiet(reply, r[0]))
         return self._call([nudge_for(self.cfg, reply, self._nudge())])
 
-    def _quiet(self, status: str | None, note: str) -> Decision:
-        """The model stopped calling tools with the deliverables short (`status` "stuck"):
-        a new attempt, a fresh conversation told what is missing, up to QUIET_RETRIES times
-        (patch `react-quiet-retry`); else the end. Eval round 13: in 3 of 10 runs the 1.5B
-        model, refused at its first job_complete, echoed that turn's tool results as text
-        until the nudges ran out, the same answer each time; in a fresh conversation it
-        wrote the files in one or two turns in 7 of 10 runs."""
+    def _quiet(self, reply: ModelReply, found: DeliverablesChecked) -> Decision:
+        """The model stopped calling tools: its answer is the result, unless declared
+        deliverables are missing; then a new attempt, a fresh conversation told what is
+        missing, up to QUIET_RETRIES times (the orchestrator ends the job `stuck` after
+        that). Eval round 13: in 3 of 10 runs the 1.5B model echoed its tool results as
+        text until the nudges ran out; in a fresh conversation it wrote the files in one or
+        two turns in 7 of 10 runs."""
         n = self.attempt.number
-        if status != "stuck" or n > QUIET_RETRIES or n >= self.cfg.config.limits.max_phases:
-            return self._end_quietly(status, note)
-        return Workspace([Versioned(QUIET_RETRY)], lambda v: self._retry(note) if v[0]
-                         else self._end_quietly(status, note))
-
-    def _retry(self, note: str) -> Decision:
-        self.completion = None
-        return self.interrupt("rewind", f"attempt {self.attempt.number} ended: {note}. Write "
-                              "the missing files with write_file, then call job_complete.")
-
-    def _end_quietly(self, status: str | None, note: str) -> Decision:
-        """End after the model stopped calling tools: `status` None is completed."""
-        self.completion = completion_gate.with_note(self.completion or {}, note)
-        return self._complete(status)
+        if found.problems and n <= QUIET_RETRIES and n < self.cfg.config.limits.max_phases:
+            return self.interrupt("rewind", f"attempt {n} ended without the deliverables: "
+                                  f"{'; '.join(found.problems[:20])}. Do the work that makes "
+                                  "them so, then call job_complete.")
+        self.completion = {"summary": reply.content or "the model stopped calling tools"}
+        return self._complete()
 
     def owns_tool(self, name: str) -> bool:
         return name == "job_complete"
@@ -155,19 +144,8 @@ class React(Strategy):
         return self.completion is not None
 
     def own_tool(self, call: ToolCallInfo) -> ToolDecision:
-        args = dict(call.args or {})
-        return completion_gate.ask(self.cfg, self.refusals, lambda note: self._job_complete(
-            args, note), self._refused)
-
-    def _job_complete(self, args: dict[str, Any], note: str) -> ToolOutcome:
-        self.completion = completion_gate.with_note(args, note)
-        self.gave_up = bool(note)  # the gate's refusals ran out: the job ends `stuck`
+        self.completion = dict(call.args or {})  # verified by the orchestrator
         return ToolOutcome(ok=True, summary="Job completion recorded.")
-
-    def _refused(self, problems: list[str]) -> ToolOutcome:
-        self.refusals += 1
-        return completion_gate.refusal(problems, self.refusals, self.cfg,
-                                       "Fix them with the tools.")
 
     def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
         self.totals.tool_calls += len(outcomes)
@@ -175,7 +153,7 @@ class React(Strategy):
             self.attempt.loaded += [t for t in o.tools_added if t not in self.attempt.loaded]
             self.writes += bool(o.ok and o.changed)
         if self.completion is not None:
-            return self._complete("stuck" if self.gave_up else None)
+            return self._complete()
         return self._call([])
 
     def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:

@@ -54,6 +54,11 @@ MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
 
+def small_profile(cfg: ResolvedConfig) -> bool:
+    """Does the job take the small model profile's rules (llm.profile: small)?"""
+    return cfg.config.llm.profile == "small"
+
+
 def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, str]
                     ) -> tuple[list[Todo], dict[int, list[str]]]:
     """(the phase's predefined todos from `predefined` (a config's strategic_todos, or a
@@ -88,24 +93,21 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None,
             "todo_complete.")
 
 
-_PATH = re.compile(r"[\w./-]+\.(?:md|txt|json|ya?ml|csv|py|html|xml)\b")
-_NOT_A_WRITE = re.compile(r"\b(?:delete|remove|rename|move)\b", re.IGNORECASE)
-MAX_NAMED_FILES = 5
+_WRITE = re.compile(r"\s*(?:write|create|rewrite|update|save)\s+(?:the\s+|a\s+)?(?:file\s+)?"
+                    r"[`'\"]?([\w./-]+)[`'\"]?(?=[\s:,.;]|$)", re.IGNORECASE)
 
 
-def named_files(todo: Todo) -> list[str]:
-    """The workspace files a (model-written) todo names, which must exist when it is done:
-    relative paths in the job's own folder (no `..`, not the job's records), at most
-    `MAX_NAMED_FILES`; none for a todo that deletes, removes, renames or moves."""
-    if _NOT_A_WRITE.search(todo.content):
+def written_file(todo: Todo) -> list[str]:
+    """The file a todo says to write - only when it begins so: "Write notes/a.md with ...",
+    "Create the file `out.txt`: ..." - as a path in the job's own folder that is not one of
+    the workflow's or the job's inputs; [] for any other todo (a read, a check, a todo that
+    merely mentions a file). The small profile holds such a todo to its file."""
+    m = _WRITE.match(todo.content)
+    path = m.group(1).rstrip(".") if m else ""
+    if not path or not layout.is_workspace_path(path, max_len=200) or "." not in path \
+            or layout.is_workflow_owned(path) or path.startswith(f"{layout.DOCUMENTS}/"):
         return []
-    out: list[str] = []
-    for raw in _PATH.findall(todo.content):
-        path = raw.strip("./") if raw.startswith("./") else raw.rstrip(".")
-        if not layout.is_workspace_path(path, max_len=200) or path in out:
-            continue
-        out.append(path)
-    return out[:MAX_NAMED_FILES]
+    return [path]
 
 
 def missing_named(todo: Todo, states: dict[str, str] | None) -> str | None:
@@ -115,15 +117,15 @@ def missing_named(todo: Todo, states: dict[str, str] | None) -> str | None:
 
 
 def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
-                    outcomes: list[ToolOutcome], completed: bool) -> list[str]:
+                    outcomes: list[ToolOutcome], completed: bool, small: bool) -> list[str]:
     """A reminder when this turn wrote the file(s) the current todo asks for (its evidence,
-    or the paths it names) and completed no todo; [] otherwise."""
+    or, with the small profile, the file it says to write) and completed no todo; [] else."""
     cur = current_index(todos)
     if cur is None or completed:
         return []
     todo = todos[cur]
     changed = {p for o in outcomes if o.ok for p in o.changed}
-    wanted = set(evidence.get(todo.id) or _PATH.findall(todo.content))
+    wanted = set(evidence.get(todo.id) or (written_file(todo) if small else []))
     hit = changed & wanted
     if not hit or (evidence.get(todo.id) and hit != wanted):
         return []
@@ -133,13 +135,11 @@ def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
 
 def written_for(todo: Todo, evidence: list[str] | None, kind: str, turn: set[str],
                 phase: set[str]) -> list[str]:
-    """The files whose writing completes `todo`: its evidence (a predefined todo), or the
-    files a tactical todo names but its inputs (instructions.md, documents/, the workflow's
-    records: files to read), when this turn wrote one of them and the phase all of them;
-    [] when the model must call todo_complete itself."""
-    wanted = set(evidence or [p for p in (named_files(todo) if kind == "tactical" else [])
-                              if not layout.is_workflow_owned(p)
-                              and not p.startswith(f"{layout.DOCUMENTS}/")])
+    """The files whose writing completes `todo`: its evidence (a predefined todo), or (the
+    small profile's `kind` "tactical") the file a tactical todo says to write, when this
+    turn wrote one of them and the phase all of them; [] when the model must call
+    todo_complete itself."""
+    wanted = set(evidence or (written_file(todo) if kind == "tactical" else []))
     if not wanted or not wanted & turn or not wanted <= phase | turn:
         return []
     return sorted(wanted)
@@ -330,11 +330,13 @@ def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
 def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0
                ) -> tuple[TodoSet, ...]:
     """The predefined todos and the completed todos of earlier tactical phases."""
+    small = small_profile(cfg)
     sets = [TodoSet(label=f"the predefined {v.replace('_', '-')} todos of a strategic phase",
                     todos=[t if isinstance(t, str) else t.content
-                           for t in getattr(cfg.strategic_todos, v)]) for v in VARIANTS]
+                           for t in getattr(cfg.strategic_todos, v)], similar=small)
+            for v in VARIANTS]
     sets += [TodoSet(label=f"todos an earlier phase completed ({n + 1} of the last "
-                     f"{len(done)} tactical phases)", todos=todos)
+                     f"{len(done)} tactical phases)", todos=todos, similar=small)
              for n, todos in enumerate(done) if todos]
     return tuple(sets)
 

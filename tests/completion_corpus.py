@@ -1,0 +1,143 @@
+"""A corpus of small jobs for verified completion (docs/completion.md), each with a scripted
+model under react and under phase_alternation, and what must come of it.
+
+A job is its work as todos (text + the calls that do it), its declared deliverables, and
+how its model behaves at the end: `claims` (job_complete with `claimed`), `early` (claims
+before doing the work, then does it), `never` (does the work, never calls job_complete),
+`echo` (first answers with its prompt echoed as text). `expect` is the end status, and
+`delivered` the files the result must list as verified ([]: none).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tests.scripts import call, step
+
+ECHO = "Attempt 1 begins. The task (instructions.md) is in the system message."
+
+
+@dataclass
+class Job:
+    name: str
+    work: list[tuple[str, list[dict]]]  # (todo text, the calls that do it)
+    deliverables: list[str] = field(default_factory=list)  # the config's
+    input_deliverables: list[str] = field(default_factory=list)  # the job input's
+    plan_deliverables: list[str] = field(default_factory=list)  # todo_write's (pa)
+    claimed: list[str] = field(default_factory=list)  # job_complete's
+    ending: str = "claims"  # claims | early | never | echo
+    phases: int = 1  # tactical phases the work is split into (pa)
+    expect: str = "completed"
+    delivered: list[str] = field(default_factory=list)
+    answer_only: bool = False
+
+
+def write(path: str, text: str) -> dict:
+    return call("write_file", path=path, content=text)
+
+
+NOTE = "# Note\nA line that says something.\n"
+JOBS = [
+    Job("answer-only", [("Work out 12 + 7 + 30 + 51", [call("list_files")])],
+        answer_only=True),
+    Job("files", [("Write notes/a.md", [write("notes/a.md", NOTE)]),
+                  ("Write notes/b.md", [write("notes/b.md", NOTE)])],
+        deliverables=["notes/a.md", "notes/b.md"], claimed=["notes/a.md", "notes/b.md"],
+        delivered=["notes/a.md", "notes/b.md"]),
+    Job("read-then-write", [("Write notes/a.md", [write("notes/a.md", NOTE)]),
+                            ("Write notes/b.md", [write("notes/b.md", NOTE)]),
+                            ("Read the notes", [call("read_file", path="notes/a.md")]),
+                            ("Write out/joined.md from them", [write("out/joined.md", NOTE)])],
+        deliverables=["notes/*.md", "out/joined.md"], phases=2,
+        delivered=["notes/a.md", "notes/b.md", "out/joined.md"]),
+    Job("read-expected-to-fail", [
+        ("Check whether secret.md exists (it should not)", [
+            call("read_file", path="secret.md")]),
+        ("Write report.md saying whether it exists", [write("report.md", "no secret.md\n")])],
+        deliverables=["report.md"], delivered=["report.md"]),
+    Job("similar-todos", [
+        ('Mcp notes/alpha.md [write {"entry": "alpha"}]', [write("notes/alpha.md", NOTE)]),
+        ('Mcp notes/gamma.md [write {"entry": "gamma"}]', [write("notes/gamma.md", NOTE)])],
+        deliverables=["notes/alpha.md", "notes/gamma.md"], phases=2,
+        delivered=["notes/alpha.md", "notes/gamma.md"]),
+    Job("tool-only-todo", [("Count the words of instructions.md with word_count", [
+        call("word_count", path="instructions.md")]),
+        ("Write count.txt", [write("count.txt", "some words\n")])],
+        deliverables=["count.txt"], delivered=["count.txt"]),
+    Job("echoes-its-prompt", [("Write out.md", [write("out.md", NOTE)])],
+        deliverables=["out.md"], ending="echo", delivered=["out.md"]),
+    Job("claims-early", [("Write result.md", [write("result.md", NOTE)])],
+        deliverables=["result.md"], claimed=["result.md"], ending="early",
+        delivered=["result.md"]),
+    Job("never-claims", [("Write a.md", [write("a.md", NOTE)]),
+                         ("Write b.md", [write("b.md", NOTE)])],
+        deliverables=["a.md", "b.md"], ending="never", delivered=["a.md", "b.md"]),
+    Job("claims-a-missing-file", [("Add the numbers", [call("list_files")])],
+        claimed=["output/total.txt"], expect="stuck"),
+    Job("declared-never-written", [("Write report.md", [call("list_files")])],
+        deliverables=["report.md"], plan_deliverables=["report.md"], expect="stuck"),
+    Job("deliverable-from-input", [("Write result.txt", [write("result.txt", "42\n")])],
+        input_deliverables=["result.txt"], delivered=["result.txt"]),
+    Job("empty-deliverable", [("Write out.txt", [write("out.txt", "")])],
+        deliverables=["out.txt"], expect="stuck"),
+    Job("model-declares-in-plan", [("Write plan-out.md", [write("plan-out.md", NOTE)])],
+        plan_deliverables=["plan-out.md"], claimed=["plan-out.md"],
+        delivered=["plan-out.md"]),
+]
+
+
+def finish(job: Job) -> dict:
+    return step(call("job_complete", summary=f"{job.name} done", deliverables=job.claimed,
+                     confidence=0.8))
+
+
+def text(content: str) -> dict:
+    return step(content=content)
+
+
+def react(job: Job, max_nudges: int = 3) -> list[dict]:
+    """One conversation: the work, then the ending."""
+    steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
+    if job.ending == "early":
+        steps.append(finish(job))  # refused: nothing is written yet
+    steps += [step(*calls) for _, calls in job.work]
+    if job.ending == "never":
+        return steps + [text("All done.")] * (max_nudges + 1)
+    closing = [finish(job)]
+    if job.expect == "stuck":  # refused each time (completion.max_refusals = 3), then let through
+        closing *= 4
+    return steps + closing
+
+
+def phase_alternation(job: Job, max_nudges: int = 3) -> list[dict]:
+    """Bootstrap, the work in `job.phases` tactical phases (a transition between), the
+    closing transition."""
+    chunks = [job.work[i::job.phases] for i in range(job.phases)] if job.phases > 1 \
+        else [job.work]
+    chunks = [sorted(c, key=job.work.index) for c in chunks]
+
+    def plan(n: int) -> dict:
+        todos = [{"id": i, "content": t} for i, (t, _) in enumerate(chunks[n], 1)]
+        return step(call("todo_write", phase=f"Work {n + 1}", todos=todos,
+                         deliverables=job.plan_deliverables), call("todo_complete"))
+
+    def memory(tag: str) -> list[dict]:
+        return [step(write("workspace.md", f"# Workspace\n{tag}\n"), call("todo_complete")),
+                step(write("main_plan.md", f"# Plan\n{tag}\n"), call("todo_complete"))]
+
+    steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
+    steps += memory("bootstrap") + [step(call("todo_complete"))]
+    if job.ending == "early":
+        steps.append(finish(job))  # refused: nothing is written yet
+    steps.append(plan(0))
+    for n, chunk in enumerate(chunks):
+        steps += [step(*calls, call("todo_complete")) for _, calls in chunk]
+        steps += memory(f"after phase {n + 1}")
+        if n + 1 < len(chunks):
+            steps.append(plan(n + 1))
+    if job.ending == "never":
+        return steps + [text("All done.")] * (max_nudges + 1)
+    closing = [finish(job)]
+    if job.expect == "stuck":
+        closing *= 4
+    return steps + closing

@@ -1,0 +1,50 @@
+"""Verified completion over a corpus of small jobs (tests/completion_corpus.py), each under
+react and phase_alternation with a scripted model: every job ends as it must - `completed`
+exactly when its deliverables are there (0 false completions, 0 missed completions), with
+the verified files in its result."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.completion_corpus import JOBS, Job, phase_alternation, react
+from tests.conftest import running_worker
+from workflows.contract import JobState
+
+SCRIPTS = {"react": react, "phase_alternation": phase_alternation}
+
+
+@pytest.mark.parametrize("strategy", sorted(SCRIPTS))
+@pytest.mark.parametrize("job", JOBS, ids=[j.name for j in JOBS])
+async def test_the_job_ends_as_its_deliverables_say(job: Job, strategy: str, client, task_queue,
+                                                    start_job, model_server, s3):
+    config = {"extends": "defaults", "strategy": strategy, "deliverables": job.deliverables,
+              "tools": {"domain": ["word_*"]}, "llm": {"heartbeat_timeout_seconds": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(SCRIPTS[strategy](job), model_server, config=config,
+                                 instructions=f"The {job.name} job.", documents=[],
+                                 deliverables=job.input_deliverables)
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == job.expect, (result.summary, result.notes)
+    assert sorted(result.verified) == sorted(job.delivered)
+    assert result.answer_only == job.answer_only
+    done = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
+    assert done["status"] == job.expect
+    if job.expect == "stuck":
+        assert result.missing and "not there" in result.notes
+    asked = [m for r in model_server.requests(handle.id) for m in r["messages"]
+             if m["role"] == "tool"]
+    refused = [m for m in asked if "job_incomplete" in m["content"]]
+    if job.ending == "early" or job.expect == "stuck":
+        assert refused, "a completion without its deliverables must be refused"
+    else:
+        assert not refused
+    if job.ending == "never":
+        assert result.completed_by in ("workflow", "model")
+    if job.plan_deliverables and strategy == "phase_alternation":
+        assert state.deliverables.by_model == job.plan_deliverables
+    assert not [m for m in asked if "plan_repeats" in m["content"]
+                or "todo_not_done" in m["content"]], "an ordinary plan was refused"

@@ -1,0 +1,143 @@
+"""Verified completion: a job ends `completed` only when its deliverables are there, for
+every strategy (docs/completion.md).
+
+Deliverables are declared by the job (`deliverables:` in its config or input), else by
+the model when it plans (`todo_write(..., deliverables=[...])`, recorded here), and a
+`job_complete` adds the ones it names. Each must match a file that exists, is not empty
+and was written by this job (activities/storage/deliverables.py); with the small model
+profile the files of `completion.expect_lines` must also hold their lines.
+
+The orchestrator asks here at four points:
+
+    job_complete called        refused with what is missing (completion.max_refusals
+                               times), the model goes on; then it is let through ...
+    the strategy completes     ... and verified: missing deliverables make the job
+                               `stuck` with the list, never `completed`
+    the job would stop stuck   (a breaker, the ritual's loops, the nudges or phases run
+    or fail a model's way      out): with every declared deliverable there the workflow
+                               completes it instead and says so
+    `state`                    what is declared, by whom
+
+A job that declares none and whose model names none is an answer-only job: its result
+says so. Pure decisions plus one activity call (check_files).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from workflows.contract import (
+    CheckFilesRequest,
+    CheckFilesResult,
+    JobResult,
+    ResolvedConfig,
+    ToolCallInfo,
+    ToolOutcome,
+    WorkspaceRef,
+    layout,
+)
+from workflows.strategies.base import DeliverablesChecked
+
+BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
+# failures the model caused that end a job: with the deliverables there it is completed
+UPGRADABLE = frozenset({"no_tool_call", "phase_limit"})
+SHOWN = 20  # problems listed in a refusal or a result
+
+
+class CompletionState(BaseModel):
+    """Carried across continue-as-new."""
+
+    by_model: list[str] = []  # deliverables the model named when it planned
+    refusals: int = 0  # job_complete calls refused
+
+
+def small(cfg: ResolvedConfig) -> bool:
+    return cfg.config.llm.profile == "small"
+
+
+def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
+    """The job's deliverables (with the small profile, expect_lines' files too), else the
+    model's."""
+    job = list(dict.fromkeys(cfg.config.deliverables + (
+        sorted(cfg.config.completion.expect_lines) if small(cfg) else [])))
+    return job or state.by_model
+
+
+def valid(paths: Any) -> tuple[list[str], list[str]]:
+    """(the paths among a model's `paths` that can be deliverables, why the others cannot)."""
+    if not isinstance(paths, list):
+        return [], []
+    good, bad = [], []
+    for p in paths[:layout.MAX_DELIVERABLES]:
+        path = str(p).strip().removeprefix("./")
+        problem = layout.deliverable_problem(path)
+        if problem:
+            bad.append(f"{problem}: not a deliverable")
+        elif path not in good:
+            good.append(path)
+    return good, bad
+
+
+def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome) -> None:
+    """A todo_write that ran: the deliverables it names join the model's."""
+    if call.name != "todo_write" or not outcome.ok or not call.args:
+        return
+    good, _ = valid(call.args.get("deliverables"))
+    state.by_model = list(dict.fromkeys(state.by_model + good))[:layout.MAX_DELIVERABLES]
+
+
+def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]
+            ) -> CheckFilesRequest | None:
+    """What check_files is asked (None: nothing to check)."""
+    lines = cfg.config.completion.expect_lines if small(cfg) else {}
+    if not paths and not lines:
+        return None
+    return CheckFilesRequest(workspace=ws, phase=0, paths=[], lines=lines, deliverables=paths)
+
+
+def checked(paths: list[str], result: CheckFilesResult | None,
+            bad: list[str] | None = None) -> DeliverablesChecked:
+    if result is None:
+        return DeliverablesChecked(declared=paths, delivered=[], problems=bad or [])
+    return DeliverablesChecked(declared=paths, delivered=result.delivered,
+                               problems=(bad or []) + result.undelivered + result.problems)
+
+
+def listed(problems: list[str]) -> str:
+    return "; ".join(problems[:SHOWN]) + ("; ..." if len(problems) > SHOWN else "")
+
+
+def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig) -> ToolOutcome:
+    """What the model reads when its job_complete is refused."""
+    return ToolOutcome(ok=False, code="job_incomplete", summary=(
+        f"Error [job_incomplete]: job_complete refused ({refusals} of "
+        f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
+        f"{listed(found.problems)}. Do the work that makes them so with the tools, then call "
+        "job_complete again (name in `deliverables` the files the job wrote)."))
+
+
+def unverified(result: JobResult, found: DeliverablesChecked) -> JobResult:
+    """A completion whose deliverables are not all there: `stuck`, with what is missing."""
+    note = f"Not completed: the deliverables are not there: {listed(found.problems)}"
+    return result.model_copy(update={
+        "status": "stuck", "missing": found.problems[:SHOWN], "verified": found.delivered,
+        "completed_by": "", "notes": f"{result.notes}\n{note}".strip()})
+
+
+def verified(result: JobResult, found: DeliverablesChecked) -> JobResult:
+    return result.model_copy(update={
+        "verified": found.delivered, "missing": [], "answer_only": not found.declared,
+        "completed_by": result.completed_by or "model",
+        "deliverables": result.deliverables or found.delivered})
+
+
+def by_workflow(result: JobResult, found: DeliverablesChecked, why: str) -> JobResult:
+    """A job that would have ended `why` (stuck, failed), its deliverables all there."""
+    return result.model_copy(update={
+        "status": "completed", "completed_by": "workflow", "verified": found.delivered,
+        "missing": [], "deliverables": found.delivered,
+        "summary": f"{BY_WORKFLOW}: every declared deliverable is there "
+                   f"({', '.join(found.delivered)[:500]}); the job had stopped: {why[:500]}",
+        "notes": f"{result.notes}\nThe model had not completed the job itself.".strip()})
