@@ -33,20 +33,26 @@ def test_a_todos_yaml_is_this_phases_only_if_its_todo_write_wrote_it():
 
 
 def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
+    """Without a profile a repeat is the same text (words and case aside); with the small
+    profile, mostly the same words too."""
     cfg = load_config("defaults", policy=False)
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
     boot = [t if isinstance(t, str) else t.content for t in cfg.strategic_todos.bootstrap]
     copied = specs(boot[0], boot[1].replace("main_plan.md", "the plan file"), "Write notes/a.md",
                    "Write notes/b.md")  # the model's copy, padded (as the issue's run did)
-    why = repeated_plan(copied, list(ritual.avoid_sets(cfg, [])))
+    assert repeated_plan(copied, list(ritual.avoid_sets(cfg, []))) is None  # one exact of 4
+    why = repeated_plan(copied, list(ritual.avoid_sets(small, [])))
     assert why and why.startswith("the plan repeats the predefined bootstrap todos of a "
                                   "strategic phase (2 of 4 todos")
     done = [["Write notes/a.md", "Write notes/b.md"]]
     assert "todos an earlier phase completed" in repeated_plan(
         specs("write notes/a.md", "Write notes/b.md", "Write output/summary.md"),
         list(ritual.avoid_sets(cfg, done)))
-    # short todos that differ in one word are different tasks; one repeat in four is fine
+    # todos that differ in one word are different tasks; one repeat in four is fine
     assert repeated_plan(specs("Write notes/c.md", "Write notes/d.md"),
                          list(ritual.avoid_sets(cfg, done))) is None
+    assert repeated_plan(specs('Mcp notes/gamma.md [write {"entry": "gamma"}]'), [TodoSet(
+        label="x", todos=['Mcp notes/alpha.md [write {"entry": "alpha"}]'])]) is None
     assert repeated_plan(specs("Write notes/a.md", "Write c", "Write d", "Write e"),
                          [TodoSet(label="x", todos=done[0])]) is None
 
@@ -134,25 +140,29 @@ def test_a_turn_that_wrote_what_the_todo_asks_for_is_reminded_to_complete_it():
     todos = [Todo(id=1, content="Write workspace.md", status="completed"),
              Todo(id=2, content="Write notes/apples.md with '# Apples'")]
     wrote = [ToolOutcome(ok=True, changed=["notes/apples.md"])]
-    assert ritual.completion_hint(todos, {}, wrote, completed=False) == [
+    assert ritual.completion_hint(todos, {}, wrote, completed=False, small=True) == [
         "notes/apples.md written: that is what task 2 asks for. If task 2 is done, call "
         "todo_complete() now; if not, finish it first."]
-    assert ritual.completion_hint(todos, {}, wrote, completed=True) == []
+    assert ritual.completion_hint(todos, {}, wrote, completed=False, small=False) == []
+    assert ritual.completion_hint(todos, {}, wrote, completed=True, small=True) == []
     assert ritual.completion_hint(todos, {}, [ToolOutcome(ok=True, changed=["x.md"])],
-                                  completed=False) == []
+                                  completed=False, small=True) == []
     evidence = {2: ["notes/apples.md", "main_plan.md"]}  # a todo's evidence: all of it
-    assert ritual.completion_hint(todos, evidence, wrote, completed=False) == []
+    assert ritual.completion_hint(todos, evidence, wrote, completed=False, small=False) == []
 
 
-def test_the_files_a_models_todo_names():
+def test_the_file_a_todo_says_to_write():
+    """Only a todo that begins by saying to write a file names "its" file: a read, a check
+    or a mention names none (the hidden run's "secret.md does not exist. Do it first")."""
     def named(text):
-        return ritual.named_files(Todo(id=1, content=text))
+        return ritual.written_file(Todo(id=1, content=text))
     assert named("Write notes/apples.md and output/summary.md from instructions.md") == [
-        "notes/apples.md", "output/summary.md", "instructions.md"]
-    assert named("Write ./notes/a.md.") == ["notes/a.md"]
-    assert named("Read ../x.md, /etc/passwd.txt, .switchback/state.json, a//b.md") == []
-    assert named("Remove notes/old.md") == [] and named("Rename a.md to b.md") == []
-    assert len(named(" ".join(f"f{i}.md" for i in range(9)))) == ritual.MAX_NAMED_FILES
+        "notes/apples.md"]
+    assert named("Create the file `out.txt`: hi") == ["out.txt"]
+    assert named("Check that secret.md exists (read_file)") == []
+    assert named("Read notes/a.md and write b.md") == []
+    assert named("Write instructions.md") == [] and named("Write documents/d.md") == []
+    assert named("Write ../x.md") == [] and named("Write .switchback/state.json") == []
     assert ritual.missing_named(Todo(id=3, content="x"), {"a.md": "changed",
                                                            "b.md": "unchanged"}) is None
     assert ritual.missing_named(Todo(id=3, content="x"), None) is None
@@ -165,10 +175,7 @@ def test_the_files_whose_writing_completes_a_todo():
     assert ritual.written_for(todo, None, "tactical", {"notes/a.md"}, set()) == ["notes/a.md"]
     assert ritual.written_for(todo, None, "tactical", {"other.md"}, set()) == []
     assert ritual.written_for(todo, None, "strategic", {"notes/a.md"}, set()) == []
-    both = Todo(id=2, content="Write output/s.md listing notes/a.md")
-    assert ritual.written_for(both, None, "tactical", {"output/s.md"}, set()) == []
-    assert ritual.written_for(both, None, "tactical", {"output/s.md"}, {"notes/a.md"}) == [
-        "notes/a.md", "output/s.md"]
+    assert ritual.written_for(todo, None, "", {"notes/a.md"}, set()) == []  # no profile
     assert ritual.written_for(Todo(id=3, content="Update workspace.md"), ["workspace.md"],
                               "strategic", {"workspace.md"}, set()) == ["workspace.md"]
     assert ritual.written_for(Todo(id=4, content="Read instructions.md"), None, "tactical",
