@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
-.PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval browser
+.PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
+	real-eval-jobs browser
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +86,16 @@ RUNS ?= 3
 real-eval: $(STAMP)
 	$(BIN)/python -m devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config notes --runs $(RUNS)
+
+# the eval jobs written without answer hints (configs/eval-*, docs/completion.md) and `notes`,
+# RUNS runs per strategy each, on the local model: one table per job under reports/
+EVAL_JOBS ?= notes eval-files eval-sum eval-two-step eval-check-ref eval-list
+EVAL_STRATEGIES ?= phase_alternation,react
+real-eval-jobs: $(STAMP)
+	$(BIN)/python -m devstack up --model local
+	. .stack/env && for c in $(EVAL_JOBS); do $(BIN)/python starter.py eval --config $$c \
+		--runs $(RUNS) --strategies $(EVAL_STRATEGIES) --id jobs-$$c-$(shell date +%H%M%S); \
+		done; true
 
 clean: stop
 	rm -rf .stack $(VENV)

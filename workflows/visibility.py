@@ -241,6 +241,11 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
     lines.append(f"**Steps** {s.steps_total} · **tool calls** {s.tool_calls_total} · **tokens** "
                  f"{s.tokens.tokens_in:,} in / {s.tokens.tokens_out:,} out · "
                  f"**cost** ~${s.cost_usd:.4f}")
+    d = s.deliverables
+    if d.by_job or d.by_model:
+        lines += ["", f"**Deliverables** ({'the job' if d.by_job else 'the plan'}): "
+                  f"{cut(', '.join(d.by_job or d.by_model), 300)}"
+                  + (f" · job_complete refused {d.refusals}x" if d.refusals else "")]
     if s.last_step and last_step:
         lines += ["", f"**Last step:** {cut(s.last_step, text_chars)}"]
     for a in s.pending_approvals:

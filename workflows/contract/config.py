@@ -45,10 +45,10 @@ class LlmSettings(_Strict):
     # (workflows/model_steps.py, README "Fast endpoints")
     local_call_below_seconds: float = Field(2.0, ge=0)
     local_calls_in_a_row: int = Field(0, ge=0)
-    # a model profile: the rules one model family needs, opted into ("": none; "small": the
-    # rules that keep a small local model to the ritual, docs/profiles.md). An endpoint may
-    # name one (configs/endpoints.yaml `profile:`); the job's own setting wins
-    profile: Literal["", "small"] = ""
+    # a model profile: the rules one model family needs, opted into ("small": the rules that
+    # keep a small local model to the ritual, docs/profiles.md; "none": no profile). "": the
+    # endpoint's (configs/endpoints.yaml `profile:`), else none
+    profile: Literal["", "none", "small"] = ""
 
 
 class ToolSets(_Strict):

@@ -1,0 +1,30 @@
+"""Checks this eval job's workspace: `python check.py WORKSPACE_FOLDER` (exit 0: right)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def text(root: Path, path: str) -> str | None:
+    f = root / path
+    return f.read_text(errors="replace") if f.is_file() else None
+
+
+def problems(root: Path) -> list[str]:
+    out: list[str] = []
+    for path, word in (("parts/a.txt", "alpha"), ("parts/b.txt", "beta"), ("parts/c.txt", "gamma")):
+        t = text(root, path)
+        if t is None or word not in t.lower():
+            out.append(f"{path} does not hold {word}")
+    t = text(root, "joined.txt")
+    words = [ln.strip().lower() for ln in (t or "").splitlines() if ln.strip()]
+    if words != ["alpha", "beta", "gamma"]:
+        out.append(f"joined.txt is {words[:5]}, not alpha, beta, gamma")
+    return out
+
+
+if __name__ == "__main__":
+    found = problems(Path(sys.argv[1]))
+    print("; ".join(found) or "ok")
+    sys.exit(1 if found else 0)
