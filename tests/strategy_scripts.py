@@ -14,14 +14,17 @@ INSTRUCTIONS = ("# Two notes and a report\n\nWrite notes/a.md about alpha and no
 A, B, REPORT = "alpha: the first letter\n", "beta: the second letter\n", "# Report\n\nalpha, beta\n"
 
 
-def react() -> list[dict]:
+def react(deliverables: tuple[str, ...] = ("report.md", "notes/a.md", "notes/b.md")
+          ) -> list[dict]:
+    """`deliverables`: what its job_complete names (a rewind that lands during the call that
+    writes notes/a.md drops that write)."""
     return [
         step(call("read_file", path="instructions.md")),
         step(call("write_file", path="notes/a.md", content=A)),
         step(call("write_file", path="notes/b.md", content=B)),
         step(call("write_file", path="report.md", content=REPORT)),
         step(call("job_complete", summary="wrote the notes and the report",
-                  deliverables=["report.md", "notes/a.md", "notes/b.md"], confidence=0.9)),
+                  deliverables=list(deliverables), confidence=0.9)),
     ]
 
 

@@ -26,7 +26,7 @@ CASES = [
                            "(string) or an object {name, text} or {name, base64} (at most "
                            "200), got \"x\""),
     ('{"confg": "creator"}', 'job input: unknown key "confg" (known: config, instructions, '
-                             'documents)'),
+                             'documents, deliverables)'),
     ("42", 'job input must be a JSON object (e.g. {"config": "creator", "instructions": '
            '"..."}), got 42'),
     ('["creator"]', "job input must be a JSON object"),

@@ -52,12 +52,11 @@ def test_two_calls_taking_turns_trip_across_twice_the_window():
     and did both again for 40 steps: no window of 5 held one call, so nothing tripped."""
     b = breakers(repetition_window=3)
     turns = [facts(i, digests=("write" if i % 2 else "complete",)) for i in range(18)]
-    actions = [(i, t.action) for i, f in enumerate(turns) for t in b.observe(f, lambda: True)]
+    actions = [(i, t.action) for i, f in enumerate(turns) for t in b.observe(f)]
     assert actions == [(5, "note"), (11, "rewind"), (17, "stop")]
     assert "the same two tool calls by turns" in b.state.trips[0].message
-    assert [t for f in turns for t in breakers(repetition_window=3).observe(f)] == []  # older
     three = [facts(i, digests=("abc"[i % 3],)) for i in range(12)]  # three calls: work
-    assert [t for f in three for t in breakers(repetition_window=3).observe(f, lambda: True)
+    assert [t for f in three for t in breakers(repetition_window=3).observe(f)
             ] == []
 
 

@@ -105,7 +105,8 @@ def test_unknown_name_lists_known_configs(root: Path) -> None:
     write(root, "other", {"extends": "defaults"})
     with pytest.raises(ConfigError,
                        match=r"config 'nope' not found.*"
-                             r"\(known: creator, notes, other, validator\)"):
+                             r"\(known: creator, eval-check-ref, eval-files, eval-list, eval-sum, "
+                             r"eval-two-step, notes, other, validator\)"):
         load_config("nope", root)
 
 
@@ -160,7 +161,8 @@ def test_missing_default_document(root: Path) -> None:
 def test_missing_parent_is_reported(root: Path) -> None:
     write(root, "orphan", {"extends": "nope"})
     with pytest.raises(ConfigError,
-                       match=r"config 'nope' not found.*known: creator, notes, orphan"):
+                       match=r"config 'nope' not found.*known: creator, eval-[a-z-, ]*"
+                             r"notes, orphan"):
         load_config("orphan", root)
 
 

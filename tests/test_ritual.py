@@ -21,6 +21,7 @@ from tests.scripts import bootstrap, call, finish, step, tactical, todos, transi
 from tests.test_bad_model_input import tool_messages
 
 CONFIG = {"extends": "creator", "breakers": {"no_progress_steps": 0}}
+SMALL = {**CONFIG, "llm": {"profile": "small"}}  # the small model profile's rules
 
 
 async def run(client, task_queue, start_job, model_server, script, config=None, **inp):
@@ -67,7 +68,8 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
                   todos=[{"id": 1, "content": "Write work/a_1.md"}])),
         step(call("todo_complete", notes="todos")),
     ] + tactical(1) + finish()
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     SMALL)
     assert result.status == "completed"
     assert any(m.startswith("Error [plan_repeats]: todos.yaml was not written: the plan "
                             "repeats the predefined bootstrap todos of a strategic phase (2 of 3 "
@@ -149,7 +151,7 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
     todo_complete that was refused. Now the rewrite is refused (patch
     off-todo-planning-writes) and both refusals show the one write to copy, main_plan.md
     listing the deliverables; a turn that writes main_plan.md may still update the memory."""
-    config = {**CONFIG, "completion": {"expect_lines": {"work/a_1.md": [
+    config = {**SMALL, "completion": {"expect_lines": {"work/a_1.md": [
         "result a 1", {"glob": "*", "describe": "anything"}]}}}
     memory = call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")
     script = [step(call("write_file", path="workspace.md", content="# Workspace\n\nx\n")),
@@ -160,7 +162,9 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
               ] + bootstrap()[4:] + tactical(5) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
                                      config)
-    assert result.status == "completed" and result.phases == 3, result
+    # the small profile ends the job at the tactical phase's end: work/a_1.md is there
+    assert result.status == "completed" and result.phases == 2, result
+    assert result.completed_by == "workflow"
     example = ('write_file(path="main_plan.md", content="# Plan\\n- work/a_1.md: result a 1 / '
                'anything\\nNext: a tactical phase writes these files, one todo each.\\n")')
     assert msgs.count(
@@ -177,10 +181,9 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
 async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
         client, task_queue, start_job, model_server, s3):
     """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing
-    written. A file the model's own todo names must exist; a path out of the job's folder is
-    not looked up; a todo that deletes a file is not held to it. A todo whose named files
-    are all written is done without todo_complete; one that also names a file an earlier
-    phase wrote gets a reminder instead."""
+    written. With the small profile, the file a todo says to write must exist before it is
+    done, and the turn that writes it completes it; a todo that deletes or checks files is
+    not held to any."""
     plan = [{"id": 1, "content": "Write notes/apples.md with the heading '# Apples' (like "
                                  "workspace.md's)"},
             {"id": 2, "content": "Delete old/draft.md and check ../other/secret.md"},
@@ -189,21 +192,19 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
         step(call("todo_write", phase="P", description="d", todos=plan)),
         step(call("todo_complete", notes="todos written")),
         step(call("todo_complete", notes="apples written")),  # nothing written: refused
-        step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),
-        step(call("todo_complete", notes="apples written")),
+        step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),  # done
         step(call("todo_complete", notes="deleted")),  # names no file it must find
         step(call("write_file", path="output/summary.md", content="# Summary\n")),  # done
     ] + finish()
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     SMALL)
     assert result.status == "completed" and result.phases == 3, result
     assert msgs.count("Error [todo_not_done]: Todo 1 is not done: notes/apples.md does not "
                       "exist. Do it first (write_file notes/apples.md with what the todo asks "
                       "for), then call todo_complete.") == 1
     users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
              if m["role"] == "user"]
-    assert ("notes/apples.md written: that is what task 1 asks for. If task 1 is done, call "
-            "todo_complete() now; if not, finish it first.") in users
-    assert any(m.startswith("Todo 1 done. 2 remaining.") for m in msgs)
+    assert any("so the workflow marked it done. Todo 1 done. 2 remaining." in m for m in users)
     assert any(m.startswith("Todo 2 done.") for m in msgs)
     archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
     assert "notes: 'written: output/summary.md'" in archive and "status: completed" in archive

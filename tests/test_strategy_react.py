@@ -23,8 +23,8 @@ CONFIG = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_
 async def test_react_waits_for_an_approval(client, task_queue, start_job, model_server, s3):
     config = {**CONFIG, "approval_required": ["write_file"]}
     script = scripts.react()[:-1] + [step(call(  # notes/a.md was denied: it is not delivered
-        "job_complete", summary="wrote what was approved", deliverables=["report.md",
-                                                                         "notes/b.md"]))]
+        "job_complete", summary="wrote what was approved", confidence=0.9,
+        deliverables=["report.md", "notes/b.md"]))]
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, config=config, documents=[],
                                  instructions=scripts.INSTRUCTIONS)
@@ -65,7 +65,7 @@ async def test_react_wraps_up_when_the_budget_is_spent(client, task_queue, start
 
 async def test_react_continues_as_new_at_an_attempt_and_reruns(client, task_queue, start_job,
                                                                model_server, s3):
-    script = scripts.react()
+    script = scripts.react(("report.md", "notes/b.md"))
     script[1] = {**script[1], "latency_ms": 1500}  # the rewind lands during this call
     config = {**CONFIG, "continue_as_new": {"every_phases": 1}}
     async with running_worker(client, task_queue):

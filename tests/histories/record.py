@@ -147,10 +147,8 @@ async def record_strategies() -> None:
                                      instructions=strategy_scripts.INSTRUCTIONS, documents=[]),
                 id=name, task_queue="record", result_type=JobResult)
 
-        react_script = strategy_scripts.react()
-        react_script[1] = {**react_script[1], "latency_ms": 1500}
-        react_script.append(step(call("job_complete", summary="the report", confidence=0.9,
-                                      deliverables=["report.md"])))  # after a refusal
+        react_script = strategy_scripts.react(("report.md", "notes/b.md"))
+        react_script[1] = {**react_script[1], "latency_ms": 1500}  # the rewind lands here
         react = await start("react", react_script, {"strategy": "react"})
         while len(b.model.requests("react")) < 2:
             await asyncio.sleep(0.05)
