@@ -1,7 +1,9 @@
-"""The gate on job_complete (`completion.expect_lines`): a job_complete whose deliverables
-lack what the config expects is refused with what is missing, and the job goes on until the
-files hold their lines; after `max_refusals` the job ends `stuck` with the gap in its notes.
-(The eval's 1.5B model wrote notes/apples.md without its `# Apples` heading and finished.)"""
+"""The small model profile's completion rules (`llm.profile: small`, docs/profiles.md):
+`completion.expect_lines` joins the verification of every job (docs/completion.md), so a
+job_complete whose files lack their lines is refused with what is missing, and the job goes
+on until the files hold them; after `max_refusals` the job ends `stuck` with the gap in its
+notes. (The eval's 1.5B model wrote notes/apples.md without its `# Apples` heading and
+finished.) Without the profile, a config that sets expect_lines is refused."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from tests.test_bad_model_input import tool_messages
 from workflows.contract.config import CompletionSettings
 
 EXPECT = {"work/a_1.md": ["result a 1"], "out.md": ["# Out", "- a: 1"]}
+SMALL = {"profile": "small"}
 
 
 async def run(client, task_queue, start_job, model_server, script, config):
@@ -35,7 +38,7 @@ def done(summary: str = "done") -> dict:
 
 async def test_job_complete_is_refused_until_the_files_hold_their_lines(
         client, task_queue, start_job, model_server, s3):
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": EXPECT}}
     script = bootstrap() + tactical(5) + finish()[:2] + [
         done("first try"),  # out.md missing: refused
@@ -47,15 +50,14 @@ async def test_job_complete_is_refused_until_the_files_hold_their_lines(
     assert result.status == "completed" and result.summary == "all there", result
     assert result.notes == "n"
     assert msgs.count("Error [job_incomplete]: job_complete refused (1 of 3): the deliverables "
-                      "are not what the task asks for: out.md does not exist. Fix them: write "
-                      "todos that do it with todo_write and call todo_complete (a tactical "
-                      "phase does them), or fix them yourself with write_file. The first: "
-                      "write_file(path=\"out.md\", content=...) with the lines \"# Out\" and "
-                      "\"- a: 1\", each on a line of its own, and what instructions.md asks "
-                      "for. Then call job_complete again.") == 1
+                      "are not there: out.md does not exist. Do the work that makes them so "
+                      "with the tools. The first: write_file(path=\"out.md\", content=...) "
+                      "with the lines \"# Out\" and \"- a: 1\", each on a line of its own, "
+                      "and what instructions.md asks for. Then call job_complete again (name "
+                      "in `deliverables` the files the job wrote).") == 1
     assert any(m.startswith("Error [job_incomplete]: job_complete refused (2 of 3): the "
-                            "deliverables are not what the task asks for: out.md lacks the "
-                            "line '- a: 1'.") for m in msgs)
+                            "deliverables are not there: out.md lacks the line '- a: 1'.")
+               for m in msgs)
     completion = await s3.get("switchback", f"{handle.id}/output/completion.json")
     assert b'"all there"' in completion
 
@@ -63,47 +65,46 @@ async def test_job_complete_is_refused_until_the_files_hold_their_lines(
 async def test_a_transition_phase_says_whether_the_deliverables_are_in_place(
         client, task_queue, start_job, model_server):
     """The 1.5B model, its three files written, planned the ritual's todos again instead of
-    calling job_complete: a transition phase's first message now says what the config's
-    expect_lines find."""
+    calling job_complete: a transition phase's first message now says whether the declared
+    deliverables are there (every job, no profile needed)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
-              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
+              "deliverables": ["work/a_1.md"]}
     script = bootstrap() + tactical(5) + finish()
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed"
     kickoff = next(m["content"] for r in model_server.requests(handle.id)
                    for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
-    assert ("Every deliverable this job expects is in place (work/a_1.md: checked against "
-            "completion.expect_lines). If nothing else is left to do, call job_complete now."
-            in kickoff)
-    missing = {**config, "completion": {"expect_lines": {"out.md": ["# Out"]}}}
+    assert ("Every deliverable declared for this job is there (work/a_1.md). If nothing else "
+            "is left to do, call job_complete now." in kickoff)
+    missing = {**config, "deliverables": ["out.md"]}
     script = bootstrap() + tactical(5) + finish()[:2] + [
         step(call("write_file", path="out.md", content="# Out\n")), done()]
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, missing)
     kickoff = next(m["content"] for r in model_server.requests(handle.id)
                    for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
-    assert ("\n\nThe deliverables are not complete yet: out.md does not exist. The next todos "
-            "are the work that makes them so, one per file (\"Write <file> with ...\").\n\n"
-            in kickoff)
+    assert ("\n\nThe deliverables are not all there yet: out.md does not exist. The next todos "
+            "are the work that makes them so.\n\n" in kickoff)
     assert result.status == "completed"
 
 
-async def test_complete_when_met_ends_the_job_at_the_tactical_phase_end(
+async def test_the_small_profile_ends_the_job_at_the_tactical_phase_end(
         client, task_queue, start_job, model_server, s3):
-    """`complete_when_met`: the tactical phase did its todos and the files hold their lines,
-    so the workflow completes the job without a transition phase (the 1.5B model wrote the
-    files right, then planned again instead of calling job_complete). With a line missing,
-    the transition phase starts as before."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    """The tactical phase did its todos and the files hold their lines, so the workflow
+    completes the job without a transition phase (the 1.5B model wrote the files right, then
+    planned again instead of calling job_complete). With a line missing, the transition
+    phase starts as before."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"work/a_1.md": ["result a 1"],
-                                              "work/a_5.md": ["result a 5"]},
-                             "complete_when_met": True}}
+                                              "work/a_5.md": ["result a 5"]}}}
     script = bootstrap() + tactical(5) + finish()
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed", result
     assert result.summary == (
-        "Completed by the workflow: tactical phase 2 did all its todos and every deliverable "
-        "holds the lines completion.expect_lines asks for (work/a_1.md, work/a_5.md); the "
-        "model had not called job_complete (completion.complete_when_met).")
+        "Completed by the workflow: tactical phase 2 did all its todos and every declared "
+        "deliverable is there (work/a_1.md, work/a_5.md); the model had not called "
+        "job_complete (the small model profile).")
+    assert result.completed_by == "workflow" and result.verified == ["work/a_1.md",
+                                                                     "work/a_5.md"]
     assert result.deliverables == ["work/a_1.md", "work/a_5.md"]
     assert result.phases == 2
     assert not any("Phase 3 (strategic) begins" in m["content"]
@@ -111,8 +112,7 @@ async def test_complete_when_met_ends_the_job_at_the_tactical_phase_end(
     completion = await s3.get("switchback", f"{handle.id}/output/completion.json")
     assert b"Completed by the workflow" in completion
 
-    short = {**config, "completion": {"expect_lines": {"workspace.md": ["done"]},
-                                      "complete_when_met": True}}  # finish() writes it
+    short = {**config, "completion": {"expect_lines": {"workspace.md": ["done"]}}}  # finish()
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, short)
     assert result.status == "completed" and result.summary == "done", result
     assert result.phases == 3
@@ -123,7 +123,7 @@ async def test_a_rewind_phase_says_what_is_missing(client, task_queue, start_job
     """Eval round4: in a rewind phase the 1.5B model wrote the rewind's own todo as its plan,
     again and again, with two of the three files missing: a rewind phase's first message now
     says which deliverables are missing, as a transition phase's does (completion-at-rewind)."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"out.md": ["# Out"]}}}
     script = bootstrap() + [step(call("todo_rewind", issue="wrong plan"))] + transition(
         "Revised") + tactical(5, "r") + finish()[:2] + [
@@ -132,8 +132,8 @@ async def test_a_rewind_phase_says_what_is_missing(client, task_queue, start_job
     assert result.status == "completed", result
     kickoff = next(m["content"] for r in model_server.requests(handle.id)
                    for m in r["messages"][1:2] if "Phase 3 (strategic) begins" in m["content"])
-    assert "Rewind" in kickoff and "The deliverables are not complete yet: out.md does not " \
-        "exist. The next todos are the work that makes them so" in kickoff
+    assert "Rewind" in kickoff and "The deliverables are not all there yet: out.md does not " \
+        "exist. The next todos are the work that makes them so." in kickoff
 
 
 async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
@@ -145,7 +145,7 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     round11: told to write the file "again with exactly those lines", the model wrote the same
     heading-less sentence 5 to 10 times; both refusals now show the file mended, to copy,
     and the todo is restated as that write (round12: it wrote its todo's own words again)."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"notes/apples.md": ["# Apples"]}}}
     plan = [{"id": 1, "content": "Write notes/apples.md with a sentence about apples"}]
     script = bootstrap()[:-2] + [
@@ -166,7 +166,7 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     assert f"Todo 1 stays open: notes/apples.md lacks the line '# Apples'. {mend}" in users
     assert (f"Error [todo_not_done]: Todo 1 is not done: notes/apples.md lacks the line '# "
             f"Apples'. {mend} Then call todo_complete." in msgs)
-    assert any(u.startswith("Phase 3 (strategic) begins") for u in users)  # todo 1 done
+    assert result.completed_by == "workflow"  # todo 1 done, the phase ended, the file there
     # eval round12: the model wrote its todo's own words again; the todo is restated
     restated = ('NEXT STEP (task 1): Write notes/apples.md with exactly this content (its '
                 'missing lines put in): write_file(path="notes/apples.md", content="# Apples'
@@ -186,7 +186,7 @@ async def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines(
     times; the missing line is a sentence, which no mend can put in. The todo is restated as
     the workflow's own todo for the file, the wording under which the same model wrote it
     right at the first try (patch todo-restated-lines)."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"notes/apples.md": [
                   "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
               ]}}}
@@ -212,7 +212,7 @@ async def test_a_refused_plan_is_shown_one_that_plans_the_deliverables(
         client, task_queue, start_job, model_server):
     """Eval round6: refused for copying the bootstrap's todos, the 1.5B model copied them
     again. It copies what it is shown, so the refusal shows a plan of the deliverables."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"b.md": ["# B"], "a.md": ["# A", "x"]}}}
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
@@ -240,18 +240,19 @@ async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
         client, task_queue, start_job, model_server):
     """A 1.5B model sent the same turn four times (every tool, job_complete among them):
     when the refusals run out the job ends `stuck`, never `completed` with its files short."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": EXPECT, "max_refusals": 1}}
     script = bootstrap() + tactical(5) + finish()[:2] + [done(), done("anyway")]
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "stuck" and result.summary == "anyway"
     assert sum(m.startswith("Error [job_incomplete]") for m in msgs) == 1
-    assert result.notes == ("n\nstopped after 1 refused job_complete calls "
-                            "(completion.max_refusals); still missing: out.md does not exist")
+    assert result.notes == ("n\nNot completed: the deliverables are not there: out.md does "
+                            "not exist")
+    assert result.missing == ["out.md does not exist"]
 
 
 async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, model_server):
-    config = {"extends": "creator", "strategy": "react",
+    config = {"extends": "creator", "strategy": "react", "llm": SMALL,
               "completion": {"expect_lines": {"report.md": ["# Report", "both"]}}}
     script = strategy_scripts.react()
     script = script[:-1] + [script[-1], step(call("write_file", path="report.md",
@@ -259,11 +260,11 @@ async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, mod
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed"
     assert [m for m in msgs if m.startswith("Error [job_incomplete]")] == [
-        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not what "
-        "the task asks for: report.md lacks the line 'both'. Fix them with the tools. The "
-        "first: write_file(path=\"report.md\", content=...) with the lines \"# Report\" and "
-        "\"both\", each on a line of its own, and what instructions.md asks for. Then call "
-        "job_complete again."]
+        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not "
+        "there: report.md lacks the line 'both'. Do the work that makes them so with the "
+        "tools. The first: write_file(path=\"report.md\", content=...) with the lines \"# "
+        "Report\" and \"both\", each on a line of its own, and what instructions.md asks for. "
+        "Then call job_complete again (name in `deliverables` the files the job wrote)."]
 
 
 async def test_a_line_given_by_its_shape_is_checked_by_its_glob(
@@ -272,7 +273,7 @@ async def test_a_line_given_by_its_shape_is_checked_by_its_glob(
     and the job completed, since the gate knew exact lines only. A `{glob, describe}` line
     refuses that, names what is missing by its description, and takes any line of the shape."""
     sentence = {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
-    config = {"extends": "creator", "strategy": "react",
+    config = {"extends": "creator", "strategy": "react", "llm": SMALL,
               "completion": {"expect_lines": {"apples.md": ["# Apples", sentence]}}}
     script = strategy_scripts.react()
     heading_only = step(call("write_file", path="apples.md", content="# Apples\n\n# Apples\n"))
@@ -281,11 +282,12 @@ async def test_a_line_given_by_its_shape_is_checked_by_its_glob(
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed", result
     assert [m for m in msgs if m.startswith("Error [job_incomplete]")] == [
-        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not what "
-        "the task asks for: apples.md lacks a line that is a sentence about apples. Fix them "
-        "with the tools. The first: write_file(path=\"apples.md\", content=...) with the lines "
-        "\"# Apples\" and a line that is a sentence about apples, each on a line of its own, "
-        "and what instructions.md asks for. Then call job_complete again."]
+        "Error [job_incomplete]: job_complete refused (1 of 3): the deliverables are not "
+        "there: apples.md lacks a line that is a sentence about apples. Do the work that makes "
+        "them so with the tools. The first: write_file(path=\"apples.md\", content=...) with "
+        "the lines \"# Apples\" and a line that is a sentence about apples, each on a line of "
+        "its own, and what instructions.md asks for. Then call job_complete again (name in "
+        "`deliverables` the files the job wrote)."]
 
 
 async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
@@ -293,12 +295,12 @@ async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
     """The 1.5B model under react answered four times with text (its calls in the wrong
     tags): the last answer became the result and the job ended `completed` with nothing
     written. With expect_lines that end is checked too: `stuck`, saying what is missing."""
-    config = {"extends": "creator", "strategy": "react",
+    config = {"extends": "creator", "strategy": "react", "llm": SMALL,
               "completion": {"expect_lines": {"report.md": ["# Report"]}}}
     talk = [step(content="I will write the report now.")] * 12  # 3 attempts of 4 answers
     handle, result, _ = await run(client, task_queue, start_job, model_server, talk, config)
     assert result.status == "stuck" and result.summary == "I will write the report now."
-    assert result.notes == ("the model stopped calling tools; still missing: report.md does "
+    assert result.notes == ("Not completed: the deliverables are not there: report.md does "
                             "not exist")
     assert result.phases == 3  # two new attempts (react-quiet-retry), then the end
     written = [step(call("write_file", path="report.md", content="# Report\n"))] + talk[:4]
@@ -313,7 +315,7 @@ async def test_a_react_job_whose_model_stops_calling_tools_tries_a_fresh_attempt
     text until the nudges ran out, the same answer each time. With the deliverables short a
     new attempt starts, a fresh conversation told what is missing (patch
     react-quiet-retry)."""
-    config = {"extends": "creator", "strategy": "react",
+    config = {"extends": "creator", "strategy": "react", "llm": SMALL,
               "completion": {"expect_lines": {"report.md": ["# Report"]}}}
     echo = step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")
     script = [echo] * 4 + [
@@ -324,9 +326,8 @@ async def test_a_react_job_whose_model_stops_calling_tools_tries_a_fresh_attempt
     assert result.status == "completed" and result.phases == 2, result
     first = model_server.requests(handle.id)[4]["messages"]  # attempt 2's first request
     assert [m["role"] for m in first] == ["system", "user"], first
-    assert "attempt 1 ended: the model stopped calling tools; still missing: report.md does " \
-        "not exist. Write the missing files with write_file, then call job_complete." in \
-        first[1]["content"], first[1]["content"]
+    assert "attempt 1 ended without the deliverables: report.md does not exist. Do the work " \
+        "that makes them so, then call job_complete." in first[1]["content"], first[1]["content"]
 
 
 @pytest.mark.parametrize("path", ["../x.md", "/etc/passwd", ".switchback/state.json", "a//b",
@@ -367,7 +368,7 @@ async def test_a_strategic_phase_refused_again_and_again_ends_in_the_workflows_p
     time, until the loop breaker stopped the job. After `completion.plan_after_refusals`
     refused calls in a strategic phase, the workflow plans the deliverables still short
     itself (patch plan-by-workflow): here the one file the model had not written."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}}}
     transition_todos = [t if isinstance(t, str) else t.content
                         for t in load_config("defaults", policy=False).strategic_todos.transition]
@@ -397,7 +398,7 @@ async def test_the_workflow_does_not_plan_when_told_not_to(
         client, task_queue, start_job, model_server):
     """`completion.plan_after_refusals: 0`: the refusals go on and the loop breaker ends the
     job, as before the rule."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"a.md": ["# A"]}, "plan_after_refusals": 0}}
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
@@ -418,7 +419,8 @@ async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_sh
     the loop breaker stopped the job. With `completion.plans_name_deliverables` a todo_write
     that names none of the files a check finds short is refused, the plan of them shown
     (patch deliverables-plan): a.md and b.md at first, b.md alone once a.md holds its line."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
+              "completion": {
         "expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}, "plans_name_deliverables": True}}
     script = bootstrap()[:-2] + [
         step(call("todo_write", phase="P", description="d", todos=[
@@ -453,7 +455,7 @@ async def test_a_plan_naming_no_deliverable_is_taken_unless_the_config_asks(
         client, task_queue, start_job, model_server):
     """Without `completion.plans_name_deliverables` (a long job's first phases may only read
     and plan) the same vague plan is taken as before."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
     script = bootstrap() + tactical(5) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
@@ -468,7 +470,7 @@ async def test_a_write_of_todos_yaml_is_refused_and_ends_in_the_workflows_plan(
     reminded to call todo_complete. With expect_lines such a write is refused, the
     todo_write to make shown, and counted: after `completion.plan_after_refusals` the
     workflow plans the deliverables itself (patch deliverables-plan)."""
-    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
               "completion": {"expect_lines": {"a.md": ["# A"]}}}
     prose = step(call("write_file", path="todos.yaml",
                       content="The revised phase has been planned."))

@@ -38,6 +38,7 @@ from workflows.contract import (
     WorkspaceRef,
     layout,
 )
+from workflows.strategies import completion_gate
 from workflows.strategies.base import DeliverablesChecked
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
@@ -101,8 +102,8 @@ def checked(paths: list[str], result: CheckFilesResult | None,
             bad: list[str] | None = None) -> DeliverablesChecked:
     if result is None:
         return DeliverablesChecked(declared=paths, delivered=[], problems=bad or [])
-    return DeliverablesChecked(declared=paths, delivered=result.delivered,
-                               problems=(bad or []) + result.undelivered + result.problems)
+    return DeliverablesChecked(declared=paths, delivered=result.delivered, problems=list(
+        dict.fromkeys((bad or []) + result.undelivered + result.problems)))
 
 
 def listed(problems: list[str]) -> str:
@@ -114,8 +115,9 @@ def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig) -> T
     return ToolOutcome(ok=False, code="job_incomplete", summary=(
         f"Error [job_incomplete]: job_complete refused ({refusals} of "
         f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
-        f"{listed(found.problems)}. Do the work that makes them so with the tools, then call "
-        "job_complete again (name in `deliverables` the files the job wrote)."))
+        f"{listed(found.problems)}. Do the work that makes them so with the tools."
+        f"{completion_gate.fix_example(cfg, found.problems)} Then call job_complete again "
+        "(name in `deliverables` the files the job wrote)."))
 
 
 def unverified(result: JobResult, found: DeliverablesChecked) -> JobResult:

@@ -99,6 +99,23 @@ def status_note(found: DeliverablesChecked) -> str:
             + ". The next todos are the work that makes them so.")
 
 
+def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
+    """The small profile's part of a job_complete refusal: the write that mends the first
+    file of expect_lines it names, to copy ("" when none is named). Under react the 1.5B
+    model, told "notes/apples.md does not exist", rewrote output/summary.md and called
+    job_complete again, three times (eval round 9)."""
+    lines = cfg.config.completion.expect_lines if cfg.config.llm.profile == "small" else {}
+    for path in sorted(lines):
+        if lines[path] and any(p.startswith(f"{path} ") for p in problems):
+            want = " and ".join(json.dumps(line, ensure_ascii=False) if isinstance(line, str)
+                                else line_text(line) for line in lines[path])
+            plural = "s" if len(lines[path]) > 1 else ""
+            return (f" The first: write_file(path={json.dumps(path, ensure_ascii=False)}, "
+                    f"content=...) with the line{plural} {want}, each on a line of its own, "
+                    "and what instructions.md asks for.")
+    return ""
+
+
 def mend_example(cfg: ResolvedConfig, found: LinesChecked) -> str:
     """How a todo's file that lacks lines is mended: the write of the first file `found`
     mended, to copy; else the lines each file must hold. Told only "Write the file again
