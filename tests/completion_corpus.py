@@ -141,3 +141,24 @@ def phase_alternation(job: Job, max_nudges: int = 3) -> list[dict]:
     if job.expect == "stuck":
         closing *= 4
     return steps + closing
+
+
+def plan_revise_execute(job: Job, max_nudges: int = 3) -> list[dict]:
+    """A plan of the work, its evaluation, then each step and its result; the last step's
+    result names the files the model claims. (No job_complete: the plan's end completes.)"""
+    plan = [{"id": i, "name": t[:200], "detail": t} for i, (t, _) in enumerate(job.work, 1)]
+    steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
+    steps += [step(call("submit_plan", steps=plan, rationale="as the task says")),
+              step(call("submit_evaluation", score=0.9, reasons="it covers the task"))]
+    for n, (t, calls) in enumerate(job.work, 1):
+        files = [c["arguments"]["path"] for c in calls if c["name"] == "write_file"]
+        if n == len(job.work):
+            files += [p for p in job.claimed if p not in files]
+        steps += [step(*calls), step(call("step_result", status="done", summary=t,
+                                          files=files))]
+    return steps
+
+
+def auto(job: Job, max_nudges: int = 3) -> list[dict]:
+    """auto, routed to react."""
+    return [step(call("classify_task", complexity="C", reasons="a short task"))] + react(job)
