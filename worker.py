@@ -58,6 +58,7 @@ from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.retry_unstick import UnstickRetries
 from activities.storage.buckets import WorkspaceGuard
+from activities.storage.completion_check import CompletionCheckActivities
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import payload_settings
 from activities.storage.pipeline_outputs import PipelineActivities
@@ -175,6 +176,7 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
                              local_model_calls(role, queues["model"])).load_config,
             *WorkspaceActivities(s3).all(),
             SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
+            CompletionCheckActivities(s3).check_completion,
             pipeline.read_requirements, pipeline.read_decision,
             *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local
     for kind, acts in (("model", model_acts), ("tools", tool_acts)):

@@ -203,6 +203,10 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     except EndpointError as e:
         raise ConfigError(f"{where}: {e}") from None
     c = cfg.completion
+    if c.check is not None and (job_dir is None or not _inside(
+            job_dir, c.check.command, f"{where}: completion.check").is_file()):
+        raise ConfigError(f"{where}: completion.check: '{c.check.command}' is not a file of "
+                          "the job's config folder")
     if cfg.llm.profile != "small" and (c.expect_lines or c.plans_name_deliverables):
         raise ConfigError(f"{where}: completion.expect_lines and plans_name_deliverables are "
                           "rules of the small model profile: set llm.profile: small (or declare "

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from workflows.contract import (
+    CheckCompletionResult,
     CheckFilesRequest,
     CheckFilesResult,
     JobResult,
@@ -104,6 +105,17 @@ def checked(paths: list[str], result: CheckFilesResult | None,
         return DeliverablesChecked(declared=paths, delivered=[], problems=bad or [])
     return DeliverablesChecked(declared=paths, delivered=result.delivered, problems=list(
         dict.fromkeys((bad or []) + result.undelivered + result.problems)))
+
+
+def content_checked(found: DeliverablesChecked, command: str,
+                    verdict: CheckCompletionResult) -> DeliverablesChecked:
+    """`found` (every deliverable there) with completion.check's verdict: a failed check is
+    a problem the model is told, in the script's words."""
+    if verdict.ok:
+        return found
+    said = verdict.output or "no output"
+    return DeliverablesChecked(declared=found.declared, delivered=found.delivered,
+                               problems=[f"the check ({command}) failed: {said}"])
 
 
 def listed(problems: list[str]) -> str:

@@ -27,6 +27,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import child_jobs, completion, job_start
     from workflows.contract import (
         ARCHIVE_PHASE,
+        CHECK_COMPLETION,
         CHECK_FILES,
         CREATE_WORKSPACE,
         LOAD_TODOS,
@@ -34,6 +35,8 @@ with workflow.unsafe.imports_passed_through():
         SNAPSHOT_PHASE,
         WRITE_OUTPUT,
         ArchiveRequest,
+        CheckCompletionRequest,
+        CheckCompletionResult,
         CheckFilesRequest,
         CheckFilesResult,
         CreateWorkspaceRequest,
@@ -143,7 +146,15 @@ class WorkspaceOps:
         if req is None:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
-        return completion.checked(paths, result, bad)
+        found = completion.checked(paths, result, bad)
+        check = self.cfg.config.completion.check
+        if found.problems or check is None or self.cfg.folder is None:
+            return found
+        verdict = await self.activity(CHECK_COMPLETION, CheckCompletionRequest(
+            workspace=self.ws, folder=self.cfg.folder, command=check.command,
+            timeout_seconds=check.timeout_seconds), CheckCompletionResult,
+            f"check {check.command}", timeout=check.timeout_seconds + 60)
+        return completion.content_checked(found, check.command, verdict)
 
     async def create(self, instructions: str, documents: Sequence[str | DocumentSpec]) -> None:
         """create_workspace: claim the job's prefix, write instructions.md and documents/
@@ -182,9 +193,10 @@ class WorkspaceOps:
             return f"{what} ({layout.ERROR} could not be written: {cause_of(e)})"
         return what
 
-    async def activity(self, name: str, req: Any, result_type: type, summary: str) -> Any:
+    async def activity(self, name: str, req: Any, result_type: type, summary: str,
+                       timeout: float | None = None) -> Any:
         retries = self.cfg.config.retries
-        timeout = timedelta(seconds=retries.workspace_timeout_seconds)
+        timeout_ = timedelta(seconds=timeout or retries.workspace_timeout_seconds)
         retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                             maximum_interval=timedelta(seconds=20),
                             maximum_attempts=retries.workspace_attempts)
@@ -193,10 +205,10 @@ class WorkspaceOps:
                     or name == CREATE_WORKSPACE and job_start.local(name)):
                 return await workflow.execute_local_activity(
                     name, req, result_type=result_type, summary=summary,
-                    start_to_close_timeout=timeout, retry_policy=retry)
+                    start_to_close_timeout=timeout_, retry_policy=retry)
             return await workflow.execute_activity(
                 name, req, result_type=result_type, summary=summary,
-                start_to_close_timeout=timeout, retry_policy=retry)
+                start_to_close_timeout=timeout_, retry_policy=retry)
         except Exception as e:
             if not is_activity_failure(e):
                 raise

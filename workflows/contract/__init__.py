@@ -50,6 +50,7 @@ from workflows.contract.job import (
 from workflows.contract.names import (
     ARCHIVE_PHASE,
     CALL_MODEL,
+    CHECK_COMPLETION,
     CHECK_FILES,
     CHECKED_TOOLS,
     CONTROL_TOOLS,
@@ -90,6 +91,8 @@ from workflows.contract.pipeline import (
 )
 from workflows.contract.requests import (
     ArchiveRequest,
+    CheckCompletionRequest,
+    CheckCompletionResult,
     CheckFilesRequest,
     CheckFilesResult,
     CreateWorkspaceRequest,
@@ -120,15 +123,16 @@ from workflows.contract.requests import (
 )
 
 __all__ = [
-    "ARCHIVE_PHASE", "CALL_MODEL", "CHECK_FILES", "CHECKED_TOOLS", "CONTROL_TOOLS",
-    "CREATE_WORKSPACE",
+    "ARCHIVE_PHASE", "CALL_MODEL", "CHECK_COMPLETION", "CHECK_FILES", "CHECKED_TOOLS",
+    "CONTROL_TOOLS", "CREATE_WORKSPACE",
     "JOB_FAILED_ERROR",
     "LIST_TOOLS", "LOAD_CONFIG", "LOAD_TODOS", "PIPELINE_TYPE", "READ_DECISION", "READ_MEMORY",
     "READ_REQUIREMENTS", "RESTORE_WORKSPACE", "RUN_TOOL", "SA_COST", "SA_LAST_ERROR",
     "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_STRATEGY", "SA_TODO", "SA_TODOS",
     "SA_TOKENS", "SEARCH_ATTRIBUTES", "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE",
     "TOOL_ACTIVITY_PREFIX", "WORKFLOW_TYPE", "WRITE_OUTPUT",
-    "ApproveRequest", "ArchiveRequest", "CheckFilesRequest", "CheckFilesResult",
+    "ApproveRequest", "ArchiveRequest", "CheckCompletionRequest", "CheckCompletionResult",
+    "CheckFilesRequest", "CheckFilesResult",
     "ContextPolicy", "CreateWorkspaceRequest",
     "CreateWorkspaceResult", "DocumentSpec", "InlineMessage", "InputError", "JobConfig",
     "JobInput", "JobResult", "JobState", "JobStatus", "ListToolsRequest", "LlmSettings",

@@ -267,6 +267,15 @@ def line_text(line: str | LinePattern) -> str:
     return repr(line.strip()) if isinstance(line, str) else f"a line that is {line.describe}"
 
 
+class CompletionCheck(_Strict):
+    """A check of the deliverables' content: a script of the job's config folder, run by the
+    worker as `python <command> <a copy of the workspace>`; exit status 0 passes, and what it
+    prints on failure is what the model is told."""
+
+    command: str = Field(min_length=1, max_length=200)
+    timeout_seconds: float = Field(120, gt=0, le=1800)
+
+
 class CompletionSettings(_Strict):
     """How a job's completion is verified (docs/completion.md). Every job: a completion
     whose deliverables (the job's `deliverables`, the model's plan's, job_complete's) are
@@ -278,6 +287,7 @@ class CompletionSettings(_Strict):
     matches a `LinePattern`), and the rules built on them."""
 
     max_refusals: int = Field(default=3, ge=0, le=20)
+    check: CompletionCheck | None = None  # with every deliverable there, this must pass too
     expect_lines: dict[str, list[str | LinePattern]] = {}
     # phase_alternation (and nested): a strategic phase whose calls were refused this many
     # times (a repeated plan, a write of another file than its todo asks for, a rejected

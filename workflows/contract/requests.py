@@ -89,6 +89,20 @@ class CheckFilesRequest(BaseModel):
     deliverables: list[str] = []
 
 
+class CheckCompletionRequest(BaseModel):
+    """Input of `check_completion`: run the config folder's `command` on the workspace."""
+
+    workspace: WorkspaceRef
+    folder: str  # the job's config folder under the worker's configs/
+    command: str
+    timeout_seconds: float = 120
+
+
+class CheckCompletionResult(BaseModel):
+    ok: bool
+    output: str = ""  # what the script printed (capped)
+
+
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
     problems: list[str] = []  # what `lines` found missing, a sentence each

@@ -1,0 +1,70 @@
+"""`completion.check`: the config folder's script judges the deliverables' content. A
+job_complete whose files are all there but wrong is refused in the script's words; a script
+outside the config's folder is refused when the config loads."""
+
+from __future__ import annotations
+
+import pytest
+
+from activities.config_files import ConfigError, load_config
+from activities.storage.completion_check import script
+from tests.conftest import running_worker
+from tests.scripts import call, step
+from tests.test_bad_model_input import tool_messages
+
+APPLES = "# Apples\nApples grow on trees.\n"
+BANANAS = "# Bananas\nBananas are yellow.\n"
+SUMMARY = "# Summary\n- notes/apples.md: Apples\n- notes/bananas.md: Bananas\n"
+CONFIG = {"extends": "notes", "strategy": "react",
+          "llm": {"endpoint": "default", "profile": "none", "heartbeat_timeout_seconds": 2},
+          "completion": {"check": {"command": "check.py", "timeout_seconds": 60}}}
+
+
+def finish() -> dict:
+    return step(call("job_complete", summary="three notes", confidence=0.9,
+                     deliverables=["notes/apples.md", "notes/bananas.md", "output/summary.md"]))
+
+
+async def test_a_wrong_file_is_refused_in_the_checks_words(client, task_queue, start_job,
+                                                           model_server, s3):
+    script_ = [
+        step(call("write_file", path="notes/apples.md", content="Apples grow on trees.\n"),
+             call("write_file", path="notes/bananas.md", content=BANANAS),
+             call("write_file", path="output/summary.md", content=SUMMARY)),
+        finish(),  # every file there, apples.md without its heading: refused by check.py
+        step(call("write_file", path="notes/apples.md", content=APPLES)),
+        finish()]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script_, model_server, config=CONFIG, instructions="x",
+                                 documents=[])
+        result = await handle.result()
+    assert result.status == "completed" and result.completed_by == "model", result
+    refused = [m for m in tool_messages(model_server, handle.id) if "job_incomplete" in m]
+    assert len(refused) == 1
+    assert ("the check (check.py) failed: notes/apples.md does not start with '# Apples'"
+            in refused[0])
+
+
+async def test_a_check_that_never_passes_ends_the_job_stuck(client, task_queue, start_job,
+                                                           model_server):
+    wrong = step(call("write_file", path="notes/apples.md", content="no heading\n"),
+                 call("write_file", path="notes/bananas.md", content=BANANAS),
+                 call("write_file", path="output/summary.md", content=SUMMARY))
+    async with running_worker(client, task_queue):
+        handle = await start_job([wrong] + [finish()] * 4, model_server, config=CONFIG,
+                                 instructions="x", documents=[])
+        result = await handle.result()
+    assert result.status == "stuck"
+    assert result.missing and result.missing[0].startswith("the check (check.py) failed")
+
+
+def test_the_check_is_a_file_of_the_config_folder():
+    assert script("notes", "check.py").name == "check.py"
+    for bad in ("../creator/config.yaml", "/etc/passwd", "missing.py"):
+        with pytest.raises(ValueError, match="is not a file of the config folder"):
+            script("notes", bad)
+    with pytest.raises(ConfigError, match="completion.check"):
+        load_config({**CONFIG, "completion": {"check": {"command": "nope.py"}}}, policy=False)
+    with pytest.raises(ConfigError, match="completion.check"):
+        load_config({"extends": "notes", "completion": {"check": {
+            "command": "../creator/config.yaml"}}}, policy=False)
