@@ -30,6 +30,7 @@ class Job:
     expect: str = "completed"
     delivered: list[str] = field(default_factory=list)
     answer_only: bool = False
+    mcp: bool = False  # its tool is an MCP server's (mcp-server-time)
 
 
 def write(path: str, text: str) -> dict:
@@ -64,6 +65,10 @@ JOBS = [
         call("word_count", path="instructions.md")]),
         ("Write count.txt", [write("count.txt", "some words\n")])],
         deliverables=["count.txt"], delivered=["count.txt"]),
+    Job("mcp-tool-todo", [("Get the current time in UTC with the time tool", [
+        call("time__get_current_time", timezone="UTC")]),
+        ("Write now.txt saying the time was read", [write("now.txt", "time read\n")])],
+        deliverables=["now.txt"], delivered=["now.txt"], mcp=True),
     Job("echoes-its-prompt", [("Write out.md", [write("out.md", NOTE)])],
         deliverables=["out.md"], ending="echo", delivered=["out.md"]),
     Job("claims-early", [("Write result.md", [write("result.md", NOTE)])],

@@ -9,6 +9,9 @@ import json
 
 import pytest
 
+from activities.tools.mcp_config import parse
+from activities.tools.mcp_sessions import McpServers
+from devstack.processes import venv_bin
 from tests.completion_corpus import (
     JOBS,
     Job,
@@ -29,9 +32,11 @@ SCRIPTS = {"react": react, "phase_alternation": phase_alternation,
 async def test_the_job_ends_as_its_deliverables_say(job: Job, strategy: str, client, task_queue,
                                                     start_job, model_server, s3):
     config = {"extends": "defaults", "strategy": strategy, "deliverables": job.deliverables,
-              "tools": {"domain": ["word_*"]}, "llm": {"heartbeat_timeout_seconds": 2},
-              "auto": {"routes": {"C": "react"}}}
-    async with running_worker(client, task_queue):
+              "tools": {"domain": ["word_*"] + (["time.get_current_time"] if job.mcp else [])},
+              "llm": {"heartbeat_timeout_seconds": 2}, "auto": {"routes": {"C": "react"}}}
+    mcp = McpServers(parse({"servers": {"time": {"command": venv_bin("mcp-server-time")}}},
+                           "corpus")) if job.mcp else None
+    async with running_worker(client, task_queue, **({"mcp": mcp} if mcp else {})):
         handle = await start_job(SCRIPTS[strategy](job), model_server, config=config,
                                  instructions=f"The {job.name} job.", documents=[],
                                  deliverables=job.input_deliverables)
