@@ -56,6 +56,7 @@ from activities.attempts import AttemptDeadline
 from activities.config_files import ConfigActivities
 from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
+from activities.model.verification import VerificationActivities
 from activities.retry_unstick import UnstickRetries
 from activities.storage.buckets import WorkspaceGuard
 from activities.storage.completion_check import CompletionCheckActivities
@@ -157,7 +158,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
     `mcp`: the MCP servers tool activities use (default: SWITCHBACK_MCP_FILE's)."""
     store = ConversationStore(s3)
     model = ModelActivities(store)
-    model_acts = [model.call_model, model.summarize_conversation]
+    model_acts = [model.call_model, model.summarize_conversation,
+                  VerificationActivities(model).verify_completion]
     mcp = mcp if mcp is not None else McpServers(mcp_config.load())
     tools = ToolActivities(s3, store, mcp)
     tool_acts = [tools.run_tool, tools.run_tool_as, ToolListingActivities(s3, mcp).list_tools]

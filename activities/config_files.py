@@ -50,7 +50,7 @@ from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
-           "subjob", "classify", "echo_nudge")
+           "subjob", "classify", "echo_nudge", "verify")
 # the prompts each strategy uses (the resolved config, in history, carries only those)
 PROMPTS_OF = {
     "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge"),
@@ -203,7 +203,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     except EndpointError as e:
         raise ConfigError(f"{where}: {e}") from None
     c = cfg.completion
-    if c.check is not None and (job_dir is None or not _inside(
+    if c.check is not None and c.check.command is not None and (job_dir is None or not _inside(
             job_dir, c.check.command, f"{where}: completion.check").is_file()):
         raise ConfigError(f"{where}: completion.check: '{c.check.command}' is not a file of "
                           "the job's config folder")
@@ -216,7 +216,9 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
     strategies = strategies_of(cfg)
     prompts = {k: _read(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
-               for k in PROMPTS if k == "summarization" or any(
+               for k in PROMPTS if k == "summarization" or (
+                   k == "verify" and cfg.completion.check is not None
+                   and cfg.completion.check.model) or any(
                    k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)}
     todos = _todos(root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")
     nested_todos = (_todos(root, cfg.prompts.nested_todos, where, "prompts.nested_todos")

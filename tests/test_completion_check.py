@@ -68,3 +68,47 @@ def test_the_check_is_a_file_of_the_config_folder():
     with pytest.raises(ConfigError, match="completion.check"):
         load_config({"extends": "notes", "completion": {"check": {
             "command": "../creator/config.yaml"}}}, policy=False)
+
+
+MODEL_CHECK = {"extends": "creator", "strategy": "react", "deliverables": ["report.md"],
+               "llm": {"heartbeat_timeout_seconds": 2},
+               "completion": {"check": {"model": True}}}
+
+
+async def test_a_verification_call_refuses_a_wrong_file(client, task_queue, start_job,
+                                                        model_server):
+    """`completion.check: {model: true}`: one call with the task and the files; its FAIL and
+    reasons reach the model as the refusal, its PASS lets the job complete."""
+    script_ = [
+        step(call("write_file", path="report.md", content="# Report\nalpha\n")),
+        step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9)),
+        step(call("write_file", path="report.md", content="# Report\nalpha and beta\n")),
+        step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9)),
+        {"for_call": "verify:1", "content": "FAIL\nreport.md: beta is missing"},
+        {"for_call": "verify:2", "content": "PASS"}]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script_, model_server, config=MODEL_CHECK,
+                                 instructions="Write report.md about alpha and beta.",
+                                 documents=[])
+        result = await handle.result()
+    assert result.status == "completed", result
+    refused = [m for m in tool_messages(model_server, handle.id) if "job_incomplete" in m]
+    assert len(refused) == 1
+    assert "the check (a verification call) failed: report.md: beta is missing" in refused[0]
+    asked = [r for r in model_server.requests(handle.id) if "verify" in r.get("_call_key", "")]
+    assert len(asked) == 2
+    shown = asked[0]["messages"][1]["content"]
+    assert "Write report.md about alpha and beta." in shown and "alpha\n" in shown
+    assert asked[0]["messages"][0]["content"].startswith("You check whether a finished job")
+
+
+def test_a_verdict_that_is_neither_pass_nor_fail_fails():
+    from activities.model.verification import verdict
+    assert verdict("PASS") == (True, "")
+    assert verdict("**PASS**\n") == (True, "")
+    assert verdict("FAIL\na.md: empty\nb.md: wrong") == (False, "a.md: empty b.md: wrong")
+    assert verdict("FAIL: a.md is empty") == (False, "a.md is empty")
+    ok, said = verdict("Looks good to me")
+    assert not ok and "neither PASS nor FAIL" in said
+    with pytest.raises(ConfigError, match="either `command` or `model: true`"):
+        load_config({"extends": "notes", "completion": {"check": {}}}, policy=False)

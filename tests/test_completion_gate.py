@@ -488,3 +488,25 @@ async def test_a_write_of_todos_yaml_is_refused_and_ends_in_the_workflows_plan(
     assert msgs.count(refusal) == 2, msgs  # the third ended the phase
     assert await s3.get("switchback", f"{handle.id}/output/breakers/planned_1.json")
     assert b"planned" not in (await s3.get("switchback", f"{handle.id}/todos.yaml") or b"")
+
+
+async def test_the_small_profile_plans_the_declared_deliverables_after_refusals(
+        client, task_queue, start_job, model_server):
+    """Eval jobs without expect_lines: the 1.5B model called todo_complete on the bootstrap's
+    last todo again and again without todo_write. With the small profile the workflow plans
+    one todo per declared deliverable not there yet, and the tactical phase that writes it
+    ends the job."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
+              "deliverables": ["out.md", "notes/*.md"]}
+    script = bootstrap()[:-2] + [step(call("todo_complete", notes="plan"))] * 3 + [
+        step(call("write_file", path="out.md", content="# Out\n"), call("todo_complete")),
+        step(call("write_file", path="notes/a.md", content="a\n"), call("todo_complete"))]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed" and result.completed_by == "workflow", result
+    assert sum(m.startswith("Phase transition rejected") for m in msgs) >= 2, msgs
+    blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
+    assert any("Write out.md as instructions.md asks" in b for b in blocks)
+    assert any("Write the files matching notes/*.md as instructions.md asks" in b
+               for b in blocks)
+    assert result.verified == ["out.md", "notes/a.md"]

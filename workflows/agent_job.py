@@ -73,6 +73,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import (
         CallModel,
         Complete,
+        DeliverablesChecked,
         ExecuteTools,
         NextStep,
         PlannedCall,
@@ -102,6 +103,8 @@ class AgentJob:
         self.progress = visibility.Progress()  # status, last steps, errors: what people follow
         self.publisher = visibility.Publisher()
         self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
+        # the claim of a job_complete that just passed the check (no second check at the end)
+        self.passed: tuple[list[str], DeliverablesChecked] | None = None
 
     # -- steering ---------------------------------------------------------------------
 
@@ -264,6 +267,11 @@ class AgentJob:
             self.ops = WorkspaceOps.of_job(cfg, self.steering)
         except InputError as e:
             self._refuse(str(e), "invalid_config")
+        self.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
+
+    def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
+        if self.strategy is not None:
+            self.strategy.add_usage(tokens_in, tokens_out)
 
     async def _settle(self, decision: T | Workspace[T]) -> T:
         """Run the workspace operations the strategy asked for until it decides."""
@@ -310,7 +318,7 @@ class AgentJob:
         assert self.cfg and self.ws
         if step.conversation != self.conversation.key:
             self._on_new_phase()
-        notes, self.notes = self.notes, []
+        notes, self.notes, self.passed = self.notes, [], None
         turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
             self.conversation, step, notes, self.cfg, self.ws, self._phase_number(),
             visibility.model_label(step.label, self._view())))
@@ -385,6 +393,7 @@ class AgentJob:
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
         found = await ops.deliverables(claimed, bad)
         if not found.problems:
+            self.passed = (claimed, found)  # the job ends in this turn: _finish takes it
             return None
         ops.completion.refusals += 1
         return completion.refusal(found, ops.completion.refusals, self._job()[0])
@@ -395,7 +404,8 @@ class AgentJob:
         ops = self._workspace_ops()
         if result.status == "completed":
             claimed, bad = completion.valid(result.deliverables)
-            found = await ops.deliverables(claimed, bad)
+            found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
+                else await ops.deliverables(claimed, bad)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
         elif result.status == "stuck":

@@ -53,6 +53,7 @@ class CompletionState(BaseModel):
 
     by_model: list[str] = []  # deliverables the model named when it planned
     refusals: int = 0  # job_complete calls refused
+    checks: int = 0  # verification model calls made (completion.check model)
 
 
 def small(cfg: ResolvedConfig) -> bool:

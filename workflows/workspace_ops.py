@@ -16,7 +16,7 @@ record of the model's declarations this object holds for the job.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
         LOAD_TODOS,
         READ_MEMORY,
         SNAPSHOT_PHASE,
+        VERIFY_COMPLETION,
         WRITE_OUTPUT,
         ArchiveRequest,
         CheckCompletionRequest,
@@ -48,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         ReadMemoryRequest,
         ResolvedConfig,
         SnapshotRequest,
+        VerifyCompletionRequest,
         WorkspaceRef,
         WriteOutputRequest,
         layout,
@@ -81,6 +83,7 @@ class WorkspaceOps:
         self.cfg = cfg
         self.steering = steering or Steering()  # what reaches a nested job's children
         self.completion = completion.CompletionState()  # the deliverables, as declared
+        self.on_usage: Callable[[int, int], None] = lambda tokens_in, tokens_out: None
 
     @staticmethod
     def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
@@ -147,14 +150,23 @@ class WorkspaceOps:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
         found = completion.checked(paths, result, bad)
-        check = self.cfg.config.completion.check
-        if found.problems or check is None or self.cfg.folder is None:
+        check, c = self.cfg.config.completion.check, self.cfg.config
+        if found.problems or check is None:
             return found
-        verdict = await self.activity(CHECK_COMPLETION, CheckCompletionRequest(
-            workspace=self.ws, folder=self.cfg.folder, command=check.command,
-            timeout_seconds=check.timeout_seconds), CheckCompletionResult,
-            f"check {check.command}", timeout=check.timeout_seconds + 60)
-        return completion.content_checked(found, check.command, verdict)
+        if check.command is not None and self.cfg.folder is not None:
+            verdict = await self.activity(CHECK_COMPLETION, CheckCompletionRequest(
+                workspace=self.ws, folder=self.cfg.folder, command=check.command,
+                timeout_seconds=check.timeout_seconds), CheckCompletionResult,
+                f"check {check.command}", timeout=check.timeout_seconds + 60)
+            return completion.content_checked(found, check.command, verdict)
+        self.completion.checks += 1
+        verdict = await self.activity(VERIFY_COMPLETION, VerifyCompletionRequest(
+            workspace=self.ws, llm=c.llm, prompt=self.cfg.prompts["verify"],
+            paths=found.delivered, call_key=f"{self.ws.job_id}:verify:{self.completion.checks}"),
+            CheckCompletionResult, "verify the deliverables", timeout=c.llm.timeout_seconds + 30,
+            task_queue=c.task_queues.model)
+        self.on_usage(verdict.usage.prompt_tokens, verdict.usage.completion_tokens)
+        return completion.content_checked(found, "a verification call", verdict)
 
     async def create(self, instructions: str, documents: Sequence[str | DocumentSpec]) -> None:
         """create_workspace: claim the job's prefix, write instructions.md and documents/
@@ -194,7 +206,7 @@ class WorkspaceOps:
         return what
 
     async def activity(self, name: str, req: Any, result_type: type, summary: str,
-                       timeout: float | None = None) -> Any:
+                       timeout: float | None = None, task_queue: str | None = None) -> Any:
         retries = self.cfg.config.retries
         timeout_ = timedelta(seconds=timeout or retries.workspace_timeout_seconds)
         retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
@@ -207,7 +219,7 @@ class WorkspaceOps:
                     name, req, result_type=result_type, summary=summary,
                     start_to_close_timeout=timeout_, retry_policy=retry)
             return await workflow.execute_activity(
-                name, req, result_type=result_type, summary=summary,
+                name, req, result_type=result_type, summary=summary, task_queue=task_queue,
                 start_to_close_timeout=timeout_, retry_policy=retry)
         except Exception as e:
             if not is_activity_failure(e):

@@ -79,6 +79,7 @@ from workflows.contract.names import (
     SUMMARIZE,
     TASK_QUEUE,
     TOOL_ACTIVITY_PREFIX,
+    VERIFY_COMPLETION,
     WORKFLOW_TYPE,
     WRITE_OUTPUT,
 )
@@ -118,6 +119,7 @@ from workflows.contract.requests import (
     ToolOutcome,
     ToolRequest,
     Usage,
+    VerifyCompletionRequest,
     WorkspaceRef,
     WriteOutputRequest,
 )
@@ -130,7 +132,7 @@ __all__ = [
     "READ_REQUIREMENTS", "RESTORE_WORKSPACE", "RUN_TOOL", "SA_COST", "SA_LAST_ERROR",
     "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_STRATEGY", "SA_TODO", "SA_TODOS",
     "SA_TOKENS", "SEARCH_ATTRIBUTES", "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE",
-    "TOOL_ACTIVITY_PREFIX", "WORKFLOW_TYPE", "WRITE_OUTPUT",
+    "TOOL_ACTIVITY_PREFIX", "VERIFY_COMPLETION", "WORKFLOW_TYPE", "WRITE_OUTPUT",
     "ApproveRequest", "ArchiveRequest", "CheckCompletionRequest", "CheckCompletionResult",
     "CheckFilesRequest", "CheckFilesResult",
     "ContextPolicy", "CreateWorkspaceRequest",
@@ -144,7 +146,8 @@ __all__ = [
     "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSet",
     "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
-    "Usage", "ValidationOutcome", "WorkspaceRef", "WriteOutputRequest", "RewindRequest",
+    "Usage", "ValidationOutcome", "VerifyCompletionRequest", "WorkspaceRef",
+    "WriteOutputRequest", "RewindRequest",
     "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input", "pipeline_input",
     "rewind_request",
 ]

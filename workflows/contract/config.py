@@ -200,6 +200,7 @@ class Prompts(_Strict):
     nested: str = "prompts/nested.md"  # nested: the outer loop's system prompt
     subjob: str = "prompts/subjob.md"  # nested: a child job's instructions.md
     classify: str = "prompts/classify.md"  # auto: the complexity matrix
+    verify: str = "prompts/verify.md"  # completion.check model: the verification call
     strategic_todos: str = "prompts/strategic_todos.yaml"
     nested_todos: str = "prompts/nested_todos.yaml"  # nested: the outer loop's todos
 
@@ -268,12 +269,21 @@ def line_text(line: str | LinePattern) -> str:
 
 
 class CompletionCheck(_Strict):
-    """A check of the deliverables' content: a script of the job's config folder, run by the
-    worker as `python <command> <a copy of the workspace>`; exit status 0 passes, and what it
-    prints on failure is what the model is told."""
+    """A check of the deliverables' content, one of: `command`, a script of the job's config
+    folder, run by the worker as `python <command> <a copy of the workspace>` (exit status 0
+    passes; what it prints on failure is what the model is told); or `model: true`, one
+    verification call to the job's endpoint with the task and the deliverables' contents
+    (prompts/verify.md), which answers PASS or FAIL with its reasons."""
 
-    command: str = Field(min_length=1, max_length=200)
+    command: str | None = Field(None, min_length=1, max_length=200)
+    model: bool = False
     timeout_seconds: float = Field(120, gt=0, le=1800)
+
+    @model_validator(mode="after")
+    def _one(self) -> CompletionCheck:
+        if (self.command is None) == (not self.model):
+            raise ValueError("completion.check: give either `command` or `model: true`")
+        return self
 
 
 class CompletionSettings(_Strict):

@@ -30,6 +30,7 @@ READ_DECISION = "read_decision"
 LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
 CHECK_FILES = "check_files"  # has a file changed since the phase began (evidence of a todo)
 CHECK_COMPLETION = "check_completion"  # completion.check: the config's script on the workspace
+VERIFY_COMPLETION = "verify_completion"  # completion.check model: one verification model call
 RESTORE_WORKSPACE = "restore_workspace"  # a rewind with restore_phase: files back to a snapshot
 # A tool run as a local activity has its own activity type, `tool.<name>` (the web UI's
 # timeline names a local activity by its type only); worker.py serves them with one

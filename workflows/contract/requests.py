@@ -89,20 +89,6 @@ class CheckFilesRequest(BaseModel):
     deliverables: list[str] = []
 
 
-class CheckCompletionRequest(BaseModel):
-    """Input of `check_completion`: run the config folder's `command` on the workspace."""
-
-    workspace: WorkspaceRef
-    folder: str  # the job's config folder under the worker's configs/
-    command: str
-    timeout_seconds: float = 120
-
-
-class CheckCompletionResult(BaseModel):
-    ok: bool
-    output: str = ""  # what the script printed (capped)
-
-
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
     problems: list[str] = []  # what `lines` found missing, a sentence each
@@ -293,3 +279,29 @@ class ToolOutcome(BaseModel):
     changed: list[str] = Field(default_factory=list)  # workspace paths written or deleted
     tools_added: list[str] = Field(default_factory=list)  # tool_search: tools now loaded
     stored: bool = True  # False: `summary` is the whole result, not yet in the store
+
+
+class CheckCompletionRequest(BaseModel):
+    """Input of `check_completion`: run the config folder's `command` on the workspace."""
+
+    workspace: WorkspaceRef
+    folder: str  # the job's config folder under the worker's configs/
+    command: str
+    timeout_seconds: float = 120
+
+
+class CheckCompletionResult(BaseModel):
+    ok: bool
+    output: str = ""  # what the script printed, or the verification's reasons (capped)
+    usage: Usage = Usage()  # a verification call's tokens
+
+
+class VerifyCompletionRequest(BaseModel):
+    """Input of `verify_completion`: one call to the job's endpoint with the task and the
+    deliverables' contents."""
+
+    workspace: WorkspaceRef
+    llm: LlmSettings
+    prompt: str  # configs/prompts/verify.md
+    paths: list[str]  # the deliverables found
+    call_key: str = ""

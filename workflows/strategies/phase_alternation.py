@@ -274,27 +274,27 @@ class PhaseAlternation(Strategy):
             return self._went_on([], self._with_lines(todo, files, lambda: self._done(
                 todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
                 ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
-        limit, check = self.cfg.config.completion.plan_after_refusals, completion_gate.expected(
-            self.cfg)
-        if ph.kind == "strategic" and limit and ph.refusals >= limit and check and not (
+        limit = self.cfg.config.completion.plan_after_refusals
+        if ph.kind == "strategic" and limit and ph.refusals >= limit and small and not (
                 self.pending or self.completion):
-            return Workspace([check], lambda c: self._plan_deliverables(list(c[0]), hint))
+            return Workspace([CheckDeliverables()], lambda c: self._plan_deliverables(
+                c[0], hint))
         return self._went_on(hint)
 
-    def _plan_deliverables(self, problems: list[str], hint: list[str]) -> Decision:
-        """A strategic phase refused `completion.plan_after_refusals` calls: its plan is the
-        workflow's, one todo per deliverable that `problems` says falls short (none: the turn
-        goes on as it would)."""
-        ph, short = self._ph(), completion_gate.short_of(self.cfg, problems)
-        if not short:
-            return self._went_on(hint)
+    def _plan_deliverables(self, found: DeliverablesChecked, hint: list[str]) -> Decision:
+        """Small profile: a strategic phase refused `completion.plan_after_refusals` calls;
+        its plan is the workflow's, one todo per declared deliverable not there yet (none:
+        the turn goes on as it would)."""
+        ph = self._ph()
         todos = [Todo(id=int(str(t["id"])), content=str(t["content"]))
-                 for t in completion_gate.deliverable_todos(self.cfg, short)]
+                 for t in completion_gate.workflow_plan(self.cfg, found)]
+        if not todos:
+            return self._went_on(hint)
         self.pending = Pending(to="tactical", title=PLANNED_BY_WORKFLOW, todos=todos)
         trip = {"breaker": "plan_after_refusals", "action": "plan", "phase": ph.number,
                 "message": f"{ph.refusals} refused calls in strategic phase {ph.number} "
                            "(completion.plan_after_refusals): the workflow planned the "
-                           f"deliverables still short: {', '.join(short)}",
+                           "deliverables not there yet",
                 "todos": [t.content for t in todos]}
         return Workspace([WriteOutput(f"output/breakers/planned_{ph.number}.json", trip)],
                          lambda _: self._went_on(hint))
