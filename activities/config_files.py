@@ -11,7 +11,7 @@ Mappings merge key by key; lists and scalars replace. Every error names the
 file(s) and the field, e.g. `config 'creator' (configs/creator/config.yaml <-
 configs/defaults.yaml): limits.max_nudgez: Extra inputs are not permitted`.
 
-The trust boundary (README "Security model") is checked here first, so a job that asks
+The trust boundary (docs/security.md) is checked here first, so a job that asks
 for what the operator does not offer fails at once, naming the field: an inline config
 (job input) may not set `llm.base_url`, `llm.api_key_env` or `llm.replay_from` (unless
 the operator allows the first two); `llm.endpoint` and `llm.model` must be declared

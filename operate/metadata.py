@@ -9,7 +9,7 @@ details (given when it starts), and how the CLI reads back what the job persiste
 Temporal sets a workflow's static summary and details only when it starts (the UI shows them
 on the job page's "User Metadata" tab, as markdown), so the client that starts the job sets
 them: `starter.py start` does, and `temporal workflow start --static-summary ...
---static-details ...` can (README "CLI cookbook").
+--static-details ...` can (docs/cli.md).
 """
 
 from __future__ import annotations

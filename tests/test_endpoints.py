@@ -87,7 +87,7 @@ def test_the_shipped_file_is_the_default_endpoint(monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://models.example/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-default")
     eps, source = endpoints.load()
-    # default, and local (the llama-server of README "A real model"; SWITCHBACK_LOCAL_BASE_URL)
+    # default, and local (the llama-server of docs/local-models.md; SWITCHBACK_LOCAL_BASE_URL)
     assert source == "configs/endpoints.yaml" and list(eps.endpoints) == ["default", "local"]
     assert not eps.allow_job_base_url and eps.allow_job_api_key_env == []
     t = endpoints.target(LlmSettings())

@@ -1,4 +1,4 @@
-"""The architecture's rules, checked on the source (README "Architecture").
+"""The architecture's rules, checked on the source (docs/architecture.md).
 
 - activities/ imports nothing from workflows/ but the contract (workflows/contract/);
 - workflows/ imports no activity, client or I/O library;

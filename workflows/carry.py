@@ -91,8 +91,7 @@ def job_run(raw: object, job_id: str) -> JobRun:
     """The workflow's input (undecoded, a RawValue, or JSON) and its id, checked (InputError
     names the field). `carry`
     comes from continue-as-new or `starter.py rerun`; whatever it says, the activities
-    enforce the operator's endpoints, buckets and the job's own prefix (README "Security
-    model")."""
+    enforce the operator's endpoints, buckets and the job's own prefix (docs/security.md)."""
     bad_id = job_id_problem(job_id)
     if bad_id:
         raise InputError(bad_id)

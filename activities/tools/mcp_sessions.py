@@ -18,7 +18,7 @@ closed by the same task); calls from any activity go through it concurrently.
 temporalio-mcp (Temporal's MCP plugin) has the same ownership rule and error split; it is
 not used because its list/call activities carry arguments and results through workflow
 history and re-list tools per workflow object, where switchback keeps both out of history
-(README "Adding tools").
+(docs/tools.md).
 """
 
 from __future__ import annotations

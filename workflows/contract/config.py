@@ -42,7 +42,7 @@ class LlmSettings(_Strict):
     # task of their own) while the call before took under `local_call_below_seconds`, at
     # most `local_calls_in_a_row` in a row (0, the default: never); the next call goes
     # through the server, which bounds how long the job's progress, queries and signals wait
-    # (workflows/model_steps.py, README "Fast endpoints")
+    # (workflows/model_steps.py, docs/operating.md)
     local_call_below_seconds: float = Field(2.0, ge=0)
     local_calls_in_a_row: int = Field(0, ge=0)
     # a model profile: the rules one model family needs, opted into ("small": the rules that

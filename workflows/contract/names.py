@@ -48,9 +48,9 @@ CONTROL_TOOLS = frozenset({
 # repeats the ritual's own todos is refused before it runs: ritual.refuse_repeated_plans).
 CHECKED_TOOLS = frozenset({"todo_write"})
 
-# Search attributes (registered by devstack and worker.py; see README "Seeing a job in the
-# web UI"). SQL visibility (the dev server, PostgreSQL/MySQL clusters) allows at most 3 Int,
-# 3 Double, 3 Text and 10 Keyword custom attributes per namespace: these use 2, 1, 2 and 4.
+# Search attributes (registered by devstack and worker.py; see docs/ui.md). SQL visibility
+# (the dev server, PostgreSQL/MySQL clusters) allows at most 3 Int, 3 Double, 3 Text and
+# 10 Keyword custom attributes per namespace: these use 2, 1, 2 and 4.
 SA_PHASE = SearchAttributeKey.for_keyword("SwitchbackPhase")  # the phase's kind
 SA_PHASE_NUMBER = SearchAttributeKey.for_int("SwitchbackPhaseNumber")
 SA_TOKENS = SearchAttributeKey.for_int("SwitchbackTokens")

@@ -1,6 +1,6 @@
 """The ritual's rules that keep a small model honest (issue #17), for phase alternation.
 
-Each answers a failure seen when a 1.5B model drove the phase machine (README "A real model"):
+Each answers a failure seen when a 1.5B model drove the phase machine (docs/local-models.md):
 
 - `strategic_todos`: the predefined todos of a strategic phase, with the phase's numbers
   filled in (`{{min_todos}}`, `{{max_todos}}`, `{{archive}}`: the archive file of the phase
