@@ -67,14 +67,15 @@ def deliverable_todos(cfg: ResolvedConfig, paths: list[str]) -> list[dict[str, o
 def workflow_plan(cfg: ResolvedConfig, found: DeliverablesChecked) -> list[dict[str, object]]:
     """The small profile's plan after refused planning: one todo per declared deliverable
     `found` says is not there yet (at most 10) - "Write <file> with these lines: ..." for a
-    file of expect_lines, "Write <file> as instructions.md asks" for any other, "Write the
-    files matching <glob> ..." for a glob."""
+    file of expect_lines, "Write <file>" for any other, "Write the files matching <glob>" for
+    a glob. (Told "Write notes/cats.md as instructions.md asks", the 1.5B model wrote
+    instructions.md's text into each file.)"""
     lines = cfg.config.completion.expect_lines
     short = [p for p in found.declared if any(
         x.startswith(f"{p} ") or x == f"no file matches {p}" for x in found.problems)][:10]
     return [{"id": n, "content": str(deliverable_todos(cfg, [p])[0]["content"]) if lines.get(p)
-             else f"Write {'the files matching ' if set('*?[') & set(p) else ''}{p} as "
-                  "instructions.md asks"} for n, p in enumerate(short, 1)]
+             else f"Write {'the files matching ' if set('*?[') & set(p) else ''}{p}"}
+            for n, p in enumerate(short, 1)]
 
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:
