@@ -55,6 +55,12 @@ def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
         label="x", todos=['Mcp notes/alpha.md [write {"entry": "alpha"}]'])]) is None
     assert repeated_plan(specs("Write notes/a.md", "Write c", "Write d", "Write e"),
                          [TodoSet(label="x", todos=done[0])]) is None
+    # with the small profile too: long todos on different files are different work
+    long = 'Mcp notes/{0}.md [write the entry {{"entry": "{0}"}} with the mcp tool]'
+    assert repeated_plan(specs(long.format("gamma")), [TodoSet(
+        label="x", todos=[long.format("alpha")], similar=True)]) is None
+    assert repeated_plan(specs(long.format("alpha") + " now"), [TodoSet(
+        label="x", todos=[long.format("alpha")], similar=True)])
 
 
 def test_a_todo_write_that_repeats_the_predefined_todos_is_refused_before_it_runs():

@@ -17,18 +17,28 @@ def repeated_plan(todos: Sequence[str], avoid: Sequence[TodoSet]) -> str | None:
     """Why the plan (its todos' texts) repeats work already done or the ritual's own todos,
     or None: half or more of its todos (at least one) are the same tasks as those of one set
     in `avoid` (the same text, words and case aside; with the set's `similar`, the small
-    model profile's, also mostly the same words)."""
-    new = [(t, _norm(t)) for t in todos]
+    model profile's, also mostly the same words, unless both name files and not the same:
+    "Write notes/alpha.md ..." and "Write notes/gamma.md ..." are different work)."""
+    new = [(t, _norm(t), _files(t)) for t in todos]
     for s in avoid:
-        ref = [_norm(x) for x in s.todos]
-        same = [text for text, n in new if any(
-            _similar(n, r) if s.similar else n == r for r in ref)]
+        ref = [(_norm(x), _files(x)) for x in s.todos]
+        same = [text for text, n, files in new if any(
+            n == r or s.similar and _similar(n, r) and not (files and other and files != other)
+            for r, other in ref)]
         if same and 2 * len(same) >= len(new):
             return (f"the plan repeats {s.label} ({len(same)} of {len(new)} todos, e.g. "
                     f"{same[0][:120]!r}). That work is done or is not tactical work: plan "
                     "what is left of the task (instructions.md, main_plan.md), or call "
                     "job_complete if nothing is left.")
     return None
+
+
+_FILE = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,5}\b")
+
+
+def _files(text: str) -> set[str]:
+    """The file names a todo names: two todos on different files are different work."""
+    return set(_FILE.findall(text))
 
 
 def _norm(text: str) -> str:
