@@ -31,7 +31,7 @@ from devstack.processes import free_port, venv_bin
 from devstack.temporal_server import temporal_extra_args
 from tests import browser
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, full_job, step, tactical, transition
+from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from tests.test_approvals import GATED
 from tests.waits import wait_for_requests, wait_state
 from workflows.contract import JobInput, JobResult, JobState
@@ -236,7 +236,8 @@ async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
     model_server.set_script(job, bootstrap() + tactical(1) + [
         step(call("write_file", path="tmp.md", content="x")),
         step(call("delete_file", path="tmp.md"))]  # waits for `approve`
-        + transition("Revised", 5, memory="rewound") + tactical(5, "r") + full_job(1)[-4:])
+        + transition("Revised", 5, memory="rewound") + tactical(5, "r")
+        + full_job(1)[-4:-1] + finish()[-1:])  # its job_complete claims no file it did not write
     model_server.set_script(doomed, bootstrap() + [{**tactical(5)[0], "latency_ms": 30000}])
     queue = f"ui-{tag}"
     async with running_worker(ui.client, queue), browser.browser() as ctx:
