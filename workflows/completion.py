@@ -41,6 +41,7 @@ from workflows.contract import (
 )
 from workflows.strategies import completion_gate
 from workflows.strategies.base import DeliverablesChecked
+from workflows.strategies.ritual import small_profile as small
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
 # failures the model caused that end a job: with the deliverables there it is completed
@@ -54,10 +55,6 @@ class CompletionState(BaseModel):
     by_model: list[str] = []  # deliverables the model named when it planned
     refusals: int = 0  # job_complete calls refused
     checks: int = 0  # verification model calls made (completion.check model)
-
-
-def small(cfg: ResolvedConfig) -> bool:
-    return cfg.config.llm.profile == "small"
 
 
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:

@@ -16,6 +16,7 @@ import json
 from workflows.contract import ResolvedConfig, layout
 from workflows.contract.config import line_text
 from workflows.strategies.base import CheckLines, DeliverablesChecked, LinesChecked
+from workflows.strategies.ritual import small_profile
 
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 
@@ -23,7 +24,7 @@ BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 def expected(cfg: ResolvedConfig, paths: list[str] | None = None) -> CheckLines | None:
     """The check of the config's expect_lines (only those of `paths` that list lines, when
     given), or None when there is nothing to check or the job is not on the small profile."""
-    if cfg.config.llm.profile != "small":
+    if not small_profile(cfg):
         return None
     lines = cfg.config.completion.expect_lines
     wanted = sorted(lines.items()) if paths is None else [
@@ -118,7 +119,7 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     file of expect_lines it names, to copy ("" when none is named). Under react the 1.5B
     model, told "notes/apples.md does not exist", rewrote output/summary.md and called
     job_complete again, three times (eval round 9)."""
-    lines = cfg.config.completion.expect_lines if cfg.config.llm.profile == "small" else {}
+    lines = cfg.config.completion.expect_lines if small_profile(cfg) else {}
     for path in sorted(lines):
         if lines[path] and any(p.startswith(f"{path} ") for p in problems):
             want = " and ".join(json.dumps(line, ensure_ascii=False) if isinstance(line, str)

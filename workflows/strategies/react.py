@@ -65,7 +65,6 @@ class Snapshot(BaseModel):
     history: list[PhaseRecord]
     writes: int
     final_status: Literal["completed", "budget_exhausted"]
-    refusals: int = 0  # job_complete calls the completion gate refused
 
 
 class React(Strategy):
@@ -79,7 +78,6 @@ class React(Strategy):
         self.completion: dict[str, Any] | None = None
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.writes = 0
-        self.refusals = 0
         self._system = ""
 
     def begin(self) -> Decision:
@@ -87,13 +85,12 @@ class React(Strategy):
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(attempt=self.attempt, totals=self.totals, history=self.history,
-                        writes=self.writes, final_status=self.final_status,
-                        refusals=self.refusals).model_dump(mode="json")
+                        writes=self.writes, final_status=self.final_status).model_dump(mode="json")
 
     def resume(self, snapshot: dict[str, Any]) -> Decision:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history, self.writes = snap.totals, snap.history, snap.writes
-        self.final_status, self.refusals = snap.final_status, snap.refusals
+        self.final_status = snap.final_status
         return self._enter(snap.attempt, count=False)
 
     def view(self) -> StrategyView:
