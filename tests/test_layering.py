@@ -2,7 +2,8 @@
 
 - activities/ imports nothing from workflows/ but the contract (workflows/contract/);
 - workflows/ imports no activity, client or I/O library;
-- strategies import no Temporal API (they only decide) and never define coroutines;
+- strategies import no Temporal API and no asyncio: they decide, and await only their port
+  (`self.port`), themselves, or the strategy they compose;
 - starter.py imports only the standard library at load time (the CLI stays fast), and the
   client side (operate/) never imports the worker or the model/tool activities.
 """
@@ -49,15 +50,46 @@ def test_workflows_import_no_activity_client_or_io_library() -> None:
     assert not bad, bad
 
 
-def test_strategies_only_decide() -> None:
+def awaited_roots(path: Path) -> list[tuple[int, str]]:
+    """What each `await` in `path` awaits: the name its call starts from (`self.port.x()`:
+    self.port; `super().x()`: super; `pending()`: pending)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Await):
+            continue
+        target = node.value.func if isinstance(node.value, ast.Call) else node.value
+        parts = []
+        while isinstance(target, ast.Attribute):
+            parts.append(target.attr)
+            target = target.value
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name):
+            root = target.func.id  # super()
+        else:
+            root = target.id if isinstance(target, ast.Name) else type(target).__name__
+        out.append((node.lineno, ".".join([root, *reversed(parts)][:2])))
+    return out
+
+
+def test_strategies_only_decide_and_await_their_port() -> None:
     for p in files("workflows/strategies"):
-        assert not [m for m in imports(p) if m.startswith("temporalio")], p
+        bad = [m for m in imports(p) if m.startswith(("temporalio", "asyncio"))]
+        assert not bad, (p, bad)
+        strays = [(line, root) for line, root in awaited_roots(p)
+                  if root.split(".")[0] not in ("self", "super", "inner", "pending")]
+        assert not strays, (p, strays)
     assert strategies.REGISTRY, "no strategy registered"
     for name, cls in strategies.REGISTRY.items():
         assert cls.name == name and issubclass(cls, Strategy)
-        coroutines = [n for n, f in inspect.getmembers(cls, inspect.isfunction)
-                      if inspect.iscoroutinefunction(f)]
-        assert not coroutines, f"{name} awaits: {coroutines}"
+        seam = [n for n in ("begin", "resume", "after_model", "own_tool", "after_tools",
+                            "interrupt") if not inspect.iscoroutinefunction(getattr(cls, n))]
+        assert not seam, f"{name}: not async: {seam}"
+
+
+def test_the_layering_check_sees_a_stray_await(tmp_path: Path) -> None:
+    stray = tmp_path / "s.py"
+    stray.write_text("async def f(self, t):\n    await self.port.read_memory()\n"
+                     "    await super().begin()\n    await t.sleep(1)\n", encoding="utf-8")
+    assert awaited_roots(stray) == [(2, "self.port"), (3, "super.begin"), (4, "t.sleep")]
 
 
 def test_the_cli_loads_only_the_standard_library() -> None:

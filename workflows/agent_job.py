@@ -8,22 +8,25 @@
             CallModel    -> call_model activity -> strategy.after_model -> breakers
             ExecuteTools -> each call: skipped | refused | waits for `approve`
                            | the strategy's own tool | run_tool activity -> strategy.after_tools
-            Complete     -> the job's result;  ReportError -> output/error.json, fail
+            Complete     -> verified (the deliverables there) -> the job's result
+            ReportError  -> output/error.json, fail (or completed, deliverables all there)
     cancel: the strategy archives its todos as cancelled, output/completion.json
             "cancelled", the job ends Cancelled
 
-The strategy (workflows/strategies/) only decides; this loop carries its decisions
-out, with collaborators that each take what they need as arguments:
+The strategy (workflows/strategies/) decides, awaiting only its port (WorkspaceOps); this
+loop carries its decisions out, with collaborators that each take what they need as arguments:
 
     model_steps.call_model   one model call over the conversation (workflows/conversation.py)
     tool_steps.run_tool      one tool call
-    WorkspaceOps             the operations strategies ask for (a nested job's child jobs:
+    WorkspaceOps             the strategies' port: what they await (a nested job's child jobs:
                              child_jobs.py)
     Steering                 pause, rewinds, approvals (what the signals and the update set)
     breaker_steps            the deterministic checks after every model step
     PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes, memo
     restores                 a rewind that puts the workspace back as it was at a phase start
+    Verifier                 the verified end: job_complete refused while deliverables are
+                             missing, `completed` only with them there (verification.py)
 
 Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
 """
@@ -31,7 +34,7 @@ Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RawValue
@@ -60,10 +63,8 @@ with workflow.unsafe.imports_passed_through():
         JobState,
         ModelReply,
         ResolvedConfig,
-        ToolCallInfo,
         ToolOutcome,
         WorkspaceRef,
-        layout,
     )
     from workflows.conversation import Conversation
     from workflows.failures import StepFailed, cause_of, job_failed, unexpected
@@ -73,7 +74,6 @@ with workflow.unsafe.imports_passed_through():
     from workflows.strategies.base import (
         CallModel,
         Complete,
-        DeliverablesChecked,
         ExecuteTools,
         NextStep,
         PlannedCall,
@@ -81,12 +81,9 @@ with workflow.unsafe.imports_passed_through():
         Strategy,
         StrategyView,
         Totals,
-        Workspace,
     )
+    from workflows.verification import Verifier
     from workflows.workspace_ops import WorkspaceOps
-
-T = TypeVar("T")
-
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentJob:
@@ -103,8 +100,7 @@ class AgentJob:
         self.progress = visibility.Progress()  # status, last steps, errors: what people follow
         self.publisher = visibility.Publisher()
         self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
-        # the claim of a job_complete that just passed the check (no second check at the end)
-        self.passed: tuple[list[str], DeliverablesChecked] | None = None
+        self.verifier: Verifier | None = None  # the verified end (workflows/verification.py)
 
     # -- steering ---------------------------------------------------------------------
 
@@ -157,8 +153,8 @@ class AgentJob:
                 raise
             self.progress.status = "cancelled"
             try:
-                await self._settle(self.strategy.interrupt(
-                    "cancel", "cancelled by a Temporal cancel request"))
+                await self.strategy.interrupt(
+                    "cancel", "cancelled by a Temporal cancel request")
             except StepFailed as failed:  # its archive could not be written
                 raise job_failed(failed.what, failed.code) from e
             self._publish()
@@ -179,18 +175,19 @@ class AgentJob:
                 step = await self._boundary(step, job)
                 if isinstance(step, CallModel):
                     reply = await self._call_model(step)
-                    step = await self._settle(self._strategy().after_model(reply))
+                    step = await self._strategy().after_model(reply)
                     step = await self._check_breakers(reply, step)
                     if not isinstance(step, ExecuteTools):
                         self._record_step()
                 elif isinstance(step, ExecuteTools):
                     outcomes = [await self._execute(p) for p in step.calls]
                     self._record_step()
-                    step = await self._settle(self._strategy().after_tools(outcomes))
+                    step = await self._strategy().after_tools(outcomes)
                 elif isinstance(step, Complete):
-                    return await self._finish(step.result)
+                    return await self._verifier().finish(step.result)
                 elif step.code in completion.UPGRADABLE and (
-                        done := await self._completed_anyway(step.what)):
+                        done := await self._verifier().completed_anyway(
+                            self._view().totals, step.what)):
                     return done
                 else:
                     await self._fail(step.what, step.code)
@@ -216,7 +213,7 @@ class AgentJob:
             cfg = self.cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={
                 "deliverables": list(dict.fromkeys(cfg.config.deliverables + job.deliverables))
             })})
-        strategy = self._new_strategy(cfg)
+        self._strategy_class(cfg)  # a bad name refuses the job before it has a workspace
         instructions = job.instructions or cfg.instructions
         if not instructions:
             self._refuse(f"config '{cfg.name}' has no instructions.md and the job input gives "
@@ -236,31 +233,35 @@ class AgentJob:
             cfg = self.cfg = await tool_listing.resolve(cfg, self._workspace_ops().ws)
         except StepFailed as e:
             await self._fail(e.what, e.code)
-        strategy = self._new_strategy(cfg)
+        kind = self._strategy_class(cfg)
         self._open_workspace(cfg)
-        self.strategy = strategy
+        strategy = self.strategy = kind(cfg, self._workspace_ops())
         self.progress.status = "running"
-        return await self._settle(strategy.begin())
+        return await strategy.begin()
 
     async def _resume(self, carry: Carried) -> NextStep:
         """A continued run: restore the compact state, re-enter the phase about to start."""
         self.cfg = carry.cfg
-        self.strategy = self._new_strategy(carry.cfg, carry)
+        kind = self._strategy_class(carry.cfg, carry)
         take_over(carry, self.steering, self.progress, self.conversation)
         self._open_workspace(carry.cfg)
         self._workspace_ops().completion = carry.completion
+        strategy = self.strategy = kind(carry.cfg, self._workspace_ops())
         self.progress.status = "running"
-        return await self._settle(self.strategy.resume(carry.strategy))
+        return await strategy.resume(carry.strategy)
 
-    def _new_strategy(self, cfg: ResolvedConfig, carry: Carried | None = None) -> Strategy:
+    def _strategy_class(self, cfg: ResolvedConfig, carry: Carried | None = None
+                        ) -> type[Strategy]:
+        """The config's strategy (an unknown name refuses the job), and the job's breakers.
+        The strategy is made over the job's workspace ops, its port."""
         c = cfg.config
         try:
-            strategy = strategy_class(c.strategy)(cfg)
+            kind = strategy_class(c.strategy)
         except KeyError as e:
             self._refuse(f"config '{cfg.name}': {e.args[0]}", "invalid_config")
         self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase,
                                  carry.breakers if carry else None)
-        return strategy
+        return kind
 
     def _open_workspace(self, cfg: ResolvedConfig) -> None:
         try:  # the job's prefix, or its folder in its parent's workspace (nested)
@@ -268,17 +269,11 @@ class AgentJob:
         except InputError as e:
             self._refuse(str(e), "invalid_config")
         self.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
+        self.verifier = Verifier(self.ops)
 
     def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
         if self.strategy is not None:
             self.strategy.add_usage(tokens_in, tokens_out)
-
-    async def _settle(self, decision: T | Workspace[T]) -> T:
-        """Run the workspace operations the strategy asked for until it decides."""
-        while isinstance(decision, Workspace):
-            ops = self._workspace_ops()
-            decision = decision.then([await ops.run(op) for op in decision.ops])
-        return decision
 
     async def _boundary(self, step: NextStep, job: JobRun) -> NextStep:
         """Between steps: publish, honour pause, apply rewinds, maybe continue as new."""
@@ -292,7 +287,7 @@ class AgentJob:
             issue, restore = self.steering.take_rewinds()
             issue = await restores.rewind_issue(issue, restore, self._phase_number(),
                                                 *self._job(), self.progress)
-            step = await self._settle(self._strategy().interrupt("rewind", issue))
+            step = await self._strategy().interrupt("rewind", issue)
             self._on_new_phase()
             self._publish()
         if isinstance(step, CallModel) and step.conversation != self.conversation.key:
@@ -318,7 +313,8 @@ class AgentJob:
         assert self.cfg and self.ws
         if step.conversation != self.conversation.key:
             self._on_new_phase()
-        notes, self.notes, self.passed = self.notes, [], None
+        notes, self.notes = self.notes, []
+        self._verifier().new_turn()
         turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
             self.conversation, step, notes, self.cfg, self.ws, self._phase_number(),
             visibility.model_label(step.label, self._view())))
@@ -339,9 +335,9 @@ class AgentJob:
                 continue
             if trip.action == "stop":
                 self.progress.status = breaker_steps.stop_status(trip)
-                return await self._settle(self._strategy().interrupt(
-                    "finish", trip.message, self.progress.status))
-            step = await self._settle(self._strategy().interrupt(trip.action, trip.message))
+                return await self._strategy().interrupt(
+                    "finish", trip.message, self.progress.status)
+            step = await self._strategy().interrupt(trip.action, trip.message)
             self._on_new_phase()
             return step
         return step
@@ -368,12 +364,12 @@ class AgentJob:
                 ).startswith("approved"):
             outcome = ToolOutcome(ok=False, code="approval_denied",
                                   summary=f"Error [approval_denied]: {verdict}")
-        elif call.name == "job_complete" and (refused := await self._refuse_completion(call)):
+        elif call.name == "job_complete" and (refused := await self._verifier().refuse(call)):
             outcome = refused
         elif strategy.owns_tool(call.name):
             call = await restores.rewind_call(call, self._phase_number(), *self._job(),
                                               self.progress)
-            outcome = await self._settle(strategy.own_tool(call))
+            outcome = await strategy.own_tool(call)
         else:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 self.cfg, self.ws)
@@ -381,55 +377,6 @@ class AgentJob:
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
-
-    # -- ending: verified (workflows/completion.py) -----------------------------------
-
-    async def _refuse_completion(self, call: ToolCallInfo) -> ToolOutcome | None:
-        """A job_complete whose deliverables are not there, refused (the model reads why),
-        while refusals are left; None: the strategy takes it."""
-        ops, c = self._workspace_ops(), self._job()[0].config.completion
-        if ops.completion.refusals >= c.max_refusals:
-            return None  # let through: _finish ends the job stuck if they are still missing
-        claimed, bad = completion.valid((call.args or {}).get("deliverables"))
-        found = await ops.deliverables(claimed, bad)
-        if not found.problems:
-            self.passed = (claimed, found)  # the job ends in this turn: _finish takes it
-            return None
-        ops.completion.refusals += 1
-        return completion.refusal(found, ops.completion.refusals, self._job()[0])
-
-    async def _finish(self, result: JobResult) -> JobResult:
-        """The strategy's end, verified: `completed` only with the deliverables there; a
-        job stopped `stuck` whose declared deliverables are all there is completed."""
-        ops = self._workspace_ops()
-        if result.status == "completed":
-            claimed, bad = completion.valid(result.deliverables)
-            found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
-                else await ops.deliverables(claimed, bad)
-            final = (completion.verified(result, found) if not found.problems
-                     else completion.unverified(result, found))
-        elif result.status == "stuck":
-            found = await ops.deliverables()
-            final = (completion.by_workflow(result, found, result.summary)
-                     if found.declared and not found.problems
-                     else result.model_copy(update={"missing": found.problems[:20]}))
-        else:
-            return result
-        if final != result:
-            await ops.write_output(layout.COMPLETION, final.model_dump())
-        return final
-
-    async def _completed_anyway(self, why: str) -> JobResult | None:
-        """A job about to fail the model's way (no tool calls, phases run out) whose declared
-        deliverables are all there: completed by the workflow, else None."""
-        found = await self._workspace_ops().deliverables()
-        if not found.declared or found.problems:
-            return None
-        view = self._view()
-        final = completion.by_workflow(JobResult(status="stuck", **view.totals.model_dump()),
-                                       found, why)
-        await self._workspace_ops().write_output(layout.COMPLETION, final.model_dump())
-        return final
 
     # -- ending ------------------------------------------------------------------------
 
@@ -483,6 +430,10 @@ class AgentJob:
     def _strategy(self) -> Strategy:
         assert self.strategy is not None, "the job has no strategy yet"
         return self.strategy
+
+    def _verifier(self) -> Verifier:
+        assert self.verifier is not None, "the job has no workspace yet"
+        return self.verifier
 
     def _workspace_ops(self) -> WorkspaceOps:
         assert self.ops is not None, "the job has no workspace yet"

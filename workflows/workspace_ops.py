@@ -7,10 +7,10 @@ activities, run in the workflow task by the workflow's own worker: a phase
 transition costs no activity dispatch and no extra workflow task per operation;
 `create_workspace` too in jobs that start locally (workflows/job_start.py).
 An operation that fails for good raises `StepFailed` ("workspace_failed"), so the job
-fails the one typed way (patch `typed-failures`; before it, the activity's error
-failed the workflow). `RunChildren` (a nested job's delegation) goes to workflows/child_jobs.py.
+fails the one typed way. A nested job's child jobs go to workflows/child_jobs.py.
 
-`CheckDeliverables` checks the job's declared deliverables (workflows/completion.py), whose
+This is the strategies' `Port` (workflows/strategies/base.py): they await these methods.
+`deliverables` checks the job's declared deliverables (workflows/completion.py), whose
 record of the model's declarations this object holds for the job.
 """
 
@@ -49,6 +49,7 @@ with workflow.unsafe.imports_passed_through():
         ReadMemoryRequest,
         ResolvedConfig,
         SnapshotRequest,
+        TodoSet,
         VerifyCompletionRequest,
         WorkspaceRef,
         WriteOutputRequest,
@@ -57,19 +58,11 @@ with workflow.unsafe.imports_passed_through():
     from workflows.failures import StepFailed, cause_of, is_activity_failure
     from workflows.steering import Steering
     from workflows.strategies.base import (
-        Archive,
-        CheckDeliverables,
-        CheckFiles,
         CheckLines,
-        CheckTodos,
+        ChildOutcome,
         DeliverablesChecked,
         LinesChecked,
-        ReadFile,
-        ReadMemory,
         RunChildren,
-        WorkspaceOp,
-        WriteOutput,
-        WriteText,
     )
 
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,
@@ -100,44 +93,57 @@ class WorkspaceOps:
         return WorkspaceOps(WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
                                          run=info.first_execution_run_id), cfg, steering)
 
-    async def run(self, op: WorkspaceOp) -> Any:
-        """Carry out one operation a strategy asked for; its result."""
-        if isinstance(op, ReadMemory):
-            return await self.activity(READ_MEMORY, ReadMemoryRequest(
-                workspace=self.ws, max_chars=self.cfg.config.limits.workspace_md_max_chars),
-                str, "read workspace.md")
-        if isinstance(op, CheckTodos):
-            return await self.activity(LOAD_TODOS, LoadTodosRequest(
-                workspace=self.ws, min_todos=op.min_todos, max_todos=op.max_todos,
-                written_in=op.written_in, avoid=list(op.avoid)),
-                LoadTodosResult, "check todos.yaml")
-        if isinstance(op, CheckDeliverables):
-            return await self.deliverables()
-        if isinstance(op, CheckFiles):
-            result = await self.activity(CHECK_FILES, CheckFilesRequest(
-                workspace=self.ws, phase=op.phase, paths=list(op.paths)), CheckFilesResult,
-                f"check {', '.join(op.paths)}"[:200])
-            return result.states
-        if isinstance(op, CheckLines):
-            lines = {path: list(want) for path, want in op.lines}
-            result = await self.activity(CHECK_FILES, CheckFilesRequest(
-                workspace=self.ws, phase=0, paths=[], lines=lines, mend=op.mend),
-                CheckFilesResult, f"check {', '.join(lines)}"[:200])
-            return LinesChecked(result.problems, result.mends) if op.mend else result.problems
-        if isinstance(op, Archive):
-            return await self.activity(ARCHIVE_PHASE, ArchiveRequest(
-                workspace=self.ws, phase=op.phase, record=op.record), str,
-                layout.archive_path(op.phase))
-        if isinstance(op, ReadFile):
-            return await self.activity(READ_MEMORY, ReadMemoryRequest(
-                workspace=self.ws, max_chars=op.max_chars, path=op.path), str, f"read {op.path}")
-        if isinstance(op, WriteText):
-            return await self.activity(WRITE_OUTPUT, WriteOutputRequest(
-                workspace=self.ws, path=op.path, data={}, text=op.text), str, f"write {op.path}")
-        if isinstance(op, RunChildren):
-            return await child_jobs.run(op, self.ws, self.steering)
-        assert isinstance(op, WriteOutput)
-        return await self.write_output(op.path, op.data)
+    # -- the strategies' port (workflows/strategies/base.py: Port) ------------------------
+
+    async def read_memory(self) -> str:
+        memory: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
+            workspace=self.ws, max_chars=self.cfg.config.limits.workspace_md_max_chars),
+            str, "read workspace.md")
+        return memory
+
+    async def read_file(self, path: str, max_chars: int = 20_000) -> str:
+        text: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
+            workspace=self.ws, max_chars=max_chars, path=path), str, f"read {path}")
+        return text
+
+    async def check_todos(self, min_todos: int, max_todos: int, written_in: str = "",
+                          avoid: tuple[TodoSet, ...] = ()) -> LoadTodosResult:
+        gate: LoadTodosResult = await self.activity(LOAD_TODOS, LoadTodosRequest(
+            workspace=self.ws, min_todos=min_todos, max_todos=max_todos,
+            written_in=written_in, avoid=list(avoid)), LoadTodosResult, "check todos.yaml")
+        return gate
+
+    async def check_files(self, phase: int, paths: tuple[str, ...]) -> dict[str, str] | None:
+        result = await self.activity(CHECK_FILES, CheckFilesRequest(
+            workspace=self.ws, phase=phase, paths=list(paths)), CheckFilesResult,
+            f"check {', '.join(paths)}"[:200])
+        return result.states  # type: ignore[no-any-return]
+
+    async def lines_lacking(self, check: CheckLines) -> list[str]:
+        return (await self._lines(check, mend=False)).problems
+
+    async def mend_lines(self, check: CheckLines) -> LinesChecked:
+        return await self._lines(check, mend=True)
+
+    async def _lines(self, check: CheckLines, mend: bool) -> LinesChecked:
+        lines = {path: list(want) for path, want in check.lines}
+        result = await self.activity(CHECK_FILES, CheckFilesRequest(
+            workspace=self.ws, phase=0, paths=[], lines=lines, mend=mend),
+            CheckFilesResult, f"check {', '.join(lines)}"[:200])
+        return LinesChecked(result.problems, result.mends)
+
+    async def archive(self, phase: int, record: dict[str, Any]) -> str:
+        path: str = await self.activity(ARCHIVE_PHASE, ArchiveRequest(
+            workspace=self.ws, phase=phase, record=record), str, layout.archive_path(phase))
+        return path
+
+    async def write_text(self, path: str, text: str) -> str:
+        written: str = await self.activity(WRITE_OUTPUT, WriteOutputRequest(
+            workspace=self.ws, path=path, data={}, text=text), str, f"write {path}")
+        return written
+
+    async def run_children(self, children: RunChildren) -> list[ChildOutcome]:
+        return await child_jobs.run(children, self.ws, self.steering)
 
     async def deliverables(self, claimed: list[str] | None = None,
                            bad: list[str] | None = None) -> DeliverablesChecked:

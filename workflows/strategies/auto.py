@@ -24,19 +24,15 @@ from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOut
 from workflows.prompts import render
 from workflows.strategies.base import (
     CallModel,
-    Complete,
-    Decision,
     ExecuteTools,
     Interrupt,
+    NextStep,
     PhaseInfo,
     PhaseRecord,
-    ReadFile,
+    Port,
     Strategy,
     StrategyView,
-    ToolDecision,
     Totals,
-    Workspace,
-    WriteOutput,
     job_result,
     plan_calls,
 )
@@ -78,8 +74,8 @@ class Snapshot(BaseModel):
 class Auto(Strategy):
     name = "auto"
 
-    def __init__(self, config: ResolvedConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ResolvedConfig, port: Port) -> None:
+        super().__init__(config, port)
         self.inner: Strategy | None = None
         self.route: Route | None = None
         self.c = Classifying()
@@ -88,12 +84,12 @@ class Auto(Strategy):
 
     # -- before the route: the classification --------------------------------------------
 
-    def begin(self) -> Decision:
+    async def begin(self) -> NextStep:
         self.totals.phases += 1
-        return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
-                         lambda results: self._first_call(results[0]))
+        return await self._first_call()
 
-    def _first_call(self, instructions: str) -> CallModel:
+    async def _first_call(self) -> CallModel:
+        instructions = await self.port.read_file(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)
         self._system = render(self.cfg.prompts["classify"], {"instructions": instructions})
         note = f"\n\nClassify again because of an issue:\n\n> {self.c.issue}\n" if (
             self.c.issue) else ""
@@ -106,17 +102,17 @@ class Auto(Strategy):
                          system_prompt=self._system, todo_block="", tools=[TOOL],
                          user_messages=user_messages, label=f"classify step {c.steps + 1}")
 
-    def _routed(self, complexity: str, reasons: str) -> Decision:
+    async def _routed(self, complexity: str, reasons: str) -> NextStep:
         """Record the class, then start the strategy it routes to."""
         cls = "A" if complexity == "A" else "C" if complexity == "C" else "B"
         name = getattr(self.cfg.config.auto.routes, cls)
         self.route = Route(complexity=cls, reasons=reasons, strategy=name)
         self._record("completed")
-        inner = ROUTES[name](self.cfg)
+        inner = ROUTES[name](self.cfg, self.port)
         inner.totals = self.totals
         self.inner = inner
-        return Workspace([WriteOutput(layout.CLASSIFICATION, self.route.model_dump())],
-                         lambda _: inner.begin())
+        await self.port.write_output(layout.CLASSIFICATION, self.route.model_dump())
+        return await inner.begin()
 
     def _record(self, status: str) -> None:
         c = self.c
@@ -131,16 +127,15 @@ class Auto(Strategy):
                         history=self.history, inner=self.inner.snapshot() if self.inner else None
                         ).model_dump(mode="json")
 
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         snap = Snapshot.model_validate(snapshot)
         self.route, self.c, self.history = snap.route, snap.classifying, snap.history
         self.totals = snap.totals
         if self.route is None or snap.inner is None:
             self.c.steps = self.c.nudges = 0
-            return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
-                             lambda results: self._first_call(results[0]))
-        inner = self.inner = ROUTES[self.route.strategy](self.cfg)
-        decision = inner.resume(snap.inner)
+            return await self._first_call()
+        inner = self.inner = ROUTES[self.route.strategy](self.cfg, self.port)
+        decision = await inner.resume(snap.inner)
         self.totals = inner.totals
         return decision
 
@@ -159,9 +154,9 @@ class Auto(Strategy):
                             detail={"classification": None, "routed_to": None},
                             stuck_hint=f"Classify the instructions with {TOOL}.")
 
-    def after_model(self, reply: ModelReply) -> Decision:
+    async def after_model(self, reply: ModelReply) -> NextStep:
         if self.inner is not None:
-            return self.inner.after_model(reply)
+            return await self.inner.after_model(reply)
         c = self.c
         c.steps += 1
         self.totals.steps += 1
@@ -171,16 +166,16 @@ class Auto(Strategy):
         c.nudges += 1
         if c.nudges <= self.cfg.config.limits.max_nudges:
             return self._call([render(self.cfg.prompts["task_nudge"], {"finish": f"call {TOOL}"})])
-        return self._routed(FALLBACK, f"the model did not call {TOOL} after {c.nudges - 1} "
+        return await self._routed(FALLBACK, f"the model did not call {TOOL} after {c.nudges - 1} "
                             f"nudges; class {FALLBACK} by default. It said: "
                             f"{(reply.content or '')[:300]}")
 
     def owns_tool(self, name: str) -> bool:
         return self.inner.owns_tool(name) if self.inner is not None else name == TOOL
 
-    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+    async def own_tool(self, call: ToolCallInfo) -> ToolOutcome:
         if self.inner is not None:
-            return self.inner.own_tool(call)
+            return await self.inner.own_tool(call)
         args = call.args or {}
         self.route = Route(complexity=args.get("complexity") or FALLBACK,
                            reasons=str(args.get("reasons") or ""), strategy="")
@@ -189,28 +184,25 @@ class Auto(Strategy):
     def batch_closed(self) -> bool:
         return self.inner.batch_closed() if self.inner is not None else self.route is not None
 
-    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+    async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         if self.inner is not None:
-            return self.inner.after_tools(outcomes)
+            return await self.inner.after_tools(outcomes)
         self.totals.tool_calls += len(outcomes)
         if self.route is None:
             return self._call([])
-        return self._routed(self.route.complexity, self.route.reasons)
+        return await self._routed(self.route.complexity, self.route.reasons)
 
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         if self.inner is not None:
-            return self.inner.interrupt(what, reason, status)
+            return await self.inner.interrupt(what, reason, status)
         if what == "rewind":  # classify again, in a fresh conversation
             self._record("rewound")
             self.c = Classifying(attempt=self.c.attempt + 1, issue=reason)
             self.totals.phases += 1
-            return Workspace([ReadFile(layout.INSTRUCTIONS, INSTRUCTIONS_CHARS)],
-                             lambda results: self._first_call(results[0]))
+            return await self._first_call()
         status = {"cancel": "cancelled", "wrap_up": "budget_exhausted"}.get(what, status)
         self._record(status)
-        result = job_result(status, {}, reason, self.totals)
-        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
-                         lambda _: Complete(result))
+        return await self.complete(job_result(status, {}, reason, self.totals))
 
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         if self.inner is not None:

@@ -1,23 +1,20 @@
 """The Strategy seam: a strategy decides the next step; the orchestrator carries it out.
 
-A strategy is plain deterministic Python. It never awaits anything and never reads
-the orchestrator: the orchestrator (workflows/agent_job.py) tells it what happened
-and asks what to do next.
+A strategy is plain deterministic async Python. It awaits only its `Port` (the job's
+workspace records and checks, child jobs), never Temporal: the orchestrator
+(workflows/agent_job.py) tells it what happened and asks what to do next.
 
-    begin() | resume(snapshot)        -> Decision     a job starts / continues as new
-    after_model(reply)                -> Decision     the model answered
-    own_tool(call)                    -> ToolDecision  one of the strategy's control tools
-    after_tools(outcomes)             -> Decision     a turn's tool calls ran
-    interrupt(what, reason, status)   -> Decision     rewind signal, breakers, cancel
+    begin() | resume(snapshot)        -> NextStep     a job starts / continues as new
+    after_model(reply)                -> NextStep     the model answered
+    own_tool(call)                    -> ToolOutcome  one of the strategy's control tools
+    after_tools(outcomes)             -> NextStep     a turn's tool calls ran
+    interrupt(what, reason, status)   -> NextStep     rewind signal, breakers, cancel
 
-A `Decision` is a `NextStep` - ask the model (`CallModel`), run the tool calls the
-model asked for (`ExecuteTools`), finish (`Complete`), fail (`ReportError`) - or
-`Workspace(ops, then)`: run these operations and hand their results to `then`, which
-decides again. That is how a strategy reads `workspace.md`, checks `todos.yaml`, writes
-its records or runs child jobs (`RunChildren`) without awaiting anything. `view()` is
-what the orchestrator shows and what the breakers watch; `snapshot()` is what
-continue-as-new carries. A strategy may be composed of another (auto runs the one it
-picks): the seam is the same.
+A `NextStep` is: ask the model (`CallModel`), run the tool calls the model asked for
+(`ExecuteTools`), finish (`Complete`) or fail (`ReportError`). `view()` is what the
+orchestrator shows and what the breakers watch; `snapshot()` is what continue-as-new
+carries. A strategy may be composed of another (auto runs the one it picks): the seam is
+the same.
 
 Adding a strategy: one module under workflows/strategies/ and one line in the
 registry (workflows/strategies/__init__.py).
@@ -26,19 +23,20 @@ registry (workflows/strategies/__init__.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
 from workflows.contract import (
+    LoadTodosResult,
     ModelReply,
     ResolvedConfig,
     Todo,
     TodoSet,
     ToolCallInfo,
     ToolOutcome,
+    layout,
 )
 from workflows.contract.config import LinePattern
 from workflows.contract.job import JobResult
@@ -81,45 +79,20 @@ class ReportError:
 
 NextStep = CallModel | ExecuteTools | Complete | ReportError
 
-# -- workspace operations a strategy may ask for ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReadMemory:
-    """workspace.md, capped (result: str)."""
-
-
-@dataclass(frozen=True)
-class CheckTodos:
-    """The gate on todos.yaml (result: LoadTodosResult)."""
-
-    min_todos: int
-    max_todos: int
-    written_in: str = ""  # set: only a todos.yaml that todo_write wrote in this conversation
-    avoid: tuple[TodoSet, ...] = ()  # a plan repeating one of these is rejected
-
-
-@dataclass(frozen=True)
-class CheckFiles:
-    """Which of `paths` changed since phase `phase` began (result: dict path -> 'changed' |
-    'unchanged' | 'missing', or None for a job recorded before the check existed)."""
-
-    phase: int
-    paths: tuple[str, ...]
+# -- what a strategy may ask of its job (the port) ---------------------------------------------
 
 
 @dataclass(frozen=True)
 class CheckLines:
-    """What the files lack of `lines` (path -> the lines each must hold): a list of
-    problems, [] when every file holds its lines; with `mend`, a `LinesChecked`."""
+    """The lines files must hold (path -> the lines each must hold): the small profile's
+    `completion.expect_lines`, or those of some of its files."""
 
     lines: tuple[tuple[str, tuple[str | LinePattern, ...]], ...]
-    mend: bool = False
 
 
 @dataclass(frozen=True)
 class LinesChecked:
-    """A `CheckLines(mend=True)` result: the problems, and each file that has some with the
+    """What `Port.mend_lines` found: the problems, and each file that has some with the
     lines it lacks put in (path -> text; not for a missing file, nor one too long to show)."""
 
     problems: list[str]
@@ -127,48 +100,10 @@ class LinesChecked:
 
 
 @dataclass(frozen=True)
-class CheckDeliverables:
-    """Are the job's declared deliverables there (result: DeliverablesChecked)? The job's
-    own (config, input) or, without those, the ones the model named when it planned."""
-
-
-@dataclass(frozen=True)
 class DeliverablesChecked:
     declared: list[str]  # paths or globs ([]: the job declares none)
     delivered: list[str]  # the files found: present, not empty, written by this job
     problems: list[str]  # what is wrong, a sentence each ([]: all there)
-
-
-@dataclass(frozen=True)
-class Archive:
-    """archive/phase_<n>.yaml (result: its path)."""
-
-    phase: int
-    record: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class WriteOutput:
-    """A JSON file the workflow owns, e.g. output/completion.json (result: its path)."""
-
-    path: str
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ReadFile:
-    """A workspace file, capped (result: str, '' when it does not exist)."""
-
-    path: str
-    max_chars: int = 20_000
-
-
-@dataclass(frozen=True)
-class WriteText:
-    """A markdown record the workflow owns, e.g. archive/plan.md (result: its path)."""
-
-    path: str
-    text: str
 
 
 @dataclass(frozen=True)
@@ -183,8 +118,7 @@ class ChildJob:
 
 @dataclass(frozen=True)
 class RunChildren:
-    """Run child jobs, at most `max_concurrent` at a time; pause, resume, rewind and cancel
-    reach the running ones (result: list[ChildOutcome], in the order of `jobs`)."""
+    """Child jobs to run, at most `max_concurrent` at a time (Port.run_children)."""
 
     jobs: list[ChildJob]
     max_concurrent: int
@@ -204,22 +138,51 @@ class ChildOutcome(BaseModel):
     error: str | None = None  # why it failed (its failure, as the parent saw it)
 
 
-WorkspaceOp = (ReadMemory | CheckTodos | CheckFiles | CheckLines | Archive | WriteOutput
-               | CheckDeliverables | ReadFile | WriteText | RunChildren)
+class Port(Protocol):
+    """What a strategy may ask of the job it runs in: the workspace's records and checks, and
+    child jobs. The orchestrator implements it (workflows/workspace_ops.py) with activities;
+    a strategy only awaits it. Each call is one durable step: a failure for good ends the job
+    the one typed way, so a strategy never handles one."""
 
-T = TypeVar("T")
+    async def read_memory(self) -> str:
+        """workspace.md, capped."""
+
+    async def read_file(self, path: str, max_chars: int = 20_000) -> str:
+        """A workspace file, capped ('' when it does not exist)."""
+
+    async def check_todos(self, min_todos: int, max_todos: int, written_in: str = "",
+                          avoid: tuple[TodoSet, ...] = ()) -> LoadTodosResult:
+        """The gate on todos.yaml. `written_in`: only a todos.yaml that todo_write wrote in
+        that conversation passes; a plan repeating one of `avoid` is rejected."""
+
+    async def check_files(self, phase: int, paths: tuple[str, ...]) -> dict[str, str] | None:
+        """Which of `paths` changed since phase `phase` began (path -> 'changed' |
+        'unchanged' | 'missing')."""
+
+    async def lines_lacking(self, check: CheckLines) -> list[str]:
+        """What the files lack of their lines ([]: every file holds its lines)."""
+
+    async def mend_lines(self, check: CheckLines) -> LinesChecked:
+        """What the files lack, and each file with its lacking lines put in."""
+
+    async def deliverables(self) -> DeliverablesChecked:
+        """Are the job's declared deliverables there? The job's own (config, input) or,
+        without those, the ones the model named when it planned."""
+
+    async def archive(self, phase: int, record: dict[str, Any]) -> str:
+        """Write archive/phase_<n>.yaml; its path."""
+
+    async def write_output(self, path: str, data: dict[str, Any]) -> str:
+        """A JSON file the workflow owns, e.g. output/completion.json; its path."""
+
+    async def write_text(self, path: str, text: str) -> str:
+        """A markdown record the workflow owns, e.g. archive/plan.md; its path."""
+
+    async def run_children(self, children: RunChildren) -> list[ChildOutcome]:
+        """Run child jobs; pause, resume, rewind and cancel reach the running ones. Their
+        outcomes, in the order of `children.jobs`."""
 
 
-@dataclass
-class Workspace(Generic[T]):
-    """Run `ops` in order, then call `then` with their results (same order)."""
-
-    ops: list[WorkspaceOp]
-    then: Callable[[list[Any]], T | Workspace[T]]
-
-
-Decision = NextStep | Workspace[NextStep]
-ToolDecision = ToolOutcome | Workspace[ToolOutcome]
 Interrupt = Literal["rewind", "wrap_up", "finish", "cancel"]
 
 # -- what a strategy shows --------------------------------------------------------------------
@@ -277,15 +240,16 @@ class StrategyView:
 class Strategy(ABC):
     name: ClassVar[str]
 
-    def __init__(self, config: ResolvedConfig) -> None:
+    def __init__(self, config: ResolvedConfig, port: Port) -> None:
         self.cfg = config
+        self.port = port  # the job's workspace and child jobs, awaited
         self.totals = Totals()  # the job's totals (a composing strategy may share its own)
 
     @abstractmethod
-    def begin(self) -> Decision: ...
+    async def begin(self) -> NextStep: ...
 
     @abstractmethod
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         """Continue a job from `snapshot()` as it was at the start of its current phase."""
 
     @abstractmethod
@@ -296,13 +260,13 @@ class Strategy(ABC):
     def view(self) -> StrategyView: ...
 
     @abstractmethod
-    def after_model(self, reply: ModelReply) -> Decision: ...
+    async def after_model(self, reply: ModelReply) -> NextStep: ...
 
     def owns_tool(self, name: str) -> bool:
         """True for the strategy's control tools (carried out by `own_tool`, no activity)."""
         return False
 
-    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+    async def own_tool(self, call: ToolCallInfo) -> ToolOutcome:
         raise NotImplementedError(f"{self.name} has no tool '{call.name}'")
 
     def batch_closed(self) -> bool:
@@ -310,16 +274,21 @@ class Strategy(ABC):
         return False
 
     @abstractmethod
-    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision: ...
+    async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep: ...
 
     @abstractmethod
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         """Leave the current step from outside the model's turn: 'rewind', 'wrap_up',
         'finish' (end with `status`) or 'cancel'. Records what was done first."""
 
     @abstractmethod
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         """Tokens spent outside the model steps (summaries) count like any others."""
+
+    async def complete(self, result: JobResult) -> NextStep:
+        """Write output/completion.json, then end with `result`."""
+        await self.port.write_output(layout.COMPLETION, result.model_dump())
+        return Complete(result)
 
 
 def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfig,

@@ -32,12 +32,10 @@ from workflows.prompts import render
 from workflows.strategies.base import (
     ChildJob,
     ChildOutcome,
-    Decision,
     Interrupt,
-    ReadFile,
+    NextStep,
     RunChildren,
     StrategyView,
-    Workspace,
 )
 from workflows.strategies.phase_alternation import Phase, PhaseAlternation
 
@@ -52,9 +50,9 @@ class Nested(PhaseAlternation):
     def snapshot(self) -> dict[str, Any]:
         return {**super().snapshot(), "children": [c.model_dump() for c in self.children]}
 
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         self.children = [ChildOutcome.model_validate(c) for c in snapshot.get("children", [])]
-        return super().resume(snapshot)
+        return await super().resume(snapshot)
 
     def view(self) -> StrategyView:
         v = super().view()
@@ -87,16 +85,13 @@ class Nested(PhaseAlternation):
 
     # -- delegation --------------------------------------------------------------------
 
-    def _enter(self, phase: Phase, count: bool = True) -> Decision:
+    async def _enter(self, phase: Phase, count: bool = True) -> NextStep:
         if phase.kind != "tactical":
-            return super()._enter(phase, count)
+            return await super()._enter(phase, count)
         self.phase = phase
         self.totals.phases += count
-        n = self.cfg.config.nested.instructions_chars
-        return Workspace([ReadFile(layout.INSTRUCTIONS, max(n, 1))],
-                         lambda results: self._delegate(phase, results[0][:n]))
-
-    def _delegate(self, phase: Phase, objective: str) -> Decision:
+        chars = self.cfg.config.nested.instructions_chars
+        objective = (await self.port.read_file(layout.INSTRUCTIONS, max(chars, 1)))[:chars]
         n = self.cfg.config.nested
         config = self._child_config(len(phase.todos))
         jobs = [ChildJob(key=f"p{phase.number}-t{t.id}", title=t.content[:200], config=config,
@@ -106,11 +101,8 @@ class Nested(PhaseAlternation):
                 for t in phase.todos]
         self.children = [ChildOutcome(key=j.key, job_id="", folder="", status="running")
                          for j in jobs]
-        return Workspace([RunChildren(jobs, n.max_concurrent)],
-                         lambda results: self._delegated(phase, results[0]))
-
-    def _delegated(self, phase: Phase, outcomes: list[ChildOutcome]) -> Decision:
-        self.children = outcomes
+        outcomes = self.children = await self.port.run_children(
+            RunChildren(jobs, n.max_concurrent))
         for todo, o in zip(phase.todos, outcomes, strict=True):
             todo.status = "completed" if o.status == "completed" else "cancelled"
             todo.notes = f"[{o.status}] {o.summary or o.error or ''}"[:2000]
@@ -119,15 +111,15 @@ class Nested(PhaseAlternation):
             self.totals.steps += o.steps
             self.totals.tool_calls += o.tool_calls
         phase.tool_calls = sum(o.tool_calls for o in outcomes)
-        return self._archive(phase, "completed", "", lambda: self._next_phase(
-            self._strategic_phase(phase.number + 1, "transition")))
+        await self._archive(phase, "completed", "")
+        return await self._next_phase(self._strategic_phase(phase.number + 1, "transition"))
 
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         """Only a cancel reaches a delegation (each child records its own end)."""
         if self._ph().kind == "tactical":
             self.children = [c.model_copy(update={"status": "cancelled"})
                              if c.status == "running" else c for c in self.children]
-        return super().interrupt(what, reason, status)
+        return await super().interrupt(what, reason, status)
 
     def _archive_extra(self, ph: Phase) -> dict[str, Any]:
         if ph.kind != "tactical":

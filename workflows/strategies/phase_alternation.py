@@ -12,9 +12,7 @@
   `archive/phase_<n>.yaml`; `todo_rewind(issue)` archives them as rewound and
   starts a rewind strategic phase with the issue in its prompt.
 - `job_complete` (strategic only) writes `output/completion.json` and ends the job; the
-  orchestrator verifies the deliverables first (workflows/completion.py). With the small
-  model profile, a tactical phase that did all its todos with every declared deliverable
-  in place ends the job itself (`_met`).
+  orchestrator verifies the deliverables first (workflows/completion.py).
 - A model turn without a tool call is nudged, at most `limits.max_nudges` times.
 - Interrupts from outside the model's turn (the `rewind` signal, breakers, the
   budget, cancellation) go through `interrupt`: the current todos are archived with
@@ -23,16 +21,15 @@
   gate takes only a todos.yaml this phase's todo_write wrote and no repeat of done work;
   a todo whose files did not change is not done, one whose files were all written is done
   without todo_complete; one todo_complete per turn; a turn's job_complete runs last; idle
-  tactical phases and rewinds are capped.
+  tactical phases and rewinds are capped. With the small model profile (llm.profile:
+  small), more (workflows/strategies/small_model.py: `self.small`).
 
-Reads and writes of the workspace are `Workspace(ops, then)` decisions: the
-orchestrator runs them and calls `then` with the results.
+Reads and writes of the workspace are awaited on the strategy's port (`self.port`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import replace
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -50,32 +47,23 @@ from workflows.contract import (
 from workflows.prompts import render
 from workflows.strategies import completion_gate, ritual
 from workflows.strategies.base import (
-    Archive,
     CallModel,
-    CheckDeliverables,
-    CheckFiles,
-    CheckTodos,
-    Complete,
-    Decision,
-    DeliverablesChecked,
     ExecuteTools,
     Interrupt,
-    LinesChecked,
+    NextStep,
     PhaseInfo,
     PhaseRecord,
     PlannedCall,
-    ReadMemory,
+    Port,
     ReportError,
     Strategy,
     StrategyView,
-    ToolDecision,
     Totals,
-    Workspace,
-    WriteOutput,
     job_result,
     nudge_for,
     plan_calls,
 )
+from workflows.strategies.small_model import PLANNED_BY_WORKFLOW, SmallModel
 from workflows.todos import current_index, todo_block
 
 OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
@@ -84,7 +72,6 @@ Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
 
 TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
           "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work"}
-PLANNED_BY_WORKFLOW = "Deliverables (planned by the workflow after refused calls)"
 
 
 class Phase(BaseModel):
@@ -130,8 +117,8 @@ class Pending(BaseModel):
 class PhaseAlternation(Strategy):
     name = "phase_alternation"
 
-    def __init__(self, config: ResolvedConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ResolvedConfig, port: Port) -> None:
+        super().__init__(config, port)
         self.phase: Phase | None = None
         self.totals = Totals()
         self.pending: Pending | None = None
@@ -142,23 +129,25 @@ class PhaseAlternation(Strategy):
         self.loops = ritual.Loops()
         self._system = ""
         self._turn_start = 0  # todos completed before the current turn
+        # the small model profile's rules (llm.profile: small), or None
+        self.small = SmallModel(config, port) if ritual.small_profile(config) else None
 
     # -- Strategy --------------------------------------------------------------------
 
-    def begin(self) -> Decision:
-        return self._enter(self._strategic_phase(1, "bootstrap"))
+    async def begin(self) -> NextStep:
+        return await self._enter(self._strategic_phase(1, "bootstrap"))
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(phase=self._ph(), totals=self.totals, history=self.history,
                         todos_completed=self.todos_completed, final_status=self.final_status,
                         loops=self.loops).model_dump(mode="json")
 
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history = snap.totals, snap.history
         self.todos_completed, self.final_status = snap.todos_completed, snap.final_status
         self.loops = snap.loops
-        return self._enter(snap.phase, count=False)
+        return await self._enter(snap.phase, count=False)
 
     def view(self) -> StrategyView:
         ph = self.phase
@@ -168,7 +157,7 @@ class PhaseAlternation(Strategy):
         return StrategyView(strategy=self.name, phase=info, totals=self.totals,
                             history=self.history, progress=self.todos_completed)
 
-    def after_model(self, reply: ModelReply) -> Decision:
+    async def after_model(self, reply: ModelReply) -> NextStep:
         ph = self._ph()
         ph.steps += 1
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
@@ -199,35 +188,11 @@ class PhaseAlternation(Strategy):
         planned = off or planned
         checked = ritual.refuse_repeated_plans(
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
-            lambda: completion_gate.plan_example(self.cfg))
-        return self._deliverables_checked(checked or planned)
+            partial(completion_gate.plan_example, self.cfg))
+        planned = checked or planned
+        return self._execute(await self.small.strategic_turn(planned) if self.small else planned)
 
-    def _deliverables_checked(self, planned: list[PlannedCall]) -> Decision:
-        """With `completion.expect_lines`, run a strategic turn with its write_file of
-        todos.yaml refused (ritual.refuse_todos_file_writes) and, with `completion.
-        plans_name_deliverables`, its todo_write refused when it names none of the
-        deliverables a check finds short (ritual.refuse_off_task_plans), each showing the
-        plan of them to copy (patch `deliverables-plan`)."""
-        completion = self.cfg.config.completion
-        writes = ritual.refuse_todos_file_writes(
-            planned, lambda: completion_gate.plan_example(self.cfg)
-        ) if completion.expect_lines else None
-        turn = writes or planned
-        check = completion_gate.expected(self.cfg) if completion.plans_name_deliverables \
-            and ritual.plans(turn) else None  # a todo_write to hold to the files still short
-        if writes is None and check is None:
-            return self._execute(planned)
-
-        def plans_checked(problems: list[str]) -> Decision:
-            short = completion_gate.short_of(self.cfg, problems)
-            return self._execute(ritual.refuse_off_task_plans(
-                turn, short, completion_gate.plan_example(self.cfg, short)) or turn)
-
-        if check is None:
-            return self._execute(turn)
-        return Workspace([check], lambda c: plans_checked(list(c[0])))
-
-    def _execute(self, planned: list[PlannedCall]) -> Decision:
+    def _execute(self, planned: list[PlannedCall]) -> NextStep:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""
         return ExecuteTools(ritual.job_complete_last(planned) or planned)
 
@@ -237,10 +202,10 @@ class PhaseAlternation(Strategy):
     def batch_closed(self) -> bool:
         return self.pending is not None or self.completion is not None
 
-    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+    async def own_tool(self, call: ToolCallInfo) -> ToolOutcome:
         args = call.args or {}
         if call.name == "todo_complete":
-            return self._todo_complete(str(args.get("notes") or ""))
+            return await self._todo_complete(str(args.get("notes") or ""))
         if call.name == "todo_rewind":
             issue = str(args.get("issue") or "").strip()
             self.pending = Pending(to="rewind", issue=issue)
@@ -252,7 +217,7 @@ class PhaseAlternation(Strategy):
             self._ph().todos[cur].status = "completed"
         return ToolOutcome(ok=True, summary="Job completion recorded.")
 
-    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+    async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         ph = self._ph()
         ph.tool_calls += len(outcomes)
         for o in outcomes:
@@ -265,47 +230,27 @@ class PhaseAlternation(Strategy):
         cur = current_index(ph.todos)
         todo = None if completed or cur is None or self.pending or self.completion else \
             ph.todos[cur]
-        small = ritual.small_profile(self.cfg)
+        small = self.small is not None
         files = [] if todo is None else ritual.written_for(
             todo, ph.evidence.get(todo.id), ph.kind if small else "", turn, set(ph.changed))
         ph.changed = (ph.changed + sorted(turn - set(ph.changed)))[-ritual.MAX_CHANGED:]
         hint = ritual.completion_hint(ph.todos, ph.evidence, outcomes, completed, small)
         if todo is not None and files:  # the turn did what the todo asks for: it is done
-            return self._went_on([], self._with_lines(todo, files, lambda: self._done(
-                todo, f"written: {', '.join(files)}"), lambda lack, fix: ToolOutcome(
-                ok=False, summary=f"Todo {todo.id} stays open: {lack}. {fix}")))
-        limit = self.cfg.config.completion.plan_after_refusals
-        if ph.kind == "strategic" and limit and ph.refusals >= limit and small and not (
-                self.pending or self.completion):
-            return Workspace([CheckDeliverables()], lambda c: self._plan_deliverables(
-                c[0], hint))
-        return self._went_on(hint)
+            short = await self.small.lines_short(todo, files) if self.small else None
+            auto = await self._done(todo, f"written: {', '.join(files)}") if short is None \
+                else ToolOutcome(ok=False, summary=f"Todo {todo.id} stays open: {short[0]}. "
+                                 f"{short[1]}")
+            return await self._went_on([], auto)
+        if self.small and ph.kind == "strategic" and not (self.pending or self.completion) and (
+                todos := await self.small.plan_for(ph.number, ph.refusals)):
+            self.pending = Pending(to="tactical", title=PLANNED_BY_WORKFLOW, todos=todos)
+        return await self._went_on(hint)
 
-    def _plan_deliverables(self, found: DeliverablesChecked, hint: list[str]) -> Decision:
-        """Small profile: a strategic phase refused `completion.plan_after_refusals` calls;
-        its plan is the workflow's, one todo per declared deliverable not there yet (none:
-        the turn goes on as it would)."""
-        ph = self._ph()
-        todos = [Todo(id=int(str(t["id"])), content=str(t["content"]))
-                 for t in completion_gate.workflow_plan(self.cfg, found)]
-        if not todos:
-            return self._went_on(hint)
-        self.pending = Pending(to="tactical", title=PLANNED_BY_WORKFLOW, todos=todos)
-        trip = {"breaker": "plan_after_refusals", "action": "plan", "phase": ph.number,
-                "message": f"{ph.refusals} refused calls in strategic phase {ph.number} "
-                           "(completion.plan_after_refusals): the workflow planned the "
-                           "deliverables not there yet",
-                "todos": [t.content for t in todos]}
-        return Workspace([WriteOutput(f"output/breakers/planned_{ph.number}.json", trip)],
-                         lambda _: self._went_on(hint))
-
-    def _went_on(self, hint: list[str], auto: ToolDecision | None = None) -> Decision:
+    async def _went_on(self, hint: list[str], auto: ToolOutcome | None = None) -> NextStep:
         """After a turn's tools (and `auto`, the todo its writes completed): end the job,
         start the next phase, or the next call."""
-        if isinstance(auto, Workspace):
-            return Workspace(auto.ops, lambda r: self._went_on(hint, auto.then(r)))
         if self.completion is not None:
-            return self._complete()
+            return await self._complete()
         ph = self._ph()
         if self.pending is None:
             if auto is not None:
@@ -315,49 +260,37 @@ class PhaseAlternation(Strategy):
         pending, self.pending = self.pending, None
         if pending.to == "tactical":
             self._record(ph, "completed")
-            return self._next_phase(Phase(
+            return await self._next_phase(Phase(
                 number=ph.number + 1, kind="tactical", variant="work",
                 title=pending.title or f"Phase {ph.number + 1}", todos=pending.todos))
         variant: Variant = "rewind" if pending.to == "rewind" else "transition"
         status = "rewound" if pending.to == "rewind" else "completed"
+        if pending.to != "rewind" and self.small and (
+                met := await self.small.met(ph.number)):
+            self.completion = met
+            return await self._complete()
+        await self._archive(ph, status, pending.issue)
+        return await self._next_phase(self._strategic_phase(ph.number + 1, variant,
+                                                            pending.issue, ph, status))
 
-        def go_on() -> Decision:
-            return self._archive(ph, status, pending.issue, lambda: self._next_phase(
-                self._strategic_phase(ph.number + 1, variant, pending.issue, ph, status)))
-
-        if pending.to == "rewind" or not ritual.small_profile(self.cfg):
-            return go_on()
-        return Workspace([CheckDeliverables()], lambda r: self._met(ph.number, r[0]) if (
-            r[0].declared and not r[0].problems) else go_on())
-
-    def _met(self, phase: int, found: DeliverablesChecked) -> Decision:
-        """Small profile: a tactical phase did all its todos and every declared deliverable
-        is there: the workflow ends the job (a 1.5B model wrote the files, then planned again
-        and never called job_complete)."""
-        self.completion = {"summary": f"{completion_gate.BY_WORKFLOW}: tactical phase {phase} "
-                           "did all its todos and every declared deliverable is there ("
-                           f"{', '.join(found.delivered)}); the model had not called "
-                           "job_complete (the small model profile).",
-                           "deliverables": found.delivered, "completed_by": "workflow"}
-        return self._complete()
-
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         """Leave the current phase now: rewind, wrap up, or end the job with `status`."""
         ph = self._ph()
         self.pending = None
-        if what == "rewind":
-            return self._archive(ph, "rewound", reason, lambda: self._next_phase(
-                self._strategic_phase(ph.number + 1, "rewind", reason, ph, "rewound")))
-        if what == "wrap_up":
-            self.final_status = "budget_exhausted"
-            return self._archive(ph, "interrupted", reason, lambda: self._next_phase(
-                self._strategic_phase(ph.number + 1, "wrap_up", reason, ph, "interrupted")))
+        if what in ("rewind", "wrap_up"):
+            left = "rewound" if what == "rewind" else "interrupted"
+            if what == "wrap_up":
+                self.final_status = "budget_exhausted"
+            await self._archive(ph, left, reason)
+            return await self._next_phase(self._strategic_phase(
+                ph.number + 1, "rewind" if what == "rewind" else "wrap_up", reason, ph, left))
         if what == "cancel":
             for t in ph.todos:
                 if t.status == "pending":
                     t.status = "cancelled"
             status = "cancelled"
-        return self._archive(ph, status, reason, lambda: self._complete(status, reason))
+        await self._archive(ph, status, reason)
+        return await self._complete(status, reason)
 
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         ph = self._ph()
@@ -368,7 +301,7 @@ class PhaseAlternation(Strategy):
 
     # -- phases ----------------------------------------------------------------------
 
-    def _next_phase(self, nxt: Phase) -> Decision:
+    async def _next_phase(self, nxt: Phase) -> NextStep:
         if nxt.number > self.cfg.config.limits.max_phases:
             limit = self.cfg.config.limits.max_phases
             return ReportError(f"the job reached limits.max_phases={limit} without job_complete",
@@ -379,9 +312,9 @@ class PhaseAlternation(Strategy):
         if loop is not None:
             trip = {"breaker": "phase_loop", "action": "stop", "message": loop,
                     "phase": ph.number}
-            return Workspace([WriteOutput(f"output/breakers/phase_loop_{ph.number}.json", trip)],
-                             lambda _: self._complete("stuck", loop))
-        return self._enter(nxt)
+            await self.port.write_output(f"output/breakers/phase_loop_{ph.number}.json", trip)
+            return await self._complete("stuck", loop)
+        return await self._enter(nxt)
 
     def _strategic_phase(self, number: int, variant: Variant, issue: str = "",
                          before: Phase | None = None, status: str = "") -> Phase:
@@ -397,14 +330,16 @@ class PhaseAlternation(Strategy):
         return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
                      issue=issue, todos=todos, evidence=evidence, previous=previous)
 
-    def _enter(self, phase: Phase, count: bool = True) -> Decision:
-        """Start `phase`: read workspace.md for its system prompt, then its first call."""
+    async def _enter(self, phase: Phase, count: bool = True) -> NextStep:
+        """Start `phase`: read workspace.md for its system prompt, then its first call (a
+        transition or rewind phase is told which declared deliverables are there)."""
         self.phase = phase
         self.totals.phases += count
+        memory = await self.port.read_memory()
         if phase.variant not in ("transition", "rewind"):
-            return Workspace([ReadMemory()], lambda r: self._first_call(phase, r[0]))
-        return Workspace([ReadMemory(), CheckDeliverables()], lambda r: self._first_call(
-            phase, r[0], completion_gate.status_note(r[1])))
+            return self._first_call(phase, memory)
+        return self._first_call(phase, memory, completion_gate.status_note(
+            await self.port.deliverables()))
 
     def _predefined(self) -> StrategicTodos:
         """The strategic phases' predefined todos."""
@@ -436,9 +371,7 @@ class PhaseAlternation(Strategy):
 
     def _next_call(self, user_messages: list[str]) -> CallModel:
         ph = self._ph()
-        cur = current_index(ph.todos)
-        note = "" if cur is None or ph.kind != "tactical" else completion_gate.todo_note(
-            self.cfg, ritual.written_file(ph.todos[cur]))
+        note = self.small.todo_note(ph.todos, ph.kind) if self.small else ""
         return CallModel(conversation=f"phase_{ph.number:04d}", system_prompt=self._system,
                          todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos, note),
                          tools=self.tools(), user_messages=user_messages,
@@ -449,67 +382,35 @@ class PhaseAlternation(Strategy):
         return self.cfg.config.tools.for_phase(ph.kind) + (
             ph.loaded if ph.kind == "tactical" else [])
 
-    def _todo_complete(self, notes: str) -> ToolDecision:
+    async def _todo_complete(self, notes: str) -> ToolOutcome:
         ph = self._ph()
         cur = current_index(ph.todos)
         if cur is None:
             return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
         todo = ph.todos[cur]
         paths = ph.evidence.get(todo.id)
+        named = self.small.named_files(todo, ph.kind) if self.small else []
         if paths:  # its files must have changed in this phase
-            return Workspace([CheckFiles(ph.number, tuple(paths))],
-                             lambda r: self._unless(ritual.missing_evidence(
-                                 todo, r[0], lambda path: completion_gate.plan_file_example(
-                                     self.cfg, path)), todo, notes))
-        named = ritual.written_file(todo) if ph.kind == "tactical" and ritual.small_profile(
-            self.cfg) else []
-        if named:  # small profile: the file a todo says to write must exist
-            return Workspace([CheckFiles(ph.number, tuple(named))], lambda r: self._unless(
-                ritual.missing_named(todo, r[0]), todo, notes, named))
-        return self._done(todo, notes)
-
-    def _unless(self, missing: str | None, todo: Todo, notes: str,
-                named: list[str] | None = None) -> ToolDecision:
-        """`todo` done, unless `missing` says why it is not (ritual.missing_evidence) or the
-        files it names lack their expected lines."""
+            missing = ritual.missing_evidence(
+                todo, await self.port.check_files(ph.number, tuple(paths)),
+                partial(completion_gate.plan_file_example, self.cfg))
+        elif named:  # small profile: the file a todo says to write must exist
+            missing = ritual.missing_named(
+                todo, await self.port.check_files(ph.number, tuple(named)))
+        else:
+            return await self._done(todo, notes)
         if missing is not None:
             return ToolOutcome(ok=False, code="todo_not_done", summary=(
                 f"Error [todo_not_done]: {missing}"))
-        return self._with_lines(todo, named or [], lambda: self._done(todo, notes), lambda lack,
-                                fix: ToolOutcome(ok=False, code="todo_not_done", summary=(
-                                    f"Error [todo_not_done]: Todo {todo.id} is not done: "
-                                    f"{lack}. {fix} Then call todo_complete.")))
+        short = await self.small.lines_short(todo, [] if paths else named) if self.small \
+            else None
+        if short is None:
+            return await self._done(todo, notes)
+        return ToolOutcome(ok=False, code="todo_not_done", summary=(
+            f"Error [todo_not_done]: Todo {todo.id} is not done: {short[0]}. {short[1]} Then "
+            "call todo_complete."))
 
-    def _with_lines(self, todo: Todo, paths: list[str], ok: Callable[[], ToolDecision],
-                    lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
-        """`ok()` when the files among `paths` that the config's expect_lines lists hold
-        their lines (or none is listed), `lacking(what they lack, how to mend it)` else."""
-        check = completion_gate.expected(self.cfg, paths)
-        if check is None:
-            return ok()
-        return Workspace([replace(check, mend=True)], lambda r: self._short(
-            todo, r[0], lacking) if r[0].problems else ok())
-
-    def _short(self, todo: Todo, found: LinesChecked,
-               lacking: Callable[[str, str], ToolDecision]) -> ToolDecision:
-        """`todo`'s file lacks lines: the todo is restated as the write that mends it (when
-        the check could mend it), else as the lines its file must hold (completion_gate.
-        restated_lines: a missing sentence cannot be put in by the workflow), and `lacking`
-        says what is missing. In eval round 12 the model, shown the mended write in the
-        refusal, wrote its todo's own words again: "Write notes/apples.md with the content
-        'Apples grow on trees ...'", heading-less."""
-        def say(content: str | None) -> ToolDecision:
-            todo.content = content or todo.content
-            return lacking("; ".join(found.problems[:10]), completion_gate.mend_example(
-                self.cfg, found))
-
-        restated = completion_gate.restated(found)
-        if restated:
-            return say(restated)
-        lines = completion_gate.restated_lines(self.cfg, found)
-        return say(None if lines == todo.content else lines)
-
-    def _done(self, todo: Todo, notes: str) -> ToolDecision:
+    async def _done(self, todo: Todo, notes: str) -> ToolOutcome:
         """`todo` is complete: the next one, or the end of the phase (the gate)."""
         ph = self._ph()
         todo.status, todo.notes = "completed", notes[:2000]
@@ -527,9 +428,9 @@ class PhaseAlternation(Strategy):
             return ToolOutcome(ok=True, summary=f"Todo {todo.id} done. All todos of this phase "
                                "are complete; the next phase starts now.")
         ps = self.cfg.config.phase_settings
-        return Workspace([CheckTodos(ps.min_todos, ps.max_todos, f"phase_{ph.number:04d}",
-                                     ritual.avoid_sets(self.cfg, self.loops.done_plans))],
-                         lambda results: self._gate(todo, results[0]))
+        return self._gate(todo, await self.port.check_todos(
+            ps.min_todos, ps.max_todos, f"phase_{ph.number:04d}",
+            ritual.avoid_sets(self.cfg, self.loops.done_plans)))
 
     def _gate(self, todo: Todo, gate: LoadTodosResult) -> ToolOutcome:
         """The last strategic todo is done: go tactical if todos.yaml passes the gate."""
@@ -550,14 +451,13 @@ class PhaseAlternation(Strategy):
             todos_completed=sum(t.status == "completed" for t in ph.todos),
             tokens_in=ph.tokens_in, tokens_out=ph.tokens_out)])[-20:]
 
-    def _archive(self, ph: Phase, status: str, issue: str,
-                 then: Callable[[], Decision]) -> Decision:
-        """Record the phase, write archive/phase_<n>.yaml (when configured), then `then`."""
+    async def _archive(self, ph: Phase, status: str, issue: str) -> None:
+        """Record the phase, write archive/phase_<n>.yaml (when configured)."""
         self._record(ph, status)
         if ph.kind == "tactical":  # a later plan must not do this again
             self.loops.archived([t.content for t in ph.todos if t.status == "completed"])
         if not self.cfg.config.phase_settings.archive_on_transition:
-            return then()
+            return
         record = {"phase": ph.number, "title": ph.title, "status": status,
                   "todos": [t.model_dump() for t in ph.todos],
                   "completed": sum(t.status == "completed" for t in ph.todos),
@@ -565,21 +465,18 @@ class PhaseAlternation(Strategy):
                   "tokens_in": ph.tokens_in, "tokens_out": ph.tokens_out}
         if issue:
             record["issue"] = issue
-        return Workspace([Archive(ph.number, record | self._archive_extra(ph))],
-                         lambda _: then())
+        await self.port.archive(ph.number, record | self._archive_extra(ph))
 
     def _archive_extra(self, ph: Phase) -> dict[str, Any]:
         """More of the phase for its archive file (a subclass's)."""
         return {}
 
-    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+    async def _complete(self, status: str | None = None, reason: str = "") -> NextStep:
         """Write output/completion.json and end: job_complete, or an interrupt's status."""
         if status is None:
             self._record(self._ph(), "completed")
-        result = job_result(status or self.final_status, self.completion or {}, reason,
-                            self.totals)
-        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
-                         lambda _: Complete(result))
+        return await self.complete(job_result(status or self.final_status,
+                                              self.completion or {}, reason, self.totals))
 
     def _ph(self) -> Phase:
         assert self.phase is not None, "strategy used before begin()"

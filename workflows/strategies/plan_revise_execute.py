@@ -25,7 +25,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -36,22 +37,16 @@ from workflows.prompts import render
 from workflows.strategies import plan_records as pr
 from workflows.strategies.base import (
     CallModel,
-    Complete,
-    Decision,
     ExecuteTools,
     Interrupt,
+    NextStep,
     PhaseInfo,
     PhaseRecord,
-    ReadMemory,
+    Port,
     ReportError,
     Strategy,
     StrategyView,
-    ToolDecision,
     Totals,
-    Workspace,
-    WorkspaceOp,
-    WriteOutput,
-    WriteText,
     job_result,
     plan_calls,
 )
@@ -107,8 +102,8 @@ class Snapshot(BaseModel):
 class PlanReviseExecute(Strategy):
     name = "plan_revise_execute"
 
-    def __init__(self, config: ResolvedConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ResolvedConfig, port: Port) -> None:
+        super().__init__(config, port)
         self.stage: Stage | None = None
         self.history: list[PhaseRecord] = []
         self.plan: list[PlanStep] = []  # the running plan (empty while planning)
@@ -116,7 +111,8 @@ class PlanReviseExecute(Strategy):
         self.replans = 0
         self.progress = 0  # plans, evaluations and steps done: what the breakers watch
         self.note = ""  # how the running plan was chosen
-        self.pending: Callable[[], Decision] | None = None  # decided in a batch, done after it
+        # decided in a batch of tool calls, carried out after it
+        self.pending: Callable[[], Awaitable[NextStep]] | None = None
         self.completion: dict[str, Any] | None = None
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.recorded = 0  # the last stage number in `history`
@@ -128,8 +124,8 @@ class PlanReviseExecute(Strategy):
 
     # -- Strategy --------------------------------------------------------------------
 
-    def begin(self) -> Decision:
-        return self._enter(self._plan_stage("work"))
+    async def begin(self) -> NextStep:
+        return await self._enter(self._plan_stage("work"))
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(stage=self._st(), totals=self.totals, history=self.history,
@@ -137,13 +133,13 @@ class PlanReviseExecute(Strategy):
                         progress=self.progress, note=self.note,
                         final_status=self.final_status).model_dump(mode="json")
 
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history, self.plan, self.rounds = (snap.totals, snap.history,
                                                              snap.plan, snap.rounds)
         self.replans, self.progress, self.note = snap.replans, snap.progress, snap.note
         self.final_status, self.recorded = snap.final_status, snap.stage.number - 1
-        return self._enter(snap.stage, count=False)
+        return await self._enter(snap.stage, count=False)
 
     def view(self) -> StrategyView:
         st = self.stage
@@ -158,7 +154,7 @@ class PlanReviseExecute(Strategy):
                             history=self.history, progress=self.progress, detail=detail,
                             stuck_hint=STUCK.get(st.kind if st else "", ""))
 
-    def after_model(self, reply: ModelReply) -> Decision:
+    async def after_model(self, reply: ModelReply) -> NextStep:
         st = self._st()
         st.steps += 1
         self.totals.steps += 1
@@ -173,10 +169,10 @@ class PlanReviseExecute(Strategy):
                 "finish": FINISH[st.kind]})])
         answer = reply.content or "(no summary)"
         if st.kind == "step":  # the answer is the step's result
-            return self._step_finished("done", answer, [])
+            return await self._step_finished("done", answer, [])
         if st.kind == "wrap_up":
             self.completion = {"summary": answer}
-            return self._complete()
+            return await self._complete()
         return ReportError(f"the model answered {st.nudges} times in a row without calling a "
                            f"tool in stage {st.number} ({st.title}; limits.max_nudges={limit})",
                            code="no_tool_call")
@@ -187,7 +183,7 @@ class PlanReviseExecute(Strategy):
     def batch_closed(self) -> bool:
         return self.pending is not None or self.completion is not None
 
-    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+    async def own_tool(self, call: ToolCallInfo) -> ToolOutcome:
         args = call.args or {}
         if call.name == "submit_plan":
             return self._submit_plan(args)
@@ -195,51 +191,51 @@ class PlanReviseExecute(Strategy):
             r = self._round(self._st().round)
             r.score, r.reasons = float(args.get("score") or 0), str(args.get("reasons") or "")
             self.progress += 1
-            self.pending = lambda: self._evaluated(r)
+            self.pending = partial(self._evaluated, r)
             return ToolOutcome(ok=True, summary="Evaluation recorded.")
         if call.name == "step_result":
             status = "failed" if args.get("status") == "failed" else "done"
             summary, files = str(args.get("summary") or ""), [str(f) for f in
                                                                args.get("files") or []]
-            self.pending = lambda: self._step_finished(status, summary, files)
+            self.pending = partial(self._step_finished, status, summary, files)
             return ToolOutcome(ok=True, summary="Step result recorded." + (
                 " The rest of the plan is revised now." if status == "failed" else ""))
         self.completion = dict(args)  # job_complete (wrap-up)
         return ToolOutcome(ok=True, summary="Job completion recorded.")
 
-    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+    async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         st = self._st()
         self.totals.tool_calls += len(outcomes)
         for o in outcomes:
             st.loaded += [t for t in o.tools_added if t not in st.loaded]
         if self.completion is not None:
-            return self._complete()
+            return await self._complete()
         pending, self.pending = self.pending, None
-        return pending() if pending is not None else self._call([])
+        return await pending() if pending is not None else self._call([])
 
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         st = self._st()
         self.pending = None
         if what == "rewind":
             self._leave("rewound")
-            ops: list[WorkspaceOp] = []
             if st.kind == "step":
                 p = self._step(st.step)
                 p.status, p.result = "failed", f"rewound: {reason}"
-                ops = [WriteText(layout.step_path(p.id), pr.step_record(p)), self._current()]
-            return Workspace(ops, lambda _: self._next(self._plan_stage("rewind", reason)))
+                await self._write_step(p)
+            return await self._next(self._plan_stage("rewind", reason))
         if what == "wrap_up":
             self.final_status = "budget_exhausted"
             self._leave("interrupted")
-            return self._next(Stage(number=st.number + 1, kind="wrap_up", variant="wrap_up",
+            return await self._next(Stage(number=st.number + 1, kind="wrap_up", variant="wrap_up",
                                     title="Wrap-up: record the state of the work", issue=reason))
         status = "cancelled" if what == "cancel" else status
         self._leave(status)
         for p in self.plan:
             if p.status == "pending":
                 p.status = "cancelled"
-        last: list[WorkspaceOp] = [self._current()] if self.plan else []
-        return Workspace(last, lambda _: self._complete(status, reason))
+        if self.plan:
+            await self._write_current()
+        return await self._complete(status, reason)
 
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         st = self._st()
@@ -262,18 +258,16 @@ class PlanReviseExecute(Strategy):
                   rationale=str(args.get("rationale") or ""))
         self.rounds.append(r)
         self.progress += 1
-        self.pending = (lambda: self._replanned(r)) if executing else (
-            lambda: self._to_evaluation(r))
+        self.pending = partial(self._replanned if executing else self._to_evaluation, r)
         return ToolOutcome(ok=True, summary=f"Plan recorded ({len(steps)} steps). " + (
             "Its next step starts now." if executing else "An evaluator scores it now."))
 
-    def _to_evaluation(self, r: Round) -> Decision:
-        record = WriteText(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
-        nxt = Stage(number=self._st().number + 1, kind="evaluate", round=r.round,
-                    title=f"Evaluate the plan (round {r.round})")
-        return Workspace([record], lambda _: self._next(nxt))
+    async def _to_evaluation(self, r: Round) -> NextStep:
+        await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
+        return await self._next(Stage(number=self._st().number + 1, kind="evaluate",
+                                      round=r.round, title=f"Evaluate the plan (round {r.round})"))
 
-    def _evaluated(self, r: Round) -> Decision:
+    async def _evaluated(self, r: Round) -> NextStep:
         s = self.settings
         assert r.score is not None
         planned = [x for x in self.rounds if x.kind != "replan"]
@@ -287,57 +281,59 @@ class PlanReviseExecute(Strategy):
                          key=lambda x: x.score or 0.0)
             verdict = (f"below the threshold after {len(planned)} rounds (max_rounds): the "
                        f"best plan, round {chosen.round} ({chosen.score:.2f}), runs")
-        ops: list[WorkspaceOp] = [WriteText(layout.evaluation_path(r.round),
-                                    pr.evaluation_record(r, s.threshold, verdict))]
+        await self.port.write_text(layout.evaluation_path(r.round),
+                                   pr.evaluation_record(r, s.threshold, verdict))
         if chosen is None:
-            return Workspace(ops, lambda _: self._next(self._plan_stage("revision")))
+            return await self._next(self._plan_stage("revision"))
         self.plan = [p.model_copy() for p in chosen.steps]
         self.note = f"The plan of round {chosen.round}: {verdict}."
-        return Workspace(ops + [self._current()], lambda _: self._next_step())
+        await self._write_current()
+        return await self._next_step()
 
-    def _replanned(self, r: Round) -> Decision:
+    async def _replanned(self, r: Round) -> NextStep:
         for p in self.plan:
             if p.status == "pending":
                 p.status = "dropped"
         self.plan += [p.model_copy() for p in r.steps]
         self.note = f"Revised in round {r.round}: {self._st().issue[:300]}"
-        record = pr.round_record(r, self._st().issue)
-        return Workspace([WriteText(layout.plan_path(r.round), record), self._current()],
-                         lambda _: self._next_step())
+        await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
+        await self._write_current()
+        return await self._next_step()
 
     # -- executing ---------------------------------------------------------------------
 
-    def _next_step(self) -> Decision:
+    async def _next_step(self) -> NextStep:
         nxt = next((p for p in self.plan if p.status == "pending"), None)
         if nxt is None:
-            return self._plan_done()
-        return self._next(Stage(number=self._st().number + 1, kind="step", step=nxt.id,
+            return await self._plan_done()
+        return await self._next(Stage(number=self._st().number + 1, kind="step", step=nxt.id,
                                 title=f"Step {nxt.id}: {nxt.title}"[:200]))
 
-    def _step_finished(self, status: str, summary: str, files: list[str]) -> Decision:
+    async def _step_finished(self, status: str, summary: str, files: list[str]) -> NextStep:
         st, s = self._st(), self.settings
         p = self._step(st.step)
         p.status, p.result, p.files = ("done" if status == "done" else "failed"), summary, files
-        ops: list[WorkspaceOp] = [WriteText(layout.step_path(p.id), pr.step_record(p)),
-                                  self._current()]
         if p.status == "done":
             self.progress += 1
-            return Workspace(ops, lambda _: self._next_step())
+            await self._write_step(p)
+            return await self._next_step()
         if self.replans >= s.max_replans:
             self._leave("failed")
-            why = (f"step {p.id} failed and the plan was already revised {self.replans} times "
-                   f"(plan_revise_execute.max_replans): {summary}")
-            return Workspace(ops, lambda _: self._complete("stuck", why))
+            await self._write_step(p)
+            return await self._complete("stuck", (
+                f"step {p.id} failed and the plan was already revised {self.replans} times "
+                f"(plan_revise_execute.max_replans): {summary}"))
         self.replans += 1
-        issue = f"Step {p.id} ({p.title}) failed: {summary}"
-        return Workspace(ops, lambda _: self._next(self._plan_stage("replan", issue), "failed"))
+        await self._write_step(p)
+        return await self._next(self._plan_stage("replan", f"Step {p.id} ({p.title}) failed: "
+                                                 f"{summary}"), "failed")
 
-    def _plan_done(self) -> Decision:
+    async def _plan_done(self) -> NextStep:
         done = [p for p in self.plan if p.status == "done"]
         files = list(dict.fromkeys(f for p in done for f in p.files))
         self.completion = {"summary": done[-1].result if done else "the plan had no steps",
                            "deliverables": files, "notes": self.note}
-        return self._complete()
+        return await self._complete()
 
     # -- stages ------------------------------------------------------------------------
 
@@ -346,20 +342,18 @@ class PlanReviseExecute(Strategy):
         return Stage(number=number, kind="plan", variant=variant, title=TITLES[variant],
                      round=len(self.rounds) + 1, issue=issue)
 
-    def _next(self, stage: Stage, status: str = "completed") -> Decision:
+    async def _next(self, stage: Stage, status: str = "completed") -> NextStep:
         self._leave(status)
         limit = self.cfg.config.limits.max_phases
         if stage.number > limit:
             return ReportError(f"the job reached limits.max_phases={limit} stages",
                                code="phase_limit")
-        return self._enter(stage)
+        return await self._enter(stage)
 
-    def _enter(self, stage: Stage, count: bool = True) -> Decision:
+    async def _enter(self, stage: Stage, count: bool = True) -> NextStep:
         self.stage = stage
         self.totals.phases += count
-        return Workspace([ReadMemory()], lambda results: self._first_call(results[0]))
-
-    def _first_call(self, memory: str) -> CallModel:
+        memory = await self.port.read_memory()
         st, s, prompts = self._st(), self.settings, self.cfg.prompts
         values = {"tools": ", ".join(self.tools()), "workspace_md": memory,
                   "threshold": f"{s.threshold:.2f}", "issue": st.issue or "(none)"}
@@ -405,8 +399,14 @@ class PlanReviseExecute(Strategy):
 
     # -- records -----------------------------------------------------------------------
 
-    def _current(self) -> WriteText:
-        return WriteText(layout.CURRENT_PLAN, pr.current_record(self.plan, self.rounds, self.note))
+    async def _write_step(self, p: PlanStep) -> None:
+        """archive/steps/step_<id>.md, then archive/plan.md as it stands."""
+        await self.port.write_text(layout.step_path(p.id), pr.step_record(p))
+        await self._write_current()
+
+    async def _write_current(self) -> None:
+        await self.port.write_text(layout.CURRENT_PLAN,
+                                   pr.current_record(self.plan, self.rounds, self.note))
 
     def _leave(self, status: str) -> None:
         """Record the current stage in `history` (once)."""
@@ -419,12 +419,10 @@ class PlanReviseExecute(Strategy):
             todos_completed=int(st.kind == "step" and self._step(st.step).status == "done"),
             tokens_in=st.tokens_in, tokens_out=st.tokens_out)])[-20:]
 
-    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+    async def _complete(self, status: str | None = None, reason: str = "") -> NextStep:
         self._leave(status or "completed")
-        result = job_result(status or self.final_status, self.completion or {}, reason,
-                            self.totals)
-        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
-                         lambda _: Complete(result))
+        return await self.complete(job_result(status or self.final_status,
+                                              self.completion or {}, reason, self.totals))
 
     def _st(self) -> Stage:
         assert self.stage is not None, "strategy used before begin()"

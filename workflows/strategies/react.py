@@ -18,26 +18,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
+from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome
 from workflows.prompts import render
 from workflows.strategies.base import (
     CallModel,
-    CheckDeliverables,
-    Complete,
-    Decision,
     DeliverablesChecked,
     ExecuteTools,
     Interrupt,
+    NextStep,
     PhaseInfo,
     PhaseRecord,
-    ReadMemory,
+    Port,
     ReportError,
     Strategy,
     StrategyView,
-    ToolDecision,
     Totals,
-    Workspace,
-    WriteOutput,
     job_result,
     nudge_for,
     plan_calls,
@@ -70,8 +65,8 @@ class Snapshot(BaseModel):
 class React(Strategy):
     name = "react"
 
-    def __init__(self, config: ResolvedConfig) -> None:
-        super().__init__(config)
+    def __init__(self, config: ResolvedConfig, port: Port) -> None:
+        super().__init__(config, port)
         self.attempt = Attempt(number=1)
         self.totals = Totals()
         self.history: list[PhaseRecord] = []
@@ -80,18 +75,18 @@ class React(Strategy):
         self.writes = 0
         self._system = ""
 
-    def begin(self) -> Decision:
-        return self._enter(Attempt(number=1))
+    async def begin(self) -> NextStep:
+        return await self._enter(Attempt(number=1))
 
     def snapshot(self) -> dict[str, Any]:
         return Snapshot(attempt=self.attempt, totals=self.totals, history=self.history,
                         writes=self.writes, final_status=self.final_status).model_dump(mode="json")
 
-    def resume(self, snapshot: dict[str, Any]) -> Decision:
+    async def resume(self, snapshot: dict[str, Any]) -> NextStep:
         snap = Snapshot.model_validate(snapshot)
         self.totals, self.history, self.writes = snap.totals, snap.history, snap.writes
         self.final_status = snap.final_status
-        return self._enter(snap.attempt, count=False)
+        return await self._enter(snap.attempt, count=False)
 
     def view(self) -> StrategyView:
         a = self.attempt
@@ -106,7 +101,7 @@ class React(Strategy):
                             "job_complete, and if it cannot be done, call job_complete and "
                             "say why in its notes.")
 
-    def after_model(self, reply: ModelReply) -> Decision:
+    async def after_model(self, reply: ModelReply) -> NextStep:
         a = self.attempt
         a.steps += 1
         self.totals.steps += 1
@@ -116,10 +111,10 @@ class React(Strategy):
             return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react"))
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
-            return Workspace([CheckDeliverables()], lambda r: self._quiet(reply, r[0]))
+            return await self._quiet(reply, await self.port.deliverables())
         return self._call([nudge_for(self.cfg, reply, self._nudge())])
 
-    def _quiet(self, reply: ModelReply, found: DeliverablesChecked) -> Decision:
+    async def _quiet(self, reply: ModelReply, found: DeliverablesChecked) -> NextStep:
         """The model stopped calling tools: its answer is the result, unless declared
         deliverables are missing; then a new attempt, a fresh conversation told what is
         missing, up to QUIET_RETRIES times (the orchestrator ends the job `stuck` after
@@ -128,11 +123,11 @@ class React(Strategy):
         two turns in 7 of 10 runs."""
         n = self.attempt.number
         if found.problems and n <= QUIET_RETRIES and n < self.cfg.config.limits.max_phases:
-            return self.interrupt("rewind", f"attempt {n} ended without the deliverables: "
+            return await self.interrupt("rewind", f"attempt {n} ended without the deliverables: "
                                   f"{'; '.join(found.problems[:20])}. Do the work that makes "
                                   "them so, then call job_complete.")
         self.completion = {"summary": reply.content or "the model stopped calling tools"}
-        return self._complete()
+        return await self._complete()
 
     def owns_tool(self, name: str) -> bool:
         return name == "job_complete"
@@ -140,20 +135,20 @@ class React(Strategy):
     def batch_closed(self) -> bool:
         return self.completion is not None
 
-    def own_tool(self, call: ToolCallInfo) -> ToolDecision:
+    async def own_tool(self, call: ToolCallInfo) -> ToolOutcome:
         self.completion = dict(call.args or {})  # verified by the orchestrator
         return ToolOutcome(ok=True, summary="Job completion recorded.")
 
-    def after_tools(self, outcomes: list[ToolOutcome]) -> Decision:
+    async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         self.totals.tool_calls += len(outcomes)
         for o in outcomes:
             self.attempt.loaded += [t for t in o.tools_added if t not in self.attempt.loaded]
             self.writes += bool(o.ok and o.changed)
         if self.completion is not None:
-            return self._complete()
+            return await self._complete()
         return self._call([])
 
-    def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> Decision:
+    async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         self._record("rewound" if what == "rewind" else "interrupted")
         n = self.attempt.number + 1
         if what in ("rewind", "wrap_up"):
@@ -163,8 +158,8 @@ class React(Strategy):
                 return ReportError(f"the job reached limits.max_phases="
                                    f"{self.cfg.config.limits.max_phases} attempts",
                                    code="phase_limit")
-            return self._enter(Attempt(number=n, variant=what, issue=reason))
-        return self._complete("cancelled" if what == "cancel" else status, reason)
+            return await self._enter(Attempt(number=n, variant=what, issue=reason))
+        return await self._complete("cancelled" if what == "cancel" else status, reason)
 
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         self.attempt.tokens_in += tokens_in
@@ -181,13 +176,10 @@ class React(Strategy):
         return list(dict.fromkeys(t.workspace + search + domain + self.attempt.loaded
                                   + ["job_complete"]))
 
-    def _enter(self, attempt: Attempt, count: bool = True) -> Decision:
-        self.attempt = attempt
+    async def _enter(self, attempt: Attempt, count: bool = True) -> NextStep:
+        self.attempt = a = attempt
         self.totals.phases += count
-        return Workspace([ReadMemory()], lambda results: self._first_call(results[0]))
-
-    def _first_call(self, memory: str) -> CallModel:
-        a = self.attempt
+        memory = await self.port.read_memory()
         self._system = render(self.cfg.prompts["react"], {
             "tools": ", ".join(self.tools()), "workspace_md": memory,
             "issue": a.issue or "(none)"})
@@ -214,10 +206,8 @@ class React(Strategy):
             number=a.number, kind="react", variant=a.variant, status=status, steps=a.steps,
             todos_completed=0, tokens_in=a.tokens_in, tokens_out=a.tokens_out)])[-20:]
 
-    def _complete(self, status: str | None = None, reason: str = "") -> Decision:
+    async def _complete(self, status: str | None = None, reason: str = "") -> NextStep:
         if status is None:
             self._record("completed")
-        result = job_result(status or self.final_status, self.completion or {}, reason,
-                            self.totals)
-        return Workspace([WriteOutput(layout.COMPLETION, result.model_dump())],
-                         lambda _: Complete(result))
+        return await self.complete(job_result(status or self.final_status,
+                                              self.completion or {}, reason, self.totals))

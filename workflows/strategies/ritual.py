@@ -43,13 +43,6 @@ from workflows.strategies.base import PlannedCall
 from workflows.todos import current_index
 
 PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
-JOB_COMPLETE_LAST = "job-complete-last"  # Versioned: the reordering of a turn's job_complete
-TODO_NAMED_FILES = "todo-named-files"  # Versioned: a model's todo's named files checked
-TODO_AUTO_COMPLETE = "todo-auto-complete"  # Versioned: a todo whose files were written is done
-TODO_WRITE_CHECKED = "todo-write-checked"  # Versioned: a todo_write that repeats is refused
-OFF_TODO_WRITES = "off-todo-writes"  # Versioned: a strategic write of another file refused
-OFF_TODO_PLANNING = "off-todo-planning-writes"  # Versioned: ... and a rewrite of a done todo's
-DELIVERABLES_PLAN = "deliverables-plan"  # Versioned: plans held to the deliverables still short
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 

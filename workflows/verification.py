@@ -1,0 +1,79 @@
+"""The orchestrator's verified end: the decisions of workflows/completion.py carried out
+over the job's workspace ops, at the three points where a job may end.
+
+    job_complete called        `refuse`: refused with what is missing, while refusals
+                               are left (the model goes on), else let through
+    the strategy completes     `finish`: `completed` only with the deliverables there,
+                               else `stuck` with the list; a `stuck` end whose declared
+                               deliverables are all there is completed by the workflow
+    a model's failure          `completed_anyway`: no tool calls or phases run out, with
+                               every declared deliverable there: completed by the workflow
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from workflows import completion
+from workflows.contract import JobResult, ToolCallInfo, ToolOutcome, layout
+from workflows.strategies.base import DeliverablesChecked, Totals
+
+if TYPE_CHECKING:
+    from workflows.workspace_ops import WorkspaceOps
+
+
+class Verifier:
+    def __init__(self, ops: WorkspaceOps) -> None:
+        self.ops = ops
+        # the claim of a job_complete that passed its check in this turn (the job ends in
+        # this turn: `finish` takes it instead of checking again)
+        self.passed: tuple[list[str], DeliverablesChecked] | None = None
+
+    def new_turn(self) -> None:
+        self.passed = None
+
+    async def refuse(self, call: ToolCallInfo) -> ToolOutcome | None:
+        """A job_complete whose deliverables are not there, refused (the model reads why),
+        while refusals are left; None: the strategy takes it."""
+        ops, cfg = self.ops, self.ops.cfg
+        if ops.completion.refusals >= cfg.config.completion.max_refusals:
+            return None  # let through: `finish` ends the job stuck if they are still missing
+        claimed, bad = completion.valid((call.args or {}).get("deliverables"))
+        found = await ops.deliverables(claimed, bad)
+        if not found.problems:
+            self.passed = (claimed, found)
+            return None
+        ops.completion.refusals += 1
+        return completion.refusal(found, ops.completion.refusals, cfg)
+
+    async def finish(self, result: JobResult) -> JobResult:
+        """The strategy's end, verified: `completed` only with the deliverables there; a
+        job stopped `stuck` whose declared deliverables are all there is completed."""
+        ops = self.ops
+        if result.status == "completed":
+            claimed, bad = completion.valid(result.deliverables)
+            found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
+                else await ops.deliverables(claimed, bad)
+            final = (completion.verified(result, found) if not found.problems
+                     else completion.unverified(result, found))
+        elif result.status == "stuck":
+            found = await ops.deliverables()
+            final = (completion.by_workflow(result, found, result.summary)
+                     if found.declared and not found.problems
+                     else result.model_copy(update={"missing": found.problems[:20]}))
+        else:
+            return result
+        if final != result:
+            await ops.write_output(layout.COMPLETION, final.model_dump())
+        return final
+
+    async def completed_anyway(self, totals: Totals, why: str) -> JobResult | None:
+        """A job about to fail the model's way (no tool calls, phases run out) whose declared
+        deliverables are all there: completed by the workflow, else None."""
+        found = await self.ops.deliverables()
+        if not found.declared or found.problems:
+            return None
+        final = completion.by_workflow(JobResult(status="stuck", **totals.model_dump()),
+                                       found, why)
+        await self.ops.write_output(layout.COMPLETION, final.model_dump())
+        return final
