@@ -1,8 +1,10 @@
-"""The job config schema: `configs/defaults.yaml` + `configs/<job>/config.yaml`.
+"""The job config schema: `configs/<job>/config.yaml` over `configs/defaults.yaml`.
 
-Validated with pydantic (`extra="forbid"`, so a misspelt key is an error that names
-it). Loaded once per job by the `load_config` activity and carried in workflow
-state: editing a config file never changes a running job.
+Each setting is stated here once: its default, and the string under it as its one-line
+description; `configs/defaults.yaml` and docs/config-reference.md are generated from this
+(`python -m operate.config_docs`). Validated with pydantic (`extra="forbid"`, so a misspelt
+key is an error that names it). Loaded once per job by the `load_config` activity and
+carried in workflow state: editing a config file never changes a running job.
 """
 
 from __future__ import annotations
@@ -15,53 +17,70 @@ from workflows.contract import layout
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # a string right after a field is its description: the one line that
+    # configs/defaults.yaml and docs/config-reference.md are generated from (operate/config_docs.py)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class LlmSettings(_Strict):
-    endpoint: str = "default"  # a name the operator declared (activities/model/endpoints.py)
-    model: str = "gpt-4o-mini"  # one of the endpoint's models
-    # raw endpoint settings: refused from job input unless the operator allows them, and
-    # never given a key for a URL the operator did not declare (endpoints.py)
+    """The model endpoint and how it is called."""
+
+    endpoint: str = "default"
+    """A model endpoint the operator declared in configs/endpoints.yaml, by name."""
+    model: str = "gpt-4o-mini"
+    """One of that endpoint's models."""
     base_url: str | None = None
+    """A raw URL: refused unless the operator allows it; never sent a key it did not declare."""
     api_key_env: str | None = None
+    """The variable holding the key for `base_url` (the same rule)."""
     temperature: float | None = 0.2
+    """Sampling temperature (null: the endpoint's default)."""
     max_tokens: int | None = 4096
+    """Tokens one answer may have (null: the endpoint's limit)."""
     timeout_seconds: float = Field(300, gt=0)
+    """One model call, at most (a slow endpoint's own timeout raises it)."""
     heartbeat_timeout_seconds: float = Field(3, gt=0)
+    """A worker that dies mid-call is noticed after this (it heartbeats every second)."""
     max_attempts: int = Field(10, ge=1)
+    """Attempts of a model call on 429, 5xx and timeouts (Temporal retries it)."""
     max_retry_interval_seconds: float = Field(60, gt=0)
-    # HTTP 500 to the identical request this many times in a row: the request fails, not
-    # the endpoint (llama-server answers a history it cannot parse that way): no more retries
+    """The longest wait between two attempts."""
     max_identical_failures: int = Field(3, ge=1)
-    replay_from: str | None = None  # rerun: answer from this job's recorded responses ...
-    replay_on_divergence: Literal["live", "stop"] = "live"  # ... until the prompts differ
-    price_in_per_mtok: float = Field(0.15, ge=0)  # USD per million prompt tokens (estimates)
+    """HTTP 500 to the same request this often in a row: the request is at fault, no retry."""
+    replay_from: str | None = None
+    """Rerun: answer from this job's recorded responses, until the prompts differ."""
+    replay_on_divergence: Literal["live", "stop"] = "live"
+    """Rerun: when the prompts differ, call the model (`live`) or stop (`stop`)."""
+    price_in_per_mtok: float = Field(0.15, ge=0)
+    """USD per million prompt tokens, for the cost in `state` and `budget.max_cost_usd`."""
     price_out_per_mtok: float = Field(0.60, ge=0)
-    # opt-in: a fast endpoint's calls run as local activities (no activity task, no workflow
-    # task of their own) while the call before took under `local_call_below_seconds`, at
-    # most `local_calls_in_a_row` in a row (0, the default: never); the next call goes
-    # through the server, which bounds how long the job's progress, queries and signals wait
-    # (workflows/model_steps.py, docs/operating.md)
+    """USD per million completion tokens."""
     local_call_below_seconds: float = Field(2.0, ge=0)
+    """Opt-in local model calls: only while the call before answered faster than this."""
     local_calls_in_a_row: int = Field(0, ge=0)
-    # a model profile: the rules one model family needs, opted into ("small": the rules that
-    # keep a small local model to the ritual, docs/profiles.md; "none": no profile). "": the
-    # endpoint's (configs/endpoints.yaml `profile:`), else none
+    """Model calls in a row that may run as local activities (0: never; docs/operating.md)."""
     profile: Literal["", "none", "small"] = ""
+    """A model profile (docs/profiles.md): "small", "none", or "" for the endpoint's own."""
 
 
 class ToolSets(_Strict):
+    """Tool names or globs: built-in, package and MCP (`<server>.<tool>`) tools."""
+
     workspace: list[str] = ["read_file", "write_file", "list_files", "search_files"]
+    """The workspace tools, in every phase."""
     strategic: list[str] = ["todo_complete", "todo_write", "job_complete"]
+    """Strategic phases' control tools."""
     tactical: list[str] = ["todo_complete", "todo_rewind"]
+    """Tactical phases' control tools."""
     domain: list[str] = []
-    deferred: list[str] = []  # domain tools not sent until tool_search finds them
-    search_results: int = Field(3, ge=1)  # K: tools tool_search adds per query
-    # run as local activities in the workflow's worker (short workspace operations whose
-    # retry and timeout rules fit); the others are activities on task_queues.tools
+    """The job's own tools (tactical phases, react, plan steps); resolved at the job's start."""
+    deferred: list[str] = []
+    """Domain tools kept out of the prompt until tool_search finds them."""
+    search_results: int = Field(3, ge=1)
+    """Tools one tool_search query adds."""
     local: list[str] = ["read_file", "write_file", "list_files", "search_files",
                         "delete_file", "todo_write", "tool_search"]
+    """Tools run as local activities in the workflow worker (the others: on task_queues.tools)."""
 
     def for_phase(self, kind: str) -> list[str]:
         """Strategic: workspace + strategic. Tactical: workspace + tactical + domain
@@ -77,9 +96,14 @@ class ToolSets(_Strict):
 
 
 class PhaseSettings(_Strict):
+    """The gate on todos.yaml and the archive (phase_alternation, nested)."""
+
     min_todos: int = Field(1, ge=1)
+    """The fewest todos a plan may have."""
     max_todos: int = Field(20, ge=1)
+    """The most todos a plan may have (a nested job: children per delegation)."""
     archive_on_transition: bool = True
+    """Write archive/phase_<n>.yaml when a phase ends."""
 
     @model_validator(mode="after")
     def _bounds(self) -> PhaseSettings:
@@ -89,48 +113,63 @@ class PhaseSettings(_Strict):
 
 
 class Limits(_Strict):
-    max_nudges: int = Field(3, ge=0)  # model turns without a tool call, in a row
+    """Bounds on a job's steps and texts."""
+
+    max_nudges: int = Field(3, ge=0)
+    """Model turns without a tool call in a row, nudged; then the turn ends the phase or job."""
     max_steps_per_phase: int = Field(150, ge=1)
+    """Model steps one phase may take."""
     max_phases: int = Field(200, ge=1)
+    """Phases (attempts, stages) one job may have."""
     max_tool_calls_per_step: int = Field(16, ge=1)
-    read_max_chars: int = Field(20_000, ge=100)  # read_file answers longer than this are cut
-    max_file_bytes: int = Field(5_000_000, ge=1)  # largest write / document accepted
-    workspace_md_max_chars: int = Field(12_000, ge=100)  # workspace.md in the system prompt
-    # a model answer's text and each tool call's arguments: longer text is cut, longer
-    # arguments are refused with a tool error (never parsed, never sent back to the model)
+    """Tool calls of one model turn that run (the rest are refused)."""
+    read_max_chars: int = Field(20_000, ge=100)
+    """read_file answers are cut at this many characters."""
+    max_file_bytes: int = Field(5_000_000, ge=1)
+    """The largest write or document accepted."""
+    workspace_md_max_chars: int = Field(12_000, ge=100)
+    """workspace.md in the system prompt, cut at this many characters."""
     max_output_chars: int = Field(200_000, ge=1000)
-    # instructions.md in the system prompt (`{{instructions}}`), cut at this many characters
+    """A model answer's text is cut at this; longer tool arguments are refused, never parsed."""
     instructions_max_chars: int = Field(6000, ge=0)
-    # todo_complete calls that take effect in one model turn (0: any number, as jobs from
-    # before #17); the others are refused: the work of a todo comes before its completion
-    todo_completes_per_turn: int = Field(0, ge=0)
+    """instructions.md in the system prompt (`{{instructions}}`), cut at this many characters."""
+    todo_completes_per_turn: int = Field(1, ge=0)
+    """todo_complete calls that count in one model turn (0: any number)."""
 
 
 class ContextPolicy(_Strict):
     """How each model call's context is assembled (layers 4-5; layers 1-3 are never cut)."""
 
-    enabled: bool = True  # false: the whole conversation, nothing cleared or summarized
-    keep_tool_results: int = Field(5, ge=0)  # the last N tool results stay intact
-    clear_min_chars: int = Field(300, ge=0)  # shorter results are never cleared
-    max_tool_result_chars: int = Field(6000, ge=200)  # longer ones are cut, full text kept
+    enabled: bool = True
+    """false: the whole conversation, nothing cleared or summarized (for comparison)."""
+    keep_tool_results: int = Field(5, ge=0)
+    """The last N tool results stay intact; older ones become a placeholder naming their file."""
+    clear_min_chars: int = Field(300, ge=0)
+    """Tool results shorter than this are never cleared."""
+    max_tool_result_chars: int = Field(6000, ge=200)
+    """Longer tool results are cut; the full text is kept in tool_outputs/."""
     summarize_at_tokens: int = Field(80_000, ge=1000)
-    context_window: int = Field(128_000, ge=1000)  # the model's window
-    window_fraction: float = Field(0.6, gt=0, le=1)  # threshold <= this share of the window
-    keep_recent_messages: int = Field(6, ge=2)  # raw messages kept after a summary
+    """Older turns are folded into a summary above this many prompt tokens ..."""
+    context_window: int = Field(128_000, ge=1000)
+    """The model's context window, in tokens."""
+    window_fraction: float = Field(0.6, gt=0, le=1)
+    """... or above this share of the window, if that is smaller."""
+    keep_recent_messages: int = Field(6, ge=2)
+    """Raw messages kept after a summary."""
 
     def threshold(self) -> int:
         return min(self.summarize_at_tokens, int(self.context_window * self.window_fraction))
 
 
 class TaskQueues(_Strict):
-    """Separate queues for model and tool activities (None: the job's own queue).
-
-    `load_config` refuses a queue no worker polls; an activity sent to a separate queue
-    that no worker starts within `schedule_to_start_seconds` fails the job (0: wait)."""
+    """Separate queues for model and tool activities (null: the job's own queue)."""
 
     model: str | None = None
+    """The model calls' queue, e.g. switchback-model (workers with SWITCHBACK_WORKER_ROLE=model)."""
     tools: str | None = None
+    """The tool calls' queue; a queue no worker polls is refused when the job starts."""
     schedule_to_start_seconds: float = Field(600, ge=0)
+    """A call on a separate queue that no worker takes within this fails the job (0: wait)."""
 
     def start_timeout(self, queue: str | None) -> float | None:
         """Seconds an activity on `queue` may wait for a worker (None: no limit)."""
@@ -138,90 +177,149 @@ class TaskQueues(_Strict):
 
 
 class ContinueAsNewSettings(_Strict):
-    every_phases: int = Field(0, ge=0)  # 0: only when Temporal suggests it
+    """When a job continues as new (always at a phase start)."""
+
+    every_phases: int = Field(0, ge=0)
+    """Continue as new every N phases (0: only when Temporal suggests it)."""
 
 
 class BudgetSettings(_Strict):
-    max_tokens: int | None = Field(None, ge=1)  # prompt + completion tokens, whole job
+    """What a job may spend; at 100% a wrap-up phase records the state and the job ends."""
+
+    max_tokens: int | None = Field(None, ge=1)
+    """Prompt and completion tokens for the whole job (null: no limit)."""
     max_cost_usd: float | None = Field(None, gt=0)
+    """Estimated USD for the whole job (null: no limit)."""
     warn_at: list[float] = [0.8, 0.95]
-    wrap_up_steps: int = Field(12, ge=1)  # model steps the final wrap-up phase may take
+    """Shares of the budget at which the model is told how much is left."""
+    wrap_up_steps: int = Field(12, ge=1)
+    """Model steps the final wrap-up phase may take."""
 
 
 class BreakerSettings(_Strict):
+    """The deterministic checks after every model step."""
+
     repetition_window: int = Field(5, ge=2)
+    """The same call or near-identical text across this many steps trips the loop breaker."""
     similarity_threshold: float = Field(0.9, gt=0, le=1)
-    exempt_tools: list[str] = []  # polling tools whose repetition is legitimate
-    no_progress_steps: int = Field(15, ge=0)  # 0: off
-    max_steps_per_job: int = Field(2000, ge=0)  # 0: off
-    # across phases (phase_alternation); 0: off, as for jobs from before #17 whose carried
-    # config lacks the keys (configs/defaults.yaml turns them on)
-    max_idle_phases: int = Field(0, ge=0)  # tactical phases in a row that changed no file
-    max_rewinds: int = Field(0, ge=0)  # rewind phases in a job
+    """How alike two texts must be to count as the same."""
+    exempt_tools: list[str] = []
+    """Polling tools whose repetition is legitimate, e.g. [check_status]."""
+    no_progress_steps: int = Field(15, ge=0)
+    """No progress in this many steps: a checkpoint message (0: off)."""
+    max_steps_per_job: int = Field(2000, ge=0)
+    """Model steps one job may take (0: no limit)."""
+    max_idle_phases: int = Field(3, ge=0)
+    """Tactical phases in a row that changed no file but the plan: the job stops (0: off)."""
+    max_rewinds: int = Field(5, ge=0)
+    """More rewind phases than this: the job stops `stuck` (0: off)."""
 
 
 class ApprovalSettings(_Strict):
+    """Tool calls that wait for the `approve` update."""
+
     timeout_seconds: float = Field(3600, gt=0)
+    """How long a call waits for an answer."""
     on_timeout: Literal["deny", "approve"] = "deny"
+    """What nobody answering means."""
 
 
 class RewindSettings(_Strict):
-    # todo_rewind(issue, restore_phase): the model may put the workspace back as it was at
-    # the start of an earlier phase (a person's `rewind` signal always may)
+    """Rewinds the model asks for (a person's `rewind` signal may always restore)."""
+
     model_may_restore: bool = False
+    """todo_rewind(issue, restore_phase=N) may put the files back to phase N's start."""
 
 
 class Retries(_Strict):
+    """Retries of tool and workspace activities (Temporal's retry policy)."""
+
     tool_attempts: int = Field(3, ge=1)
+    """Attempts of a tool call; then the job stops with output/error.json."""
     tool_initial_interval_seconds: float = Field(2, gt=0)
+    """The wait before a tool call's second attempt."""
     tool_backoff: float = Field(3, ge=1)
+    """Each further wait, this many times the one before."""
     tool_timeout_seconds: float = Field(120, gt=0)
+    """One attempt of a tool call, at most."""
     workspace_attempts: int = Field(8, ge=1)
-    workspace_timeout_seconds: float = Field(30, gt=0)  # a dead worker's call is retried after
+    """Attempts of a workspace operation (S3 trouble)."""
+    workspace_timeout_seconds: float = Field(30, gt=0)
+    """One workspace operation, at most (a dead worker's is retried after this)."""
 
 
 class Prompts(_Strict):
-    """Paths relative to the configs directory."""
+    """The prompt files, relative to the configs directory."""
 
     strategic: str = "prompts/strategic.md"
+    """phase_alternation: a strategic phase's system prompt."""
     tactical: str = "prompts/tactical.md"
+    """phase_alternation: a tactical phase's system prompt."""
     kickoff: str = "prompts/kickoff.md"
+    """phase_alternation: a phase's first message."""
     nudge: str = "prompts/nudge.md"
-    cut_off: str = "prompts/cut_off.md"  # a turn without a tool call cut at max_tokens
+    """A phase's turn without a tool call."""
+    cut_off: str = "prompts/cut_off.md"
+    """A turn without a tool call, cut off at llm.max_tokens."""
     summarization: str = "prompts/summarization.md"
-    react: str = "prompts/react.md"  # the react strategy's system prompt
+    """Folding older turns into a summary."""
+    react: str = "prompts/react.md"
+    """react: the system prompt."""
     react_kickoff: str = "prompts/react_kickoff.md"
-    task_nudge: str = "prompts/task_nudge.md"  # react, plan_revise_execute: a turn w/o tools
-    echo_nudge: str = "prompts/echo_nudge.md"  # a turn that only echoes <tool_response> text
-    stage_kickoff: str = "prompts/stage_kickoff.md"  # first message of a stage's conversation
-    plan: str = "prompts/plan.md"  # plan_revise_execute: plan, revise, replan
+    """react: an attempt's first message."""
+    task_nudge: str = "prompts/task_nudge.md"
+    """react, plan_revise_execute: a turn without a tool call."""
+    echo_nudge: str = "prompts/echo_nudge.md"
+    """A turn whose text only echoes <tool_response> blocks."""
+    stage_kickoff: str = "prompts/stage_kickoff.md"
+    """plan_revise_execute, auto: a stage's first message."""
+    plan: str = "prompts/plan.md"
+    """plan_revise_execute: plan, revise, replan."""
     evaluate: str = "prompts/evaluate.md"
+    """plan_revise_execute: score a plan."""
     step: str = "prompts/step.md"
-    nested: str = "prompts/nested.md"  # nested: the outer loop's system prompt
-    subjob: str = "prompts/subjob.md"  # nested: a child job's instructions.md
-    classify: str = "prompts/classify.md"  # auto: the complexity matrix
-    verify: str = "prompts/verify.md"  # completion.check model: the verification call
+    """plan_revise_execute: one step."""
+    nested: str = "prompts/nested.md"
+    """nested: the outer loop's system prompt."""
+    subjob: str = "prompts/subjob.md"
+    """nested: a child job's instructions.md."""
+    classify: str = "prompts/classify.md"
+    """auto: the complexity matrix."""
+    verify: str = "prompts/verify.md"
+    """completion.check {model: true}: the verification call."""
     strategic_todos: str = "prompts/strategic_todos.yaml"
-    nested_todos: str = "prompts/nested_todos.yaml"  # nested: the outer loop's todos
+    """phase_alternation: the strategic phases' predefined todos."""
+    nested_todos: str = "prompts/nested_todos.yaml"
+    """nested: the outer loop's predefined todos."""
 
 
 class WorkspaceSettings(_Strict):
+    """Where the job's files live."""
+
     bucket: str = "switchback"
-    # work in <parent id>/subjobs/<job id>/ of the parent job's workspace: set by a `nested`
-    # job for its children; a job without a parent job is refused
+    """One of the operator's buckets (SWITCHBACK_WORKSPACE_BUCKETS)."""
     within_parent: bool = False
+    """Set by a nested job for its children: work in <parent>/subjobs/<child>/."""
 
 
 InnerStrategy = Literal["react", "phase_alternation", "plan_revise_execute"]
 
 
 class PlanReviseExecuteSettings(_Strict):
-    threshold: float = Field(0.7, ge=0, le=1)  # the evaluation score a plan needs to run
-    max_rounds: int = Field(3, ge=1)  # plan -> evaluate rounds; then the best plan runs
+    """plan -> evaluate -> revise ... -> execute step by step."""
+
+    threshold: float = Field(0.7, ge=0, le=1)
+    """The evaluation score (0..1) a plan needs before it runs."""
+    max_rounds: int = Field(3, ge=1)
+    """Plan/evaluate rounds; after the last, the best plan runs."""
     min_steps: int = Field(1, ge=1)
+    """The fewest steps a plan may have."""
     max_steps: int = Field(12, ge=1)
-    max_replans: int = Field(3, ge=0)  # failed steps that revise the rest; then `stuck`
-    result_chars: int = Field(1500, ge=100)  # of each predecessor's result in a step's prompt
+    """The most steps a plan may have."""
+    max_replans: int = Field(3, ge=0)
+    """Failed steps that revise the rest of the plan; then the job ends `stuck`."""
+    result_chars: int = Field(1500, ge=100)
+    """Of each predecessor's result, shown to a step."""
 
     @model_validator(mode="after")
     def _bounds(self) -> PlanReviseExecuteSettings:
@@ -231,23 +329,32 @@ class PlanReviseExecuteSettings(_Strict):
 
 
 class NestedSettings(_Strict):
-    """Children per delegation phase: `phase_settings.min_todos`-`max_todos`."""
+    """An outer strategic loop whose todos run as child jobs."""
 
-    inner_strategy: InnerStrategy = "react"  # the children's strategy
-    max_concurrent: int = Field(3, ge=1, le=50)  # children running at a time
-    instructions_chars: int = Field(2000, ge=0)  # of the job's instructions a child is given
+    inner_strategy: InnerStrategy = "react"
+    """The children's strategy: react, phase_alternation or plan_revise_execute."""
+    max_concurrent: int = Field(3, ge=1, le=50)
+    """Children running at a time."""
+    instructions_chars: int = Field(2000, ge=0)
+    """Of the job's instructions.md, given to each child as context."""
 
 
 class AutoRoutes(_Strict):
     """The strategy each complexity class runs (seed: strategic-planning-formalisms.md)."""
 
-    A: InnerStrategy | Literal["nested"] = "nested"  # complex: deep analysis, planning
-    B: InnerStrategy | Literal["nested"] = "phase_alternation"  # complicated: coordination
-    C: InnerStrategy | Literal["nested"] = "react"  # routine
+    A: InnerStrategy | Literal["nested"] = "nested"
+    """Complex: deep analysis and planning."""
+    B: InnerStrategy | Literal["nested"] = "phase_alternation"
+    """Complicated: coordinated phases."""
+    C: InnerStrategy | Literal["nested"] = "react"
+    """Routine: one conversation."""
 
 
 class AutoSettings(_Strict):
+    """One model call classifies the instructions (A/B/C); the class picks the strategy."""
+
     routes: AutoRoutes = AutoRoutes()
+    """The strategy of each class."""
 
 
 class LinePattern(_Strict):
@@ -257,9 +364,11 @@ class LinePattern(_Strict):
     reads ("a sentence about apples"). A 1.5B model under react wrote its notes with their
     headings only and the gate, which knew only exact lines, took them (eval round 10)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
     glob: str = Field(min_length=1, max_length=200)
+    """The shape of the line (fnmatch syntax)."""
     describe: str = Field(min_length=1, max_length=200)
+    """What such a line is, as the model is told."""
 
 
 def line_text(line: str | LinePattern) -> str:
@@ -276,8 +385,11 @@ class CompletionCheck(_Strict):
     (prompts/verify.md), which answers PASS or FAIL with its reasons."""
 
     command: str | None = Field(None, min_length=1, max_length=200)
+    """A script of the job's config folder, run on a copy of the workspace (exit 0 passes)."""
     model: bool = False
+    """true: one verification call (prompts/verify.md) answers PASS or FAIL."""
     timeout_seconds: float = Field(120, gt=0, le=1800)
+    """The check, at most."""
 
     @model_validator(mode="after")
     def _one(self) -> CompletionCheck:
@@ -297,20 +409,15 @@ class CompletionSettings(_Strict):
     matches a `LinePattern`), and the rules built on them."""
 
     max_refusals: int = Field(default=3, ge=0, le=20)
-    check: CompletionCheck | None = None  # with every deliverable there, this must pass too
+    """job_complete refused this often while deliverables are missing; then the job ends stuck."""
+    check: CompletionCheck | None = None
+    """With every deliverable there, this must pass too: {command: check.py} or {model: true}."""
     expect_lines: dict[str, list[str | LinePattern]] = {}
-    # phase_alternation (and nested): a strategic phase whose calls were refused this many
-    # times (a repeated plan, a write of another file than its todo asks for, a rejected
-    # transition, ...) ends with the workflow's own plan: one todo per file of expect_lines
-    # that still lacks its lines (0: never). The 1.5B model, refused, sent the same call
-    # again until the loop breaker stopped the job (7 of 9 failed runs in eval round 11)
+    """Small profile: {path: [line, ...]}, each deliverable and the lines it must hold."""
     plan_after_refusals: int = Field(default=3, ge=0, le=50)
-    # phase_alternation (and nested): a todo_write none of whose todos names a file of
-    # expect_lines that still lacks its lines is refused, showing the plan of those files.
-    # For a job whose every phase writes deliverables (a long job's first phases may only
-    # read and plan: leave it off). The 1.5B model's bootstrap planned twenty todos such as
-    # "Read the workspace" and never planned a deliverable (eval rounds 11 and 13)
+    """Small profile: a strategic phase refused this often gets the workflow's plan (0: never)."""
     plans_name_deliverables: bool = False
+    """Small profile: a todo_write naming none of the files still short is refused."""
 
     @model_validator(mode="after")
     def _bounded(self) -> CompletionSettings:
@@ -328,12 +435,17 @@ class CompletionSettings(_Strict):
 
 
 class JobConfig(_Strict):
+    """A job's config: `configs/<job>/config.yaml` (or an inline object) over its `extends`
+    chain, down to `configs/defaults.yaml`."""
+
     extends: str | None = None
+    """The config this one builds on (an inline config: defaults)."""
     job_type: str = "generic"
+    """A label for the job's kind (memo, lists)."""
     display_name: str = ""
-    # a name of workflows/strategies' registry: phase_alternation | react |
-    # plan_revise_execute | nested | auto
+    """A name for people (memo, the web UI)."""
     strategy: str = "phase_alternation"
+    """phase_alternation, react, plan_revise_execute, nested or auto (docs/strategies.md)."""
     llm: LlmSettings = LlmSettings()
     tools: ToolSets = ToolSets()
     phase_settings: PhaseSettings = PhaseSettings()
@@ -341,13 +453,25 @@ class JobConfig(_Strict):
     retries: Retries = Retries()
     prompts: Prompts = Prompts()
     workspace: WorkspaceSettings = WorkspaceSettings()
-    documents: list[str] = []  # default documents, relative to the job's config folder
-    approval_required: list[str] = []  # tools that wait for the `approve` update
+    documents: list[str] = []
+    """Files placed under documents/, relative to the job's config folder."""
+    approval_required: list[str] = []
+    """Tools whose calls wait for the `approve` update, e.g. [delete_file]."""
     approvals: ApprovalSettings = ApprovalSettings()
-    # what the job must deliver: workspace paths or globs (`notes/*.md`); the job is
-    # `completed` only when each exists, is not empty and was written by this job
     deliverables: list[str] = []
+    """Paths or globs the job must write (present, not empty, written by the job)."""
     rewind: RewindSettings = RewindSettings()
+    budget: BudgetSettings = BudgetSettings()
+    breakers: BreakerSettings = BreakerSettings()
+    completion: CompletionSettings = CompletionSettings()
+    search_attributes: bool = True
+    """Upsert SwitchbackPhase & co. (docs/ui.md); false: the memo only."""
+    context: ContextPolicy = ContextPolicy()
+    continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
+    task_queues: TaskQueues = TaskQueues()
+    plan_revise_execute: PlanReviseExecuteSettings = PlanReviseExecuteSettings()
+    nested: NestedSettings = NestedSettings()
+    auto: AutoSettings = AutoSettings()
 
     @model_validator(mode="after")
     def _deliverables(self) -> JobConfig:
@@ -355,16 +479,6 @@ class JobConfig(_Strict):
         if problem:
             raise ValueError(f"deliverables: {problem}")
         return self
-    budget: BudgetSettings = BudgetSettings()
-    breakers: BreakerSettings = BreakerSettings()
-    completion: CompletionSettings = CompletionSettings()
-    search_attributes: bool = True  # upsert SwitchbackPhase & co. (registered on the server)
-    context: ContextPolicy = ContextPolicy()
-    continue_as_new: ContinueAsNewSettings = ContinueAsNewSettings()
-    task_queues: TaskQueues = TaskQueues()
-    plan_revise_execute: PlanReviseExecuteSettings = PlanReviseExecuteSettings()
-    nested: NestedSettings = NestedSettings()
-    auto: AutoSettings = AutoSettings()
 
 
 class StrategicTodo(_Strict):

@@ -1,0 +1,47 @@
+"""The job config is stated once: configs/defaults.yaml and docs/config-reference.md are
+generated from the schema, and every setting has its one-line description."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from activities.config_files import load_config
+from operate import config_docs
+from workflows.contract.config import JobConfig
+
+
+def test_the_generated_files_match_the_schema() -> None:
+    assert config_docs.main(["--check"]) == 0, "run: python -m operate.config_docs"
+
+
+def test_defaults_yaml_holds_exactly_the_schema_defaults() -> None:
+    data = yaml.safe_load(config_docs.DEFAULTS.read_text(encoding="utf-8"))
+    assert JobConfig.model_validate(data) == JobConfig()
+    assert load_config("notes", policy=False).config.limits.todo_completes_per_turn == \
+        JobConfig().limits.todo_completes_per_turn
+
+
+def test_every_setting_has_a_one_line_description() -> None:
+    settings = config_docs.leaves()
+    assert len(settings) > 50
+    missing = [name for name, doc in settings if not doc]
+    assert not missing, missing
+    long = [name for name, doc in settings if "\n" in doc or len(doc) > 140]
+    assert not long, long
+
+
+def test_the_check_sees_a_default_edited_by_hand(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    edited = tmp_path / "defaults.yaml"
+    edited.write_text(config_docs.defaults_yaml().replace("max_nudges: 3", "max_nudges: 4"),
+                      encoding="utf-8")
+    monkeypatch.setattr(config_docs, "DEFAULTS", edited)
+    monkeypatch.setattr(config_docs, "ROOT", tmp_path)
+    monkeypatch.setattr(config_docs, "REFERENCE", tmp_path / "ref.md")
+    (tmp_path / "ref.md").write_text(config_docs.reference_md(), encoding="utf-8")
+    assert config_docs.main(["--check"]) == 1
+    assert config_docs.main([]) == 0  # rewritten
+    assert config_docs.main(["--check"]) == 0
