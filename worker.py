@@ -82,26 +82,59 @@ SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.
                      for name, kind in CONTRACT_SEARCH_ATTRIBUTES.items()}
 
 
-async def ensure_search_attributes(client: Client) -> None:
-    """Register switchback's search attributes where this client may (dev server, self-hosted).
+def search_attributes_on() -> bool:
+    """SWITCHBACK_SEARCH_ATTRIBUTES: "on" (the default) or "off" (every job on this worker
+    keeps its progress in the memo only: a namespace without switchback's attributes)."""
+    value = os.environ.get("SWITCHBACK_SEARCH_ATTRIBUTES", "on").strip().lower()
+    if value not in ("on", "off"):
+        raise SystemExit(f"switchback worker: SWITCHBACK_SEARCH_ATTRIBUTES={value!r}: give on "
+                         "or off")
+    return value == "on"
 
-    Where it may not (Temporal Cloud: register them in the namespace settings, or set
-    `search_attributes: false` in the job config), it says so and goes on.
-    """
+
+def create_commands(namespace: str, names: list[str]) -> str:
+    """The commands that create `names` on `namespace` (self-hosted and Temporal Cloud)."""
+    cli = "; ".join(f"temporal operator search-attribute create --namespace {namespace} "
+                    f"--name {n} --type {CONTRACT_SEARCH_ATTRIBUTES[n]}" for n in names)
+    cloud = " ".join(f"--sa '{n}={CONTRACT_SEARCH_ATTRIBUTES[n]}'" for n in names)
+    return f"{cli} (Temporal Cloud: tcld namespace search-attributes add -n {namespace} {cloud})"
+
+
+async def ensure_search_attributes(client: Client) -> None:
+    """Every search attribute a job upserts (workflows/contract/names.py) must exist on the
+    namespace: an upsert of an unregistered one fails the workflow task, which Temporal
+    retries forever (the job stalls). Missing ones are registered where this client may
+    (dev server, self-hosted); where it may not (Temporal Cloud), the worker refuses to start
+    with the commands that create them, or the operator turns them off
+    (SWITCHBACK_SEARCH_ATTRIBUTES=off)."""
     log = logging.getLogger("switchback.worker")
+    if not search_attributes_on():
+        log.info("search attributes off (SWITCHBACK_SEARCH_ATTRIBUTES): jobs keep their "
+                 "progress in the memo only")
+        return
+    ns = client.namespace
     try:
         have = await client.operator_service.list_search_attributes(
-            ListSearchAttributesRequest(namespace=client.namespace))
-        missing = {k: v for k, v in SEARCH_ATTRIBUTES.items()
-                   if k not in have.custom_attributes}
-        if missing:
-            await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-                namespace=client.namespace, search_attributes=missing))
-            log.info("registered search attributes %s", ", ".join(missing))
-    except Exception as e:  # noqa: BLE001 - permissions differ per deployment
-        log.warning("could not check/register search attributes (%s); register %s on the "
-                    "namespace or set search_attributes: false in job configs",
-                    " ".join(str(e).split())[:200], ", ".join(SEARCH_ATTRIBUTES))
+            ListSearchAttributesRequest(namespace=ns))
+    except Exception as e:  # noqa: BLE001 - not allowed to look, or no such namespace
+        raise SystemExit(f"switchback worker: cannot list the search attributes of namespace "
+                         f"'{ns}' ({' '.join(str(e).split())[:200]}); create "
+                         f"{', '.join(SEARCH_ATTRIBUTES)} there "
+                         f"({create_commands(ns, list(SEARCH_ATTRIBUTES))}) or set "
+                         "SWITCHBACK_SEARCH_ATTRIBUTES=off") from None
+    missing = [k for k in SEARCH_ATTRIBUTES if k not in have.custom_attributes]
+    if not missing:
+        return
+    try:
+        await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+            namespace=ns, search_attributes={k: SEARCH_ATTRIBUTES[k] for k in missing}))
+    except Exception as e:  # noqa: BLE001 - Cloud, permissions, slots: all say the same
+        raise SystemExit(f"switchback worker: namespace '{ns}' lacks the search attributes "
+                         f"{', '.join(f'{n} ({CONTRACT_SEARCH_ATTRIBUTES[n]})' for n in missing)}"
+                         f" and they could not be added ({' '.join(str(e).split())[:200]}): "
+                         f"{create_commands(ns, missing)}; or set "
+                         "SWITCHBACK_SEARCH_ATTRIBUTES=off") from None
+    log.info("registered search attributes %s", ", ".join(missing))
 
 
 ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
@@ -110,7 +143,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MODEL_TASK_QUEUE", "SWITCHBACK_TOOL_TASK_QUEUE",
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS",
-    "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL",
+    "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL", "SWITCHBACK_SEARCH_ATTRIBUTES",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "SWITCHBACK_WORKSPACE_BUCKETS", "SWITCHBACK_DOCUMENT_ROOTS", "SWITCHBACK_ENDPOINTS_FILE",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
@@ -175,7 +208,8 @@ def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all
         pipeline = PipelineActivities(s3)
         add(task_queue, [AgentJob, DocumentPipeline], [
             ConfigActivities(client.data_converter.payload_codec is not None,
-                             local_model_calls(role, queues["model"])).load_config,
+                             local_model_calls(role, queues["model"]),
+                             search_attributes_on()).load_config,
             *WorkspaceActivities(s3).all(),
             SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
             CompletionCheckActivities(s3).check_completion,

@@ -83,15 +83,22 @@ class ConfigActivities:
     """`load_config` as a worker runs it: `encrypted` (the worker's payloads go through a
     codec) is told to the job, which then keeps free text out of its search attributes -
     the server stores those in plain text. `model_calls_local`: this worker's queue runs
-    call_model too, so a fast endpoint's calls may run as local activities."""
+    call_model too, so a fast endpoint's calls may run as local activities.
+    `search_attributes` False: the operator turned them off (SWITCHBACK_SEARCH_ATTRIBUTES):
+    no job upserts any, whatever its config says."""
 
-    def __init__(self, encrypted: bool = False, model_calls_local: bool = False) -> None:
+    def __init__(self, encrypted: bool = False, model_calls_local: bool = False,
+                 search_attributes: bool = True) -> None:
         self.encrypted = encrypted
         self.model_calls_local = model_calls_local
+        self.search_attributes = search_attributes
 
     @activity.defn(name=LOAD_CONFIG)
     async def load_config(self, req: LoadConfigRequest) -> ResolvedConfig:
         cfg = await load_config_activity(req)
+        if not self.search_attributes and cfg.config.search_attributes:
+            cfg = cfg.model_copy(update={"config": cfg.config.model_copy(
+                update={"search_attributes": False})})
         return cfg.model_copy(update={"payloads_encrypted": self.encrypted,
                                       "model_calls_local": self.model_calls_local})
 
