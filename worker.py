@@ -144,6 +144,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS",
     "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL", "SWITCHBACK_SEARCH_ATTRIBUTES",
+    "SWITCHBACK_S3_ADDRESSING",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "SWITCHBACK_WORKSPACE_BUCKETS", "SWITCHBACK_DOCUMENT_ROOTS", "SWITCHBACK_ENDPOINTS_FILE",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
@@ -235,7 +236,10 @@ def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tup
 
 async def main() -> None:
     telemetry.configure_logging()
-    s3 = S3Store()
+    try:
+        s3 = S3Store()
+    except ValueError as e:  # a setting the environment got wrong (SWITCHBACK_S3_ADDRESSING)
+        raise SystemExit(f"switchback worker: {e}") from None
     await s3.ensure_bucket(payload_settings()[0])
     client = await connect(s3, telemetry.runtime_from_env())
     await ensure_search_attributes(client)

@@ -1,10 +1,10 @@
 """S3 access for workspaces: async methods over a thread pool, errors sorted once.
 
-Any S3-compatible endpoint works (SeaweedFS, MinIO, R2, AWS): the endpoint comes
-from `AWS_ENDPOINT_URL_S3`, credentials from botocore's chain (the standard AWS variables,
-profiles, roles). Requests are signed and sent by `S3Wire` (s3_wire.py: a third of boto3's
-CPU per request, and no boto3 client to build). One retry at most per request: Temporal
-owns retries.
+Any S3-compatible endpoint works (SeaweedFS, MinIO, R2, AWS): the endpoint, region and
+addressing style come from the environment and the AWS profile (s3_wire.settings),
+credentials from botocore's chain (the standard AWS variables, profiles, roles). Requests
+are signed and sent by `S3Wire` (s3_wire.py: a third of boto3's CPU per request, and no
+boto3 client to build). One retry at most per request: Temporal owns retries.
 
 Errors: a missing object is a normal answer (`None`); endpoint down, 5xx, throttling,
 timeouts raise `StorageUnavailable`, which activities let through so that Temporal's
@@ -25,7 +25,6 @@ with 409 are retried.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -35,7 +34,7 @@ from typing import TypeVar
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
-from activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire
+from activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire, settings
 
 T = TypeVar("T")
 UNLIMITED = 1 << 40  # a `list` limit that means every object
@@ -67,10 +66,8 @@ class ObjectInfo:
 class S3Store:
     def __init__(self, endpoint_url: str | None = None, max_threads: int = 64,
                  cache_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        self.endpoint_url = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or None
-        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or \
-            "us-east-1"
-        self._wire = S3Wire(self.endpoint_url, region, max_threads)
+        self.endpoint_url, region, addressing = settings(endpoint_url)
+        self._wire = S3Wire(self.endpoint_url, region, max_threads, addressing=addressing)
         self._pool = ThreadPoolExecutor(max_workers=max_threads, thread_name_prefix="s3")
         self._buckets: set[str] = set()
         self.contents = ContentCache(cache_bytes)  # get_cached's, by (bucket, key, ETag)

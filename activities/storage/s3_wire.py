@@ -9,8 +9,13 @@ costs about a third of that (measured against SeaweedFS: 1.05 -> 0.35 ms of CPU 
 What boto3 did that still matters is kept:
 - credentials come from botocore's chain (environment, profile, container or instance
   role, SSO), re-read per request so that refreshing ones refresh; the region from
-  `AWS_REGION` / `AWS_DEFAULT_REGION`; the endpoint from `AWS_ENDPOINT_URL_S3`, else AWS's
-  regional one; path-style addressing; TLS checked against `AWS_CA_BUNDLE` or certifi's;
+  `AWS_REGION` / `AWS_DEFAULT_REGION`, else the profile's (`~/.aws/config`), else
+  us-east-1 (`settings()`); the endpoint from `AWS_ENDPOINT_URL_S3`, else
+  `AWS_ENDPOINT_URL`, else AWS's regional one; path-style addressing, or virtual-hosted
+  (`<bucket>.<host>`) with `SWITCHBACK_S3_ADDRESSING=virtual`; a bucket created outside
+  us-east-1 names its region (`CreateBucketConfiguration`); `HTTPS_PROXY` / `HTTP_PROXY`
+  and `NO_PROXY` as the environment gives them; TLS checked against `AWS_CA_BUNDLE` or
+  certifi's;
 - timeouts of 3 s to connect and 30 s to read; one more try after a 5xx or throttling
   (429, 503 SlowDown), after a random wait of up to a second (botocore's "standard" mode
   with max_attempts 2), and at once after a connection error;
@@ -28,7 +33,9 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import quote, unquote_plus, urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 import certifi
 import urllib3
@@ -70,20 +77,56 @@ def _uri(text: str, safe: str = "/~") -> str:
     return quote(text, safe=safe)
 
 
+Addressing = Literal["path", "virtual"]
+
+
+def _sent(headers: dict[str, str]) -> dict[str, str]:
+    """The headers as urllib3 sends them: "Host" as it names it, so that a proxy manager's
+    own Host header is replaced, not sent twice (a request with two is refused)."""
+    headers["Host"] = headers.pop("host")
+    return headers
+
+
+def settings(endpoint_url: str | None = None) -> tuple[str | None, str, Addressing]:
+    """(endpoint URL or None for AWS, region, addressing style) as the environment and the
+    AWS profile give them."""
+    endpoint = endpoint_url or os.environ.get("AWS_ENDPOINT_URL_S3") or \
+        os.environ.get("AWS_ENDPOINT_URL") or None
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or \
+        get_session().get_config_variable("region") or "us-east-1"
+    style = os.environ.get("SWITCHBACK_S3_ADDRESSING", "path").strip().lower() or "path"
+    if style not in ("path", "virtual"):
+        raise ValueError(f"SWITCHBACK_S3_ADDRESSING={style!r}: give path or virtual")
+    return endpoint, str(region), "virtual" if style == "virtual" else "path"
+
+
+def _pool(base: str, **options: object) -> urllib3.PoolManager:
+    """A connection pool, through the environment's proxy for `base` (HTTPS_PROXY,
+    HTTP_PROXY; none for a host NO_PROXY names)."""
+    parts = urlsplit(base)
+    proxy = getproxies().get(parts.scheme)
+    if proxy and not proxy_bypass(parts.hostname or ""):
+        return urllib3.ProxyManager(proxy, **options)  # type: ignore[arg-type]
+    return urllib3.PoolManager(**options)  # type: ignore[arg-type]
+
+
 class S3Wire:
     def __init__(self, endpoint_url: str | None, region: str, max_connections: int,
-                 connect_timeout: float = 3.0, read_timeout: float = 30.0) -> None:
+                 connect_timeout: float = 3.0, read_timeout: float = 30.0,
+                 addressing: Addressing = "path") -> None:
         self.region = region
+        self.addressing = addressing
         base = endpoint_url or f"https://s3.{region}.amazonaws.com"
         parts = urlsplit(base)
         self.host = parts.netloc
+        self.scheme = parts.scheme
         self.base = f"{parts.scheme}://{parts.netloc}"
         self.prefix = parts.path.rstrip("/")  # an endpoint behind a path (rare)
         self._credentials: Credentials | None = get_session().get_credentials()
-        self._http = urllib3.PoolManager(
-            num_pools=4, maxsize=max_connections, block=False, retries=False,
-            timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
-            ca_certs=os.environ.get("AWS_CA_BUNDLE") or certifi.where())
+        self._http = _pool(self.base, num_pools=4, maxsize=max_connections, block=False,
+                           retries=False,
+                           timeout=urllib3.Timeout(connect=connect_timeout, read=read_timeout),
+                           ca_certs=os.environ.get("AWS_CA_BUNDLE") or certifi.where())
         self._key: tuple[str, str, bytes] = ("", "", b"")  # (day, secret, signing key)
 
     def close(self) -> None:
@@ -113,9 +156,14 @@ class S3Wire:
         return a
 
     def create_bucket(self, bucket: str) -> None:
-        """CreateBucket; one that exists already (made by another worker) is no error."""
+        """CreateBucket, in this region (AWS refuses a bucket outside us-east-1 that does
+        not name its region); one that exists already (made by another worker) is no error."""
+        body = b"" if self.region == "us-east-1" else (
+            '<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+            f"<LocationConstraint>{self.region}</LocationConstraint>"
+            "</CreateBucketConfiguration>").encode()
         try:
-            self.request("PUT", bucket, "")
+            self.request("PUT", bucket, "", body=body)
         except S3Error as e:
             if e.code not in ("BucketAlreadyOwnedByYou", "BucketAlreadyExists"):
                 raise
@@ -142,19 +190,28 @@ class S3Wire:
 
     # ---- signing and sending ----
 
+    def target(self, bucket: str, key: str, query: dict[str, str] | None = None
+               ) -> tuple[str, str, str, str]:
+        """(host, canonical path, canonical query, URL) of a request on `bucket`/`key`."""
+        qs = "&".join(f"{_uri(k, '-_.~')}={_uri(v, '-_.~')}"
+                      for k, v in sorted((query or {}).items()))
+        if self.addressing == "virtual":
+            host, path = f"{bucket}.{self.host}", _uri(f"{self.prefix}/{key}")
+        else:
+            host = self.host
+            path = _uri(f"{self.prefix}/{bucket}/{key}" if key else f"{self.prefix}/{bucket}")
+        url = f"{self.scheme}://{host}{path}" + (f"?{qs}" if qs else "")
+        return host, path, qs, url
+
     def request(self, method: str, bucket: str, key: str, *, body: bytes = b"",
                 headers: dict[str, str] | None = None, query: dict[str, str] | None = None,
                 missing_ok: bool = False) -> Answer:
-        path = f"{self.prefix}/{bucket}/{key}" if key else f"{self.prefix}/{bucket}"
-        path = _uri(path)
-        qs = "&".join(f"{_uri(k, '-_.~')}={_uri(v, '-_.~')}"
-                      for k, v in sorted((query or {}).items()))
-        url = f"{self.base}{path}?{qs}" if qs else f"{self.base}{path}"
+        host, path, qs, url = self.target(bucket, key, query)
         sends_body = method in ("PUT", "POST")
         payload = hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256
         for attempt in (1, 2):  # signed again for the retry: a new x-amz-date
-            signed = self._sign(method, path, qs, headers or {}, payload,
-                                len(body) if sends_body else None)
+            signed = self.sign(method, host, path, qs, headers or {}, payload,
+                               len(body) if sends_body else None)
             try:
                 r = self._http.urlopen(method, url, body=body if sends_body else None,
                                        headers=signed, redirect=False, preload_content=True)
@@ -179,19 +236,21 @@ class S3Wire:
         return S3Error(a.status, code.group(1).decode(errors="replace") if code else str(a.status),
                        message.group(1).decode(errors="replace")[:300] if message else "", key)
 
-    def _sign(self, method: str, path: str, qs: str, headers: dict[str, str],
-              payload: str, length: int | None) -> dict[str, str]:
+    def sign(self, method: str, host: str, path: str, qs: str, headers: dict[str, str],
+             payload: str, length: int | None, stamp: str | None = None) -> dict[str, str]:
+        """The request's headers with SigV4's (`stamp`: its time, YYYYMMDDTHHMMSSZ, now
+        when None)."""
         creds = self._frozen()
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        stamp = stamp or time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         day = stamp[:8]
         out = {k.lower(): str(v).strip() for k, v in headers.items()}
-        out.update({"host": self.host, "x-amz-date": stamp, "x-amz-content-sha256": payload})
+        out.update({"host": host, "x-amz-date": stamp, "x-amz-content-sha256": payload})
         if creds is not None and creds.token:
             out["x-amz-security-token"] = creds.token
         if length is not None:
             out["content-length"] = str(length)
         if creds is None:  # no credentials anywhere: sent unsigned (S3 names the refusal)
-            return out
+            return _sent(out)
         names = sorted(out)
         canonical = "\n".join([method, path, qs, "".join(f"{n}:{out[n]}\n" for n in names),
                                ";".join(names), payload])
@@ -202,7 +261,7 @@ class S3Wire:
                              hashlib.sha256).hexdigest()
         out["authorization"] = (f"AWS4-HMAC-SHA256 Credential={creds.access_key}/{scope}, "
                                 f"SignedHeaders={';'.join(names)}, Signature={signature}")
-        return out  # with "host": urllib3 then sends it as signed
+        return _sent(out)
 
     def _frozen(self) -> ReadOnlyCredentials | None:
         return None if self._credentials is None else self._credentials.get_frozen_credentials()
