@@ -45,10 +45,25 @@ import sys
 from typing import Any
 
 TASK_QUEUE = os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback")
+# what the CLI reads from the environment (docs/cli.md has the same)
+ENV_HELP = """environment:
+  SWITCHBACK_TASK_QUEUE the task queue jobs start on (default switchback)
+  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_PROFILE, TEMPORAL_TLS_*
+                        the Temporal server (Temporal's standard client configuration)
+  AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID, ...
+                        S3 (workspace, cat, rerun, report, eval; payloads above the threshold)
+  SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
+                        where large payloads are (as the worker has them)
+  SWITCHBACK_CODEC_KEYS payload encryption keys (as the worker has them)
+  SWITCHBACK_UI_URL     the web UI the printed links point at (default http://127.0.0.1:8233;
+                        Temporal Cloud: https://cloud.temporal.io)
+  SWITCHBACK_BUCKET     the bucket of a job that did not record its own (default switchback)"""
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="starter.py", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="starter.py", description=__doc__.split("\n")[0],
+                                epilog=ENV_HELP,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("start", help="start a job")
     s.add_argument("--config", default="creator", help="config name or inline JSON object")
@@ -133,11 +148,14 @@ async def run(a: argparse.Namespace) -> int:
         from operate.tools import tools
 
         return await tools(a)
-    if a.cmd in ("workspace", "cat"):
+    if a.cmd in ("workspace", "cat"):  # Temporal says where the job's files are, if it can
+        from activities.storage.s3 import S3Store
         from operate import inspect
+        from operate.client import try_connect
 
-        return await (inspect.workspace(a.job_id) if a.cmd == "workspace"
-                      else inspect.cat(a.job_id, a.path))
+        found = await try_connect(S3Store())
+        return await (inspect.workspace(found, a.job_id) if a.cmd == "workspace"
+                      else inspect.cat(found, a.job_id, a.path))
     from activities.storage.s3 import S3Store
     from operate import commands, inspect
     from operate.client import connect

@@ -20,7 +20,31 @@ from activities.storage.s3 import S3Store
 from codec import codec_from_env, with_codec
 
 UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
-BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")
+BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")  # a job that recorded no bucket
+
+
+async def job_workspace(client: Client | None, job_id: str) -> tuple[str, str]:
+    """(bucket, key prefix) of a job's files, as the job recorded them in its memo
+    (`progress.workspace`: s3://<bucket>/<prefix>/); SWITCHBACK_BUCKET and the job id for a
+    job that recorded none, or when Temporal cannot say."""
+    if client is not None:
+        try:
+            memo = await (await client.get_workflow_handle(job_id).describe()).memo()
+            where = str((memo.get("progress") or {}).get("workspace") or "")
+        except Exception:  # noqa: BLE001 - no such job (any more), Temporal down: the default
+            where = ""
+        if where.startswith("s3://") and "/" in where[5:]:
+            bucket, prefix = where[5:].split("/", 1)
+            return bucket, prefix.rstrip("/")
+    return BUCKET, job_id
+
+
+async def try_connect(s3: S3Store | None = None) -> Client | None:
+    """A client, or None when Temporal cannot be reached (commands that can do without)."""
+    try:
+        return await connect(s3)
+    except Exception:  # noqa: BLE001 - any failure to connect: go on without
+        return None
 
 
 async def connect(s3: S3Store | None = None, runtime: Runtime | None = None) -> Client:

@@ -148,7 +148,7 @@ async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
     if a.show_workspace:
         from operate.inspect import workspace
 
-        await workspace(job_id)
+        await workspace(client, job_id)
     return status
 
 

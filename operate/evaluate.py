@@ -37,7 +37,7 @@ from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
 from operate import CliError
-from operate.client import BUCKET, ui_link
+from operate.client import job_workspace, ui_link
 from operate.eval_report import OUTCOMES
 from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
 
@@ -107,13 +107,15 @@ def run_checker(checker: list[str] | dict[str, list[str]], folder: Path) -> tupl
     return proc.returncode == 0, said
 
 
-async def download(s3, job_id: str, folder: Path) -> dict[str, dict]:
-    """The workspace's files into `folder` (the job's own records, conversations among them,
-    too: what a person reads to see why a run failed); the stored messages (by key)."""
+async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
+    """The workspace's files (`where`: bucket, prefix) into `folder` (the job's own records,
+    conversations among them, too: what a person reads to see why a run failed); the stored
+    messages (by key)."""
+    bucket, prefix = where
     messages: dict[str, dict] = {}
-    for o in await s3.list(BUCKET, layout.prefix(job_id)):
-        rel = o.key[len(job_id) + 1:]
-        data = await s3.get(BUCKET, o.key)
+    for o in await s3.list(bucket, f"{prefix}/"):
+        rel = o.key[len(prefix) + 1:]
+        data = await s3.get(bucket, o.key)
         if data is None:
             continue
         if layout.is_internal(rel):
@@ -170,7 +172,7 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
     kept = Path(a.out) / (a.id or "eval") / run.job_id  # the run's workspace, kept to read
     if kept.exists():
         shutil.rmtree(kept)
-    messages = await download(s3, run.job_id, kept)
+    messages = await download(s3, await job_workspace(client, run.job_id), kept)
     measure(run, messages, prices_of(a, messages))
     if kept.exists():  # a job that did not complete may still have the files right
         run.checked, said = run_checker(checker, kept)

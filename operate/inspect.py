@@ -11,39 +11,41 @@ from pathlib import Path
 from temporalio.client import Client, WorkflowHistory
 
 from operate import CliError
-from operate.client import BUCKET, ui_link
+from operate.client import job_workspace, ui_link
 from workflows.contract import layout
 
 
-async def workspace(job_id: str) -> int:
+async def workspace(client: Client | None, job_id: str) -> int:
     from activities.storage.s3 import S3Store
 
+    bucket, prefix = await job_workspace(client, job_id)
     s3 = S3Store()
     try:
-        objs = await s3.list(BUCKET, layout.prefix(job_id))
+        objs = await s3.list(bucket, f"{prefix}/")
     finally:
         s3.close()
     if not objs:
-        raise CliError(f"job '{job_id}' has no workspace in s3://{BUCKET}/")
-    print(f"workspace s3://{BUCKET}/{layout.prefix(job_id)}")
+        raise CliError(f"job '{job_id}' has no workspace in s3://{bucket}/{prefix}/")
+    print(f"workspace s3://{bucket}/{prefix}/")
     for o in objs:
-        rel = o.key[len(job_id) + 1:]
+        rel = o.key[len(prefix) + 1:]
         if not layout.is_internal(rel):
             print(f"  {rel:<40} {o.size:>8} bytes")
     return 0
 
 
-async def cat(job_id: str, path: str) -> int:
+async def cat(client: Client | None, job_id: str, path: str) -> int:
     from activities.storage.s3 import S3Store
 
+    bucket, prefix = await job_workspace(client, job_id)
     s3 = S3Store()
     try:
-        data = await s3.get(BUCKET, layout.key(job_id, path))
+        data = await s3.get(bucket, f"{prefix}/{path}")
     finally:
         s3.close()
     if data is None:
-        raise CliError(f"job '{job_id}' has no file '{path}' (starter.py workspace {job_id} "
-                       "lists its files)")
+        raise CliError(f"job '{job_id}' has no file '{path}' in s3://{bucket}/{prefix}/ "
+                       f"(starter.py workspace {job_id} lists its files)")
     sys.stdout.write(data.decode("utf-8", errors="replace"))
     return 0
 
@@ -76,9 +78,10 @@ async def rerun(client: Client, a: argparse.Namespace) -> int:
     from operate.rerun import rerun
 
     new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
+    bucket, _ = await job_workspace(client, a.job_id)
     s3 = S3Store()
     try:
-        await rerun(client, s3, BUCKET, a.job_id, new_id, a.from_phase, a.task_queue,
+        await rerun(client, s3, bucket, a.job_id, new_id, a.from_phase, a.task_queue,
                     a.stop_at_divergence)
     except LookupError as e:
         raise CliError(f"cannot rerun: {e}", 2) from None

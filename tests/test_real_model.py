@@ -65,7 +65,7 @@ async def test_the_notes_job_completes_on_the_local_model(wanted, client, task_q
     run = Run(strategy="phase_alternation", n=1, job_id=handle.id, status=result.status,
               phases=result.phases, tool_calls=result.tool_calls, wall_seconds=round(wall))
     with tempfile.TemporaryDirectory() as tmp:
-        measure(run, await download(s3, handle.id, Path(tmp)), (0.0, 0.0))
+        measure(run, await download(s3, ("switchback", handle.id), Path(tmp)), (0.0, 0.0))
         run.success, run.check = run_checker(checker_for("notes", None), Path(tmp))
     print(f"\n{run}")
     assert result.status == "completed", result.summary

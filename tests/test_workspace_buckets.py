@@ -70,3 +70,25 @@ async def test_a_forged_carry_cannot_reach_the_payload_bucket(client, task_queue
     assert "BucketNotAllowed" in why and f"'{PAYLOADS}' is the payload bucket" in why
     assert await s3.list(PAYLOADS, f"{handle.id}/") == []
     assert model_server.requests(handle.id) == []
+
+
+async def test_the_cli_finds_a_job_in_its_own_bucket(client, task_queue, start_job,
+                                                     model_server, s3, monkeypatch):
+    """The job records where its files are (its memo: s3://<bucket>/<prefix>/); starter.py
+    workspace and cat read them there, whatever SWITCHBACK_BUCKET says."""
+    from tests.test_starter_errors import starter
+
+    other = f"team-{uuid.uuid4().hex[:6]}"
+    monkeypatch.setenv("SWITCHBACK_WORKSPACE_BUCKETS", f"switchback,{other}")
+    async with running_worker(client, task_queue):
+        job = await start_job(full_job(1), model_server, instructions="x", documents=[],
+                              config={"extends": "creator", "workspace": {"bucket": other}})
+        assert (await job.result()).status == "completed"
+    memo = await (await job.describe()).memo()
+    assert memo["progress"]["workspace"] == f"s3://{other}/{job.id}/"
+    listing = await asyncio.to_thread(starter, client, "workspace", job.id)
+    assert listing.returncode == 0, listing
+    assert f"workspace s3://{other}/{job.id}/" in listing.stdout
+    assert "output/completion.json" in listing.stdout
+    shown = await asyncio.to_thread(starter, client, "cat", job.id, "output/completion.json")
+    assert shown.returncode == 0 and '"status": "completed"' in shown.stdout, shown

@@ -135,9 +135,11 @@ class AgentJob:
 
     @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
+        ws = self.ws
         return visibility.job_state(workflow.info().workflow_id, self.progress, self.steering,
                                     self._view(), self.cfg, self.breakers,
-                                    self.ops.completion if self.ops else None)
+                                    self.ops.completion if self.ops else None,
+                                    f"s3://{ws.bucket}/{ws.job_id}/" if ws else "")
 
     # -- the loop -------------------------------------------------------------------
 

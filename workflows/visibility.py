@@ -75,8 +75,9 @@ class Progress:
 
 def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView | None,
               cfg: ResolvedConfig | None, breakers: Breakers | None,
-              completion: CompletionState | None = None) -> JobState:
+              completion: CompletionState | None = None, workspace: str = "") -> JobState:
     s = JobState(job_id=job_id, status=p.status, objective=p.objective, paused=steering.paused,
+                 workspace=workspace,
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
                  pending_approvals=list(steering.approvals.values()),
                  rejected=list(steering.rejected), last_rewind=p.last_rewind,
@@ -201,6 +202,7 @@ def memo(s: JobState) -> dict[str, Any]:
         "kind": s.phase.kind, "title": s.phase.name[:80], "todos": s.progress,
         "todo": s.current_todo[:120], "steps": s.steps_total, "tool_calls": s.tool_calls_total,
         "tokens": s.tokens.tokens_in + s.tokens.tokens_out, "cost_usd": s.cost_usd,
+        "workspace": s.workspace,
         "as_of": workflow.now().strftime("%Y-%m-%dT%H:%M:%SZ")}
     for window, last_step in ((25, True), (8, True), (8, False), (3, False), (0, False)):
         out = {"progress": progress,

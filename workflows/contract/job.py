@@ -165,3 +165,4 @@ class JobState(BaseModel):
     last_rewind: str = ""  # the last rewind, with what its restore did
     rewinds_waiting: int = 0  # rewind signals received, applied at the next step boundary
     deliverables: DeliverablesView = DeliverablesView()
+    workspace: str = ""  # where the job's files are: s3://<bucket>/<prefix>/ (the CLI reads it)
