@@ -332,8 +332,11 @@ class _Handler(BaseHTTPRequestHandler):
                     raise _HTTPError(400, "request body must be a JSON object")
                 job_id = self.headers.get("X-Switchback-Job") or "default"
                 try:
+                    sent = {k.lower(): v for k, v in self.headers.items()
+                            if k.lower().startswith("openai-")}  # recorded with the body
                     payload, step_latency = srv._complete(
-                        body, job_id, self.headers.get("X-Switchback-Call"))
+                        {**body, "_headers": sent} if sent else body, job_id,
+                        self.headers.get("X-Switchback-Call"))
                 except _HTTPError as exc:
                     time.sleep((srv.latency_ms + exc.latency_ms) / 1000)
                     raise

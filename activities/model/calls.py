@@ -105,7 +105,7 @@ OFF_LOOP_BYTES = 4 * OFF_LOOP_CHARS  # bodies this large are parsed in a thread
 class ModelActivities:
     def __init__(self, store: ConversationStore) -> None:
         self.store = store
-        self._clients: dict[tuple[str, str, float], ChatClient] = {}
+        self._clients: dict[tuple[str, str, float, tuple[tuple[str, str], ...]], ChatClient] = {}
         self._reruns: set[tuple[str, str, str]] = set()  # (bucket, job, source) checked
         self.records = tool_record.Records(store.s3)  # the jobs' recorded tool schemas
 
@@ -120,9 +120,9 @@ class ModelActivities:
     def client(self, llm: LlmSettings) -> ChatClient:
         """The endpoint's pooled client (activities/model/chat.py: a plain POST)."""
         t = self.target(llm)
-        key = (t.base_url, t.api_key, t.timeout)
+        key = (t.base_url, t.api_key, t.timeout, t.headers)
         if key not in self._clients:
-            self._clients[key] = ChatClient(t.base_url, t.api_key, t.timeout)
+            self._clients[key] = ChatClient(t.base_url, t.api_key, t.timeout, t.headers)
         return self._clients[key]
 
     async def close(self) -> None:
@@ -191,11 +191,8 @@ class ModelActivities:
             return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                               needs_compaction=True)
         # messages and tools go in the body as the fingerprint serialized them
-        body: dict = {"model": req.llm.model}
-        if req.llm.temperature is not None:
-            body["temperature"] = req.llm.temperature
-        if req.llm.max_tokens is not None:
-            body["max_tokens"] = req.llm.max_tokens
+        body: dict = self.target(req.llm).shape.apply(
+            {"model": req.llm.model}, req.llm.temperature, req.llm.max_tokens)
         body[RAW_JSON] = {"messages": facts.messages_json,
                           **({"tools": facts.tools_json} if tools else {})}
         kwargs: dict = {"body": body, "timeout": self.target(req.llm).call_timeout(
@@ -304,9 +301,8 @@ class ModelActivities:
                     + transcript(folded, per_message))
             messages = [{"role": "system", "content": req.prompt},
                         {"role": "user", "content": body}]
-            request: dict = {"model": req.llm.model, "messages": messages}
-            if req.llm.max_tokens is not None:
-                request["max_tokens"] = req.llm.max_tokens
+            request: dict = self.target(req.llm).shape.apply(
+                {"model": req.llm.model, "messages": messages}, None, req.llm.max_tokens)
             try:
                 raw = await with_heartbeat(self.client(req.llm).create(
                     request, headers, self.target(req.llm).timeout),

@@ -26,13 +26,14 @@ RAW_JSON = "\x00raw"  # a body key: fields given as JSON text
 class ChatClient:
     """One endpoint (base URL and key), its connections kept open between calls."""
 
-    def __init__(self, base_url: str, api_key: str, timeout: float) -> None:
+    def __init__(self, base_url: str, api_key: str, timeout: float,
+                 headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.api_key = api_key
         self.url = base_url.rstrip("/") + "/chat/completions"
         self._http = httpx.AsyncClient(
             timeout=timeout, headers={"Authorization": f"Bearer {api_key}",
                                       "Content-Type": "application/json",
-                                      "Accept": "application/json"},
+                                      "Accept": "application/json", **dict(headers)},
             limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
 
     async def create(self, body: dict, headers: dict[str, str], timeout: float) -> bytes:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -78,6 +78,27 @@ class SlowEndpoint(BaseModel):
     completion_tokens_per_second: float = Field(gt=0)
 
 
+class RequestShape(BaseModel):
+    """What an endpoint's Chat Completions requests look like. OpenAI's reasoning models
+    (o1, o3, gpt-5, ...) refuse `max_tokens` (they take `max_completion_tokens`) and any
+    `temperature` but the default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    temperature: bool = True  # false: no temperature is sent, whatever llm.temperature says
+    extra: dict[str, Any] = {}  # fields every request carries, e.g. {reasoning_effort: low}
+
+    def apply(self, body: dict[str, Any], temperature: float | None,
+              max_tokens: int | None) -> dict[str, Any]:
+        """`body` with the temperature and token limit as this endpoint takes them."""
+        if self.temperature and temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body[self.max_tokens_field] = max_tokens
+        return {**self.extra, **body}
+
+
 class EndpointSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +110,20 @@ class EndpointSpec(BaseModel):
     slow: SlowEndpoint | None = None
     # the model profile a job on this endpoint takes unless it names its own (llm.profile)
     profile: Literal["", "small"] = ""
+    request: RequestShape = RequestShape()
+    # variables whose values go as the OpenAI-Organization / OpenAI-Project headers (unset
+    # or empty: no header); sent to this endpoint's URL only, like its key
+    organization_env: str | None = None
+    project_env: str | None = None
+
+    def headers(self) -> dict[str, str]:
+        out = {}
+        for header, env in (("OpenAI-Organization", self.organization_env),
+                            ("OpenAI-Project", self.project_env)):
+            value = os.environ.get(env) if env else None
+            if value:
+                out[header] = value
+        return out
 
     def url(self) -> str:
         env = os.environ.get(self.base_url_env) if self.base_url_env else None
@@ -104,7 +139,8 @@ class EndpointsFile(BaseModel):
 
 
 BUILT_IN = EndpointsFile(endpoints={"default": EndpointSpec(
-    base_url_env="OPENAI_BASE_URL", api_key_env="OPENAI_API_KEY")})
+    base_url_env="OPENAI_BASE_URL", api_key_env="OPENAI_API_KEY",
+    organization_env="OPENAI_ORG_ID", project_env="OPENAI_PROJECT_ID")})
 
 
 @dataclass(frozen=True)
@@ -116,6 +152,8 @@ class Target:
     api_key: str
     timeout: float
     slow: SlowEndpoint | None = None
+    shape: RequestShape = field(default_factory=RequestShape)
+    headers: tuple[tuple[str, str], ...] = ()  # OpenAI-Organization, OpenAI-Project
 
     def call_timeout(self, prompt_tokens: int, max_tokens: int | None) -> float:
         """Seconds one call may take: `timeout`, or for a slow endpoint what a call of this
@@ -227,8 +265,10 @@ def target(llm: LlmSettings) -> Target:
     timeout = llm.timeout_seconds
     if spec is not None and spec.timeout_seconds:
         timeout = min(timeout, spec.timeout_seconds)
-    return Target(endpoint=name, base_url=url, api_key=key, timeout=timeout,
-                  slow=spec.slow if spec is not None else None)
+    if spec is None:  # an allowed raw URL: no key, no headers, the plain shape
+        return Target(endpoint=name, base_url=url, api_key=key, timeout=timeout)
+    return Target(endpoint=name, base_url=url, api_key=key, timeout=timeout, slow=spec.slow,
+                  shape=spec.request, headers=tuple(sorted(spec.headers().items())))
 
 
 def _norm(url: str) -> str:

@@ -55,11 +55,10 @@ class VerificationActivities:
             text = "(missing)" if data is None else data.decode("utf-8", "replace")
             cut = f"\n[... {len(text):,} characters]" if len(text) > MAX_FILE_CHARS else ""
             parts.append(f"### {path}\n\n```\n{text[:MAX_FILE_CHARS]}{cut}\n```")
-        request: dict = {"model": req.llm.model, "max_tokens": MAX_TOKENS, "messages": [
+        request = self.model.target(req.llm).shape.apply({"model": req.llm.model, "messages": [
             {"role": "system", "content": req.prompt},
-            {"role": "user", "content": "\n\n".join(parts)}]}
-        if req.llm.temperature is not None:
-            request["temperature"] = 0
+            {"role": "user", "content": "\n\n".join(parts)}]},
+            None if req.llm.temperature is None else 0, MAX_TOKENS)
         headers = {"X-Switchback-Job": layout.job_of(ws.job_id),
                    "X-Switchback-Call": req.call_key}
         raw = await with_heartbeat(self.model.client(req.llm).create(
