@@ -38,103 +38,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import signal
 from datetime import timedelta
 
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import (
-    AddSearchAttributesRequest,
-    ListSearchAttributesRequest,
-)
 from temporalio.client import Client
 from temporalio.worker import Worker
 
 import telemetry
-from activities.attempts import AttemptDeadline
-from activities.config_files import ConfigActivities
 from activities.graph_store import close_graph_store
-from activities.model.calls import ModelActivities
-from activities.model.verification import VerificationActivities
-from activities.retry_unstick import UnstickRetries
-from activities.storage.buckets import WorkspaceGuard
-from activities.storage.completion_check import CompletionCheckActivities
-from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import payload_settings
-from activities.storage.pipeline_outputs import PipelineActivities
-from activities.storage.restores import RestoreActivities
 from activities.storage.s3 import S3Store
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace import WorkspaceActivities
 from activities.tools import mcp_config
-from activities.tools.listing import ToolListingActivities
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.packages import load_errors
-from activities.tools.run import ToolActivities
 from operate.client import connect
-from workflows.agent_job import AgentJob
-from workflows.contract import SEARCH_ATTRIBUTES as CONTRACT_SEARCH_ATTRIBUTES
+from switchback.plugin import (
+    ROLES,
+    SearchAttributesMissing,
+    WorkerParts,
+    ensure_search_attributes,
+    local_model_calls,
+)
 from workflows.contract import TASK_QUEUE
-from workflows.document_pipeline import DocumentPipeline
 
-SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
-                     for name, kind in CONTRACT_SEARCH_ATTRIBUTES.items()}
-
-
-def search_attributes_on() -> bool:
-    """SWITCHBACK_SEARCH_ATTRIBUTES: "on" (the default) or "off" (every job on this worker
-    keeps its progress in the memo only: a namespace without switchback's attributes)."""
-    value = os.environ.get("SWITCHBACK_SEARCH_ATTRIBUTES", "on").strip().lower()
-    if value not in ("on", "off"):
-        raise SystemExit(f"switchback worker: SWITCHBACK_SEARCH_ATTRIBUTES={value!r}: give on "
-                         "or off")
-    return value == "on"
-
-
-def create_commands(namespace: str, names: list[str]) -> str:
-    """The commands that create `names` on `namespace` (self-hosted and Temporal Cloud)."""
-    cli = "; ".join(f"temporal operator search-attribute create --namespace {namespace} "
-                    f"--name {n} --type {CONTRACT_SEARCH_ATTRIBUTES[n]}" for n in names)
-    cloud = " ".join(f"--sa '{n}={CONTRACT_SEARCH_ATTRIBUTES[n]}'" for n in names)
-    return f"{cli} (Temporal Cloud: tcld namespace search-attributes add -n {namespace} {cloud})"
-
-
-async def ensure_search_attributes(client: Client) -> None:
-    """Every search attribute a job upserts (workflows/contract/names.py) must exist on the
-    namespace: an upsert of an unregistered one fails the workflow task, which Temporal
-    retries forever (the job stalls). Missing ones are registered where this client may
-    (dev server, self-hosted); where it may not (Temporal Cloud), the worker refuses to start
-    with the commands that create them, or the operator turns them off
-    (SWITCHBACK_SEARCH_ATTRIBUTES=off)."""
-    log = logging.getLogger("switchback.worker")
-    if not search_attributes_on():
-        log.info("search attributes off (SWITCHBACK_SEARCH_ATTRIBUTES): jobs keep their "
-                 "progress in the memo only")
-        return
-    ns = client.namespace
-    try:
-        have = await client.operator_service.list_search_attributes(
-            ListSearchAttributesRequest(namespace=ns))
-    except Exception as e:  # noqa: BLE001 - not allowed to look, or no such namespace
-        raise SystemExit(f"switchback worker: cannot list the search attributes of namespace "
-                         f"'{ns}' ({' '.join(str(e).split())[:200]}); create "
-                         f"{', '.join(SEARCH_ATTRIBUTES)} there "
-                         f"({create_commands(ns, list(SEARCH_ATTRIBUTES))}) or set "
-                         "SWITCHBACK_SEARCH_ATTRIBUTES=off") from None
-    missing = [k for k in SEARCH_ATTRIBUTES if k not in have.custom_attributes]
-    if not missing:
-        return
-    try:
-        await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-            namespace=ns, search_attributes={k: SEARCH_ATTRIBUTES[k] for k in missing}))
-    except Exception as e:  # noqa: BLE001 - Cloud, permissions, slots: all say the same
-        raise SystemExit(f"switchback worker: namespace '{ns}' lacks the search attributes "
-                         f"{', '.join(f'{n} ({CONTRACT_SEARCH_ATTRIBUTES[n]})' for n in missing)}"
-                         f" and they could not be added ({' '.join(str(e).split())[:200]}): "
-                         f"{create_commands(ns, missing)}; or set "
-                         "SWITCHBACK_SEARCH_ATTRIBUTES=off") from None
-    log.info("registered search attributes %s", ", ".join(missing))
+__all__ = ["ROLES", "build_worker", "build_workers", "local_model_calls"]
 
 
 ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
@@ -176,56 +104,22 @@ def tuning_from_env() -> dict:
     return options
 
 
-def local_model_calls(role: str, model_queue: str | None) -> bool:
-    """May this worker's jobs run a fast endpoint's model calls as local activities? Only
-    where the workflow worker has call_model itself (role all, no separate model queue),
-    unless SWITCHBACK_LOCAL_MODEL_CALLS=0. (A workflow task on a worker without call_model
-    fails the local call, and the call goes through the server: model_steps._local_call.)"""
-    return (role == "all" and not model_queue
-            and os.environ.get("SWITCHBACK_LOCAL_MODEL_CALLS", "1") != "0")
-
-
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
                   mcp: McpServers | None = None, **options) -> tuple[list[Worker], list]:
-    """The workers of one process. `all`: workflows and every activity on `task_queue`,
-    plus the model / tool queues when they are set. Other roles poll only their part.
-    `mcp`: the MCP servers tool activities use (default: SWITCHBACK_MCP_FILE's)."""
-    store = ConversationStore(s3)
-    model = ModelActivities(store)
-    model_acts = [model.call_model, model.summarize_conversation,
-                  VerificationActivities(model).verify_completion]
-    mcp = mcp if mcp is not None else McpServers(mcp_config.load())
-    tools = ToolActivities(s3, store, mcp)
-    tool_acts = [tools.run_tool, tools.run_tool_as, ToolListingActivities(s3, mcp).list_tools]
-    queues = {"model": os.environ.get("SWITCHBACK_MODEL_TASK_QUEUE"),
-              "tools": os.environ.get("SWITCHBACK_TOOL_TASK_QUEUE")}
-    plan: dict[str, tuple[list, list]] = {}  # queue -> (workflows, activities)
-
-    def add(queue: str, workflows: list, acts: list) -> None:
-        w, a = plan.setdefault(queue, ([], []))
-        w += workflows
-        a += acts
-    if role in ("all", "workflows"):
-        pipeline = PipelineActivities(s3)
-        add(task_queue, [AgentJob, DocumentPipeline], [
-            ConfigActivities(client.data_converter.payload_codec is not None,
-                             local_model_calls(role, queues["model"]),
-                             search_attributes_on()).load_config,
-            *WorkspaceActivities(s3).all(),
-            SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
-            CompletionCheckActivities(s3).check_completion,
-            pipeline.read_requirements, pipeline.read_decision,
-            *(tool_acts if role == "workflows" or queues["tools"] else [])])  # tools.local
-    for kind, acts in (("model", model_acts), ("tools", tool_acts)):
-        if role in ("all", kind):
-            add(queues[kind] or task_queue, [], acts)
-    if not plan:
-        raise SystemExit(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or tools")
+    """The workers of one process (switchback.plugin.WorkerParts): role "all" runs workflows
+    and every activity on `task_queue`, plus the model / tool queues when they are set;
+    "workflows", "model" or "tools" only that part. `mcp`: the MCP servers tool activities
+    use (default: SWITCHBACK_MCP_FILE's). The second value: what to close at the end."""
+    parts = WorkerParts(s3, client.data_converter.payload_codec is not None, mcp)
+    try:
+        plan = parts.plan(task_queue, role, os.environ.get("SWITCHBACK_MODEL_TASK_QUEUE"),
+                          os.environ.get("SWITCHBACK_TOOL_TASK_QUEUE"))
+    except ValueError as e:
+        raise SystemExit(str(e)) from None
     workers = [Worker(client, task_queue=q, workflows=w, activities=a,
-                      interceptors=[AttemptDeadline(), UnstickRetries(), WorkspaceGuard(s3)],
-                      **options)
+                      interceptors=parts.interceptors(), **options)
                for q, (w, a) in plan.items()]
-    return workers, [model, mcp]
+    return workers, [parts]
 
 
 def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tuple[Worker, list]:
@@ -242,7 +136,10 @@ async def main() -> None:
         raise SystemExit(f"switchback worker: {e}") from None
     await s3.ensure_bucket(payload_settings()[0])
     client = await connect(s3, telemetry.runtime_from_env())
-    await ensure_search_attributes(client)
+    try:
+        await ensure_search_attributes(client)
+    except SearchAttributesMissing as e:
+        raise SystemExit(f"switchback worker: {e}") from None
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
     try:

@@ -21,6 +21,7 @@ import yaml
 import worker
 from deploy.local import fleet
 from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
+from switchback.plugin import WorkerParts
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -265,5 +266,5 @@ def test_fleet_env_is_what_the_worker_reads():
 
 
 def test_roles_are_the_workers():
-    source = inspect.getsource(worker.build_workers)
+    source = inspect.getsource(WorkerParts.plan)
     assert all(f'"{r}"' in source for r in ROLES)

@@ -38,7 +38,7 @@ async def test_worker_secrets_never_reach_history(client: Client, task_queue, mo
             assert (await handle.result()).status == "completed"
             state = await handle.query("state")
         # the worker did use the key: its model client was built with it
-        assert any(c.api_key == api_key for m in closers for c in m._clients.values())
+        assert any(c.api_key == api_key for p in closers for c in p.model._clients.values())
     finally:
         for c in closers:
             await c.close()

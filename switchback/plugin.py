@@ -1,0 +1,225 @@
+"""switchback in your own worker: `SwitchbackPlugin`, the Temporal SDK's plugin interface.
+
+    from temporalio.client import Client
+    from temporalio.worker import Worker
+    from switchback.plugin import SwitchbackPlugin
+
+    client = await Client.connect("localhost:7233", plugins=[SwitchbackPlugin()])
+    worker = Worker(client, task_queue="my-app", workflows=[MyWorkflow], activities=[...])
+
+The plugin adds to the client switchback's data converter (payloads above the threshold in
+S3, `SWITCHBACK_CODEC_KEYS` encryption) and to every worker of that client `AgentJob` (and
+the document app's `DocumentPipeline`), every activity they run, on that worker's queue,
+and switchback's worker interceptors. A worker it runs checks the namespace's search
+attributes first (`ensure_search_attributes`) and closes its model clients and MCP servers
+when it stops. Jobs then start on your queue: `{"config": ..., "instructions": ...}` as
+input to the workflow type `AgentJob`. The operator's settings come from the environment as
+for `worker.py` (docs/operating.md); examples/embedded is a project that does this.
+
+worker.py is this with roles: `WorkerParts` is what a worker process runs, split by role
+(workflows, model, tools) over separate queues when jobs use them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import (
+    AddSearchAttributesRequest,
+    ListSearchAttributesRequest,
+)
+from temporalio.client import Client
+from temporalio.converter import DataConverter
+from temporalio.plugin import SimplePlugin
+from temporalio.worker import Worker
+
+from activities.attempts import AttemptDeadline
+from activities.config_files import ConfigActivities
+from activities.graph_store import close_graph_store
+from activities.model.calls import ModelActivities
+from activities.model.verification import VerificationActivities
+from activities.retry_unstick import UnstickRetries
+from activities.storage.buckets import WorkspaceGuard
+from activities.storage.completion_check import CompletionCheckActivities
+from activities.storage.conversations import ConversationStore
+from activities.storage.payloads import data_converter
+from activities.storage.pipeline_outputs import PipelineActivities
+from activities.storage.restores import RestoreActivities
+from activities.storage.s3 import S3Store
+from activities.storage.snapshots import SnapshotActivities
+from activities.storage.workspace import WorkspaceActivities
+from activities.tools import mcp_config
+from activities.tools.listing import ToolListingActivities
+from activities.tools.mcp_sessions import McpServers
+from activities.tools.run import ToolActivities
+from codec import codec_from_env, with_codec
+from workflows.agent_job import AgentJob
+from workflows.contract import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_TYPES
+from workflows.document_pipeline import DocumentPipeline
+
+WORKFLOWS: list[type] = [AgentJob, DocumentPipeline]
+SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
+                     for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}
+ROLES = ("all", "workflows", "model", "tools")
+log = logging.getLogger("switchback.worker")
+
+
+class SearchAttributesMissing(RuntimeError):
+    """The namespace lacks search attributes jobs upsert, and they could not be added."""
+
+
+def search_attributes_on() -> bool:
+    """SWITCHBACK_SEARCH_ATTRIBUTES: "on" (the default) or "off" (every job on this worker
+    keeps its progress in the memo only: a namespace without switchback's attributes)."""
+    value = os.environ.get("SWITCHBACK_SEARCH_ATTRIBUTES", "on").strip().lower()
+    if value not in ("on", "off"):
+        raise SearchAttributesMissing(f"SWITCHBACK_SEARCH_ATTRIBUTES={value!r}: give on or off")
+    return value == "on"
+
+
+def create_commands(namespace: str, names: list[str]) -> str:
+    """The commands that create `names` on `namespace` (self-hosted and Temporal Cloud)."""
+    cli = "; ".join(f"temporal operator search-attribute create --namespace {namespace} "
+                    f"--name {n} --type {SEARCH_ATTRIBUTE_TYPES[n]}" for n in names)
+    cloud = " ".join(f"--sa '{n}={SEARCH_ATTRIBUTE_TYPES[n]}'" for n in names)
+    return f"{cli} (Temporal Cloud: tcld namespace search-attributes add -n {namespace} {cloud})"
+
+
+async def ensure_search_attributes(client: Client) -> None:
+    """Every search attribute a job upserts (workflows/contract/names.py) must exist on the
+    namespace: an upsert of an unregistered one fails the workflow task, which Temporal
+    retries forever (the job stalls). Missing ones are added where this client may (dev
+    server, self-hosted); where it may not (Temporal Cloud), SearchAttributesMissing names
+    them and the commands that create them - or the operator turns them off
+    (SWITCHBACK_SEARCH_ATTRIBUTES=off)."""
+    if not search_attributes_on():
+        log.info("search attributes off (SWITCHBACK_SEARCH_ATTRIBUTES): jobs keep their "
+                 "progress in the memo only")
+        return
+    ns = client.namespace
+    try:
+        have = await client.operator_service.list_search_attributes(
+            ListSearchAttributesRequest(namespace=ns))
+    except Exception as e:  # noqa: BLE001 - not allowed to look, or no such namespace
+        raise SearchAttributesMissing(
+            f"cannot list the search attributes of namespace '{ns}' "
+            f"({' '.join(str(e).split())[:200]}); create {', '.join(SEARCH_ATTRIBUTES)} there "
+            f"({create_commands(ns, list(SEARCH_ATTRIBUTES))}) or set "
+            "SWITCHBACK_SEARCH_ATTRIBUTES=off") from None
+    missing = [k for k in SEARCH_ATTRIBUTES if k not in have.custom_attributes]
+    if not missing:
+        return
+    try:
+        await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
+            namespace=ns, search_attributes={k: SEARCH_ATTRIBUTES[k] for k in missing}))
+    except Exception as e:  # noqa: BLE001 - Cloud, permissions, slots: all say the same
+        raise SearchAttributesMissing(
+            f"namespace '{ns}' lacks the search attributes "
+            f"{', '.join(f'{n} ({SEARCH_ATTRIBUTE_TYPES[n]})' for n in missing)} and they "
+            f"could not be added ({' '.join(str(e).split())[:200]}): "
+            f"{create_commands(ns, missing)}; or set SWITCHBACK_SEARCH_ATTRIBUTES=off"
+        ) from None
+    log.info("registered search attributes %s", ", ".join(missing))
+
+
+def local_model_calls(role: str, model_queue: str | None) -> bool:
+    """May this worker's jobs run a fast endpoint's model calls as local activities? Only
+    where the workflow worker has call_model itself (role all, no separate model queue),
+    unless SWITCHBACK_LOCAL_MODEL_CALLS=0. (A workflow task on a worker without call_model
+    fails the local call, and the call goes through the server: model_steps._local_call.)"""
+    return (role == "all" and not model_queue
+            and os.environ.get("SWITCHBACK_LOCAL_MODEL_CALLS", "1") != "0")
+
+
+class WorkerParts:
+    """What a worker process runs: the workflows and activities of its role, by task queue,
+    and what must be closed when it stops."""
+
+    def __init__(self, s3: S3Store, encrypted: bool, mcp: McpServers | None = None) -> None:
+        self.s3 = s3
+        self.encrypted = encrypted  # the client's payloads go through a codec
+        self.model = ModelActivities(ConversationStore(s3))
+        self.mcp = mcp if mcp is not None else McpServers(mcp_config.load())
+
+    def plan(self, task_queue: str, role: str = "all", model_queue: str | None = None,
+             tool_queue: str | None = None) -> dict[str, tuple[list[type], list[Callable]]]:
+        """queue -> (workflows, activities). `all`: workflows and every activity on
+        `task_queue`, plus the model / tool queues when they are set; `workflows`, `model`,
+        `tools`: only that part."""
+        if role not in ROLES:
+            raise ValueError(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or "
+                             "tools")
+        s3, model = self.s3, self.model
+        model_acts: list[Callable] = [model.call_model, model.summarize_conversation,
+                                      VerificationActivities(model).verify_completion]
+        tools = ToolActivities(s3, model.store, self.mcp)
+        tool_acts: list[Callable] = [tools.run_tool, tools.run_tool_as,
+                                     ToolListingActivities(s3, self.mcp).list_tools]
+        plan: dict[str, tuple[list[type], list[Callable]]] = {}
+
+        def add(queue: str, workflows: list[type], acts: list[Callable]) -> None:
+            w, a = plan.setdefault(queue, ([], []))
+            w += workflows
+            a += acts
+        if role in ("all", "workflows"):
+            pipeline = PipelineActivities(s3)
+            add(task_queue, WORKFLOWS, [
+                ConfigActivities(self.encrypted, local_model_calls(role, model_queue),
+                                 search_attributes_on()).load_config,
+                *WorkspaceActivities(s3).all(),
+                SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
+                CompletionCheckActivities(s3).check_completion,
+                pipeline.read_requirements, pipeline.read_decision,
+                *(tool_acts if role == "workflows" or tool_queue else [])])  # tools.local
+        for kind, queue, acts in (("model", model_queue, model_acts),
+                                  ("tools", tool_queue, tool_acts)):
+            if role in ("all", kind):
+                add(queue or task_queue, [], acts)
+        return plan
+
+    def interceptors(self) -> list[Any]:
+        return [AttemptDeadline(), UnstickRetries(), WorkspaceGuard(self.s3)]
+
+    async def close(self) -> None:
+        """The model clients and MCP servers (the process's graph store: close_graph_store,
+        once, when the process is done with every worker)."""
+        await self.model.close()
+        await self.mcp.close()
+
+
+class SwitchbackPlugin(SimplePlugin):
+    """switchback's workflows, activities, converter and interceptors for your client and
+    workers (module docstring). `s3`: the workspace store (default: from the environment);
+    `mcp`: the MCP servers tools may use (default: SWITCHBACK_MCP_FILE's)."""
+
+    def __init__(self, s3: S3Store | None = None, mcp: McpServers | None = None) -> None:
+        self.s3 = s3 or S3Store()
+        codec = codec_from_env()
+        self.parts = WorkerParts(self.s3, codec is not None, mcp)
+        ((workflows, activities),) = self.parts.plan("(the worker's own)").values()
+
+        def converter(_: DataConverter | None) -> DataConverter:
+            return with_codec(data_converter(self.s3), codec)
+
+        self._running = 0  # workers of this plugin running now
+        super().__init__("switchback.SwitchbackPlugin", data_converter=converter,
+                         workflows=workflows, activities=activities,
+                         interceptors=self.parts.interceptors())
+
+    async def run_worker(self, worker: Worker,
+                         next: Callable[[Worker], Awaitable[None]]) -> None:
+        """Check the namespace's search attributes, run; when the last of the client's
+        workers stops, close what the jobs used (model clients, MCP servers)."""
+        await ensure_search_attributes(worker.client)
+        self._running += 1
+        try:
+            await next(worker)
+        finally:
+            self._running -= 1
+            if not self._running:
+                await self.parts.close()
+                await close_graph_store()
