@@ -17,6 +17,10 @@ Environment (all optional; defaults suit the embedded stack):
       role `all` workers, those of jobs that opt in may; set 0 where workflow workers of the
       queue lack call_model)
   SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
+  SWITCHBACK_DEPLOYMENT_NAME, SWITCHBACK_BUILD_ID   Worker Deployment Versioning: this
+      worker is that version; the jobs it starts are pinned to it (docs/versioning.md)
+  SWITCHBACK_SEARCH_ATTRIBUTES  off: no job upserts search attributes (default on: the
+      worker checks the namespace has them, adding what it may)
   SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
   SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
   SWITCHBACK_MCP_FILE        the MCP servers this worker offers (default: <configs>/mcp.yaml)
@@ -43,7 +47,8 @@ import signal
 from datetime import timedelta
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.worker import Worker, WorkerDeploymentConfig
 
 import telemetry
 from activities.graph_store import close_graph_store
@@ -72,7 +77,7 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS",
     "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL", "SWITCHBACK_SEARCH_ATTRIBUTES",
-    "SWITCHBACK_S3_ADDRESSING",
+    "SWITCHBACK_S3_ADDRESSING", "SWITCHBACK_DEPLOYMENT_NAME", "SWITCHBACK_BUILD_ID",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "SWITCHBACK_WORKSPACE_BUCKETS", "SWITCHBACK_DOCUMENT_ROOTS", "SWITCHBACK_ENDPOINTS_FILE",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
@@ -85,6 +90,23 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MCP_FILE", "SWITCHBACK_LOCAL_MODEL_CALLS",
     *telemetry.ENV_VARS,
 ]
+
+
+def deployment_from_env() -> dict:
+    """Worker Deployment Versioning (docs/versioning.md): with SWITCHBACK_DEPLOYMENT_NAME and
+    SWITCHBACK_BUILD_ID set, the worker is that version of that deployment and every job it
+    starts is pinned to it (a job finishes on the code it started with; new jobs go to the
+    deployment's current version). Unset: unversioned, as before."""
+    name = os.environ.get("SWITCHBACK_DEPLOYMENT_NAME", "").strip()
+    build = os.environ.get("SWITCHBACK_BUILD_ID", "").strip()
+    if not name and not build:
+        return {}
+    if not (name and build):
+        raise SystemExit("switchback worker: set both SWITCHBACK_DEPLOYMENT_NAME and "
+                         "SWITCHBACK_BUILD_ID (Worker Deployment Versioning), or neither")
+    return {"deployment_config": WorkerDeploymentConfig(
+        version=WorkerDeploymentVersion(deployment_name=name, build_id=build),
+        use_worker_versioning=True, default_versioning_behavior=VersioningBehavior.PINNED)}
 
 
 def tuning_from_env() -> dict:
@@ -146,7 +168,8 @@ async def main() -> None:
         mcp = McpServers(mcp_config.load())
     except mcp_config.McpConfigError as e:
         raise SystemExit(f"switchback worker: {e}") from None
-    workers, closers = build_workers(client, task_queue, s3, role, mcp, **tuning_from_env())
+    workers, closers = build_workers(client, task_queue, s3, role, mcp, **tuning_from_env(),
+                                     **deployment_from_env())
     if role in ("all", "tools"):
         await report_tools(mcp)
     stop = asyncio.Event()
