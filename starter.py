@@ -45,6 +45,8 @@ import sys
 from typing import Any
 
 TASK_QUEUE = os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback")
+# `switchback` (the installed command) or `starter.py`: how messages name the command
+PROG = "switchback" if os.path.basename(sys.argv[0] or "") == "switchback" else "starter.py"
 # what the CLI reads from the environment (docs/cli.md has the same)
 ENV_HELP = """environment:
   SWITCHBACK_TASK_QUEUE the task queue jobs start on (default switchback)
@@ -61,10 +63,11 @@ ENV_HELP = """environment:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="starter.py", description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0],
                                 epilog=ENV_HELP,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("worker", help="run a worker (worker.py; its settings: the environment)")
     s = sub.add_parser("start", help="start a job")
     s.add_argument("--config", default="creator", help="config name or inline JSON object")
     s.add_argument("--instructions", help="markdown file with the job's instructions")
@@ -187,6 +190,11 @@ async def run(a: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run a command; every error is one line on stderr and an exit status."""
     a = parser().parse_args(argv)
+    if a.cmd == "worker":  # the worker's own loop, messages and exit status (worker.py)
+        import worker
+
+        worker.run_loop(worker.main())
+        return 0
     try:
         return asyncio.run(run(a))
     except KeyboardInterrupt:
@@ -195,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("SWITCHBACK_DEBUG"):
             raise
         message, code = explain(e, a)
-        print(f"starter.py {a.cmd}: {message}", file=sys.stderr)
+        print(f"{PROG} {a.cmd}: {message}", file=sys.stderr)
         return code
 
 
@@ -230,7 +238,9 @@ def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
     return f"{type(e).__name__}: {text}", 1
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The `switchback` command (and `python starter.py`): main(), then exit without the
+    interpreter's finalisation."""
     code = main()
     try:
         import telemetry
@@ -243,3 +253,7 @@ if __name__ == "__main__":
     # Skip interpreter finalisation: the Temporal client's core runtime threads can race
     # it ("PyGILState_Release ... finalizing") and turn a clean exit into an abort.
     os._exit(code)
+
+
+if __name__ == "__main__":
+    cli()

@@ -48,12 +48,13 @@ from datetime import timedelta
 
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 import telemetry
 from activities.graph_store import close_graph_store
 from activities.storage.payloads import payload_settings
-from activities.storage.s3 import S3Store
+from activities.storage.s3 import S3Store, StorageUnavailable
 from activities.tools import mcp_config
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.packages import load_errors
@@ -152,12 +153,23 @@ def build_worker(client: Client, task_queue: str, s3: S3Store, **options) -> tup
 
 async def main() -> None:
     telemetry.configure_logging()
+    versioning = deployment_from_env()  # settings first: a wrong one fails before any I/O
     try:
         s3 = S3Store()
     except ValueError as e:  # a setting the environment got wrong (SWITCHBACK_S3_ADDRESSING)
         raise SystemExit(f"switchback worker: {e}") from None
-    await s3.ensure_bucket(payload_settings()[0])
-    client = await connect(s3, telemetry.runtime_from_env())
+    try:
+        await s3.ensure_bucket(payload_settings()[0])
+    except (StorageUnavailable, ApplicationError) as e:
+        where = s3.endpoint_url or "AWS S3"
+        raise SystemExit(f"switchback worker: S3 ({where}): {' '.join(str(e).split())[:300]}"
+                         ) from None
+    try:
+        client = await connect(s3, telemetry.runtime_from_env())
+    except RuntimeError as e:  # the client's connection error
+        where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
+        raise SystemExit(f"switchback worker: cannot reach Temporal at {where}: "
+                         f"{' '.join(str(e).split())[:300]}") from None
     try:
         await ensure_search_attributes(client)
     except SearchAttributesMissing as e:
@@ -169,7 +181,7 @@ async def main() -> None:
     except mcp_config.McpConfigError as e:
         raise SystemExit(f"switchback worker: {e}") from None
     workers, closers = build_workers(client, task_queue, s3, role, mcp, **tuning_from_env(),
-                                     **deployment_from_env())
+                                     **versioning)
     if role in ("all", "tools"):
         await report_tools(mcp)
     stop = asyncio.Event()

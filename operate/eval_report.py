@@ -78,8 +78,11 @@ def write_report(runs: Sequence[Any], strategies: Sequence[str], stem: Path,
 
 
 def chart(runs: Sequence[Any], strategies: Sequence[str], path: Path, title: str) -> None:
-    import matplotlib
-
+    try:
+        import matplotlib
+    except ImportError:  # the table and runs are written; the chart needs the extra
+        print("no chart: it needs matplotlib (pip install 'switchback[charts]')")
+        return
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

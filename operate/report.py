@@ -124,8 +124,12 @@ KIND_COLORS = {"strategic": "#4c72b0", "tactical": "#dd8452"}
 
 def chart(rows: list[PhaseRow], job_id: str, path: Path) -> None:
     """Tokens in, tokens out and tool calls per phase, one panel each, coloured by kind."""
-    from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
-    from matplotlib.patches import Patch
+    try:
+        from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
+        from matplotlib.patches import Patch
+    except ImportError:
+        from operate import CliError
+        raise CliError("the chart needs matplotlib: pip install 'switchback[charts]'") from None
 
     fig = Figure(figsize=(10, 8), dpi=100, layout="constrained")
     panels = fig.subplots(3, 1, sharex=True)
