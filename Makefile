@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
@@ -13,6 +13,7 @@ $(STAMP):
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
+	$(BIN)/pip install --quiet -e tests/tool_package  # counting tools (tests/test_tool_delivery.py)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 demo: $(STAMP)

@@ -6,6 +6,7 @@ Nothing here imports switchback's internals, so a tool package depends on this A
 """
 
 from switchback.tools import (
+    Delivery,
     FileInfo,
     Files,
     Limits,
@@ -16,5 +17,5 @@ from switchback.tools import (
     tool,
 )
 
-__all__ = ["FileInfo", "Files", "Limits", "Tool", "ToolContext", "ToolError", "ToolResult",
-           "tool"]
+__all__ = ["Delivery", "FileInfo", "Files", "Limits", "Tool", "ToolContext", "ToolError",
+           "ToolResult", "tool"]

@@ -46,6 +46,7 @@ switchback's internals, and what it names stays stable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import inspect
 import json
@@ -53,10 +54,13 @@ import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
+
+# how a tool's call is delivered when an attempt dies mid-call (docs/tools.md)
+Delivery = Literal["at_least_once", "at_most_once"]
 
 __all__ = ["FileInfo", "Files", "Limits", "Tool", "ToolContext", "ToolError", "ToolResult",
            "tool"]
@@ -119,6 +123,9 @@ class ToolContext:
     limits: Limits
     job_id: str
     approved: bool = False  # a person approved this very call (see `needs_approval`)
+    # the same for every attempt of this one call (job, conversation, call id): a service
+    # that deduplicates by it makes the call take effect once across retries
+    idempotency_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,10 @@ class Tool:
     needs_approval: Callable[[Any], bool] | None = None
     context_param: str | None = None  # the parameter that receives the ToolContext
     model_param: str | None = None  # set: the arguments arrive as one model, in this parameter
+    # at_least_once: a failed attempt is run again (reads, idempotent writes); at_most_once:
+    # an attempt that finds an earlier one started and unfinished does not run the tool, and
+    # the model is told the outcome is unknown (sends, bookings, payments, appends)
+    delivery: Delivery = "at_least_once"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -158,13 +169,17 @@ class Tool:
 
 def tool(fn: Callable[..., Any] | None = None, *, name: str | None = None,
          description: str | None = None,
-         needs_approval: Callable[[Any], bool] | None = None) -> Any:
+         needs_approval: Callable[[Any], bool] | None = None,
+         delivery: Delivery = "at_least_once") -> Any:
     """Make a function a `Tool`: `@tool` or `@tool(name=..., description=...,
-    needs_approval=...)`. Mistakes in the definition raise `TypeError` / `ValueError` here,
-    when the worker loads the tool, naming the function."""
+    needs_approval=..., delivery=...)`. Mistakes in the definition raise `TypeError` /
+    `ValueError` here, when the worker loads the tool, naming the function."""
+    if delivery not in ("at_least_once", "at_most_once"):
+        raise ValueError(f"delivery={delivery!r}: at_least_once or at_most_once")
 
     def make(f: Callable[..., Any]) -> Tool:
-        return _build(f, name, description, needs_approval)
+        return dataclasses.replace(_build(f, name, description, needs_approval),
+                                   delivery=delivery)
     return make(fn) if fn is not None else make
 
 

@@ -47,6 +47,16 @@ BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it complet
 # failures the model caused that end a job: with the deliverables there it is completed
 UPGRADABLE = frozenset({"no_tool_call", "phase_limit"})
 SHOWN = 20  # problems listed in a refusal or a result
+UNKNOWN_OUTCOME = "unknown_outcome"  # a tool outcome's code (activities/tools/delivery.py)
+
+
+def with_unknown(result: JobResult, state: CompletionState) -> JobResult:
+    """`result` with the tool calls whose effect is unknown in its notes."""
+    if not state.unknown_outcomes:
+        return result
+    note = ("Tool calls whose outcome is unknown (started, not finished, not run again: "
+            f"check whether they took effect): {', '.join(state.unknown_outcomes)}")
+    return result.model_copy(update={"notes": f"{result.notes}\n{note}".strip()})
 
 
 class CompletionState(BaseModel):
@@ -55,6 +65,10 @@ class CompletionState(BaseModel):
     by_model: list[str] = []  # deliverables the model named when it planned
     refusals: int = 0  # job_complete calls refused
     checks: int = 0  # verification model calls made (completion.check model)
+    # tool calls whose effect is unknown (an at-most-once call an earlier attempt started
+    # and did not finish: activities/tools/delivery.py), "<tool> (<call id>)": the result's
+    # notes list them
+    unknown_outcomes: list[str] = []
 
 
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
@@ -81,7 +95,11 @@ def valid(paths: Any) -> tuple[list[str], list[str]]:
 
 
 def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome) -> None:
-    """A todo_write that ran: the deliverables it names join the model's."""
+    """A todo_write that ran: the deliverables it names join the model's. A call whose
+    outcome is unknown: remembered for the result's notes."""
+    if outcome.code == UNKNOWN_OUTCOME:
+        state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
+        return
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
     good, _ = valid(call.args.get("deliverables"))

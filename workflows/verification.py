@@ -62,7 +62,8 @@ class Verifier:
                      if found.declared and not found.problems
                      else result.model_copy(update={"missing": found.problems[:20]}))
         else:
-            return result
+            final = result
+        final = completion.with_unknown(final, ops.completion)
         if final != result:
             await ops.write_output(layout.COMPLETION, final.model_dump())
         return final
@@ -73,7 +74,7 @@ class Verifier:
         found = await self.ops.deliverables()
         if not found.declared or found.problems:
             return None
-        final = completion.by_workflow(JobResult(status="stuck", **totals.model_dump()),
-                                       found, why)
+        final = completion.with_unknown(completion.by_workflow(
+            JobResult(status="stuck", **totals.model_dump()), found, why), self.ops.completion)
         await self.ops.write_output(layout.COMPLETION, final.model_dump())
         return final

@@ -86,6 +86,7 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
         return s
     ph, t = view.phase, view.totals
     if completion is not None:
+        s.unknown_outcomes = list(completion.unknown_outcomes)
         s.deliverables = DeliverablesView(by_job=cfg.config.deliverables,
                                           by_model=completion.by_model,
                                           refusals=completion.refusals)

@@ -22,11 +22,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from mcp import types
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.s3 import S3Store
-from activities.tools import catalog
+from activities.tools import catalog, packages
 from activities.tools.mcp_config import McpConfigError
 from activities.tools.mcp_sessions import McpServers, McpUnavailable
 from activities.tools.names import Offered, config_name, resolve, servers_named, wire_name
@@ -39,15 +40,35 @@ from workflows.contract import LIST_TOOLS, ListToolsRequest, ToolListing, layout
 class Listed:
     offered: Offered
     schema: dict[str, Any]  # the Chat Completions tool, under its wire name
+    delivery: str = "at_least_once"  # switchback.tools.Delivery
 
 
 def python_tools() -> list[Listed]:
-    return [Listed(Offered(name, name, catalog.SOURCES.get(name, "built-in")), openai_tool(name))
+    packaged = packages.python_tools()
+    return [Listed(Offered(name, name, catalog.SOURCES.get(name, "built-in")), openai_tool(name),
+                   packaged[name].tool.delivery if name in packaged else "at_least_once")
             for name in TOOLS]
+
+
+def mcp_delivery(t: types.Tool, override: str | None) -> str:
+    """How a call of an MCP tool is delivered: the operator's word (configs/mcp.yaml
+    `delivery:`), else the server's annotations - read-only or idempotent: at_least_once
+    (a repeat changes nothing); marked destructive or not idempotent: at_most_once - else
+    (no such annotation) at_least_once, as before: a server that says nothing is retried."""
+    if override:
+        return override
+    a = t.annotations
+    if a is None or a.read_only_hint:
+        return "at_least_once"
+    marked = {k for k, v in a.model_dump(exclude_unset=True).items() if v is not None}
+    if not marked & {"destructive_hint", "idempotent_hint"}:
+        return "at_least_once"
+    return "at_least_once" if a.idempotent_hint else "at_most_once"
 
 
 async def mcp_tools(mcp: McpServers, server: str) -> list[Listed]:
     out = []
+    overrides = mcp.config.servers[server].delivery
     for t in await mcp.list_tools(server):
         wire = wire_name(server, t.name)
         parameters = _untitled(t.input_schema or {"type": "object", "properties": {}})
@@ -55,7 +76,8 @@ async def mcp_tools(mcp: McpServers, server: str) -> list[Listed]:
                                   server, t.name),
                           {"type": "function", "function": {
                               "name": wire, "description": t.description or t.title or "",
-                              "parameters": parameters}}))
+                              "parameters": parameters}},
+                          mcp_delivery(t, overrides.get(t.name))))
     return out
 
 
@@ -82,7 +104,8 @@ class ToolListingActivities:
         wanted = {w for wires in names.values() for w in wires}
         record = ToolRecord(tools={t.offered.wire: RecordedTool(
             name=t.offered.name, source=t.offered.source, schema_=t.schema,
-            server=t.offered.server, tool=t.offered.tool)
+            server=t.offered.server, tool=t.offered.tool,
+            delivery=None if t.delivery == "at_least_once" else t.delivery)
             for t in listed if t.offered.wire in wanted})
         info = activity.info()
         ws = req.workspace

@@ -30,6 +30,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -53,6 +54,9 @@ class McpServer(BaseModel):
     url: str | None = None
     headers: dict[str, str] = {}  # header -> name of the variable holding its value
     timeout_seconds: float = Field(60, gt=0)  # one call
+    # tool -> at_least_once | at_most_once: the operator's word on how a call of that tool
+    # is delivered, over what the server's annotations say (docs/tools.md)
+    delivery: dict[str, Literal["at_least_once", "at_most_once"]] = {}
     startup_timeout_seconds: float = Field(30, gt=0)  # starting and initializing a session
 
     @model_validator(mode="after")

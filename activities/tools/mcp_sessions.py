@@ -166,14 +166,17 @@ class McpServers:
                 from e
         raise McpUnavailable(f"MCP server '{name}' lists more than {MAX_PAGES} pages of tools")
 
-    async def call(self, name: str, tool: str, arguments: dict[str, Any]) -> McpAnswer:
-        """Call `tool`; the answer the model reads, or a retryable ApplicationError when the
-        server or the connection failed."""
+    async def call(self, name: str, tool: str, arguments: dict[str, Any],
+                   meta: dict[str, Any] | None = None) -> McpAnswer:
+        """Call `tool` (`meta`: the request's `_meta`, e.g. its idempotency key); the answer
+        the model reads, or a retryable ApplicationError when the server or the connection
+        failed."""
         spec = self.config.servers[name]
         try:
             client = await self._session(name)
             result = await client.call_tool(tool, arguments,
-                                            read_timeout_seconds=spec.timeout_seconds)
+                                            read_timeout_seconds=spec.timeout_seconds,
+                                            meta=meta)  # type: ignore[arg-type]
         except McpUnavailable as e:
             raise _retryable(str(e)) from e
         except McpConfigError as e:

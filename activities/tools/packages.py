@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from activities.storage.files import ToolError as StorageToolError
 from activities.storage.files import WorkspaceFiles
-from activities.tools import registry
+from activities.tools import delivery, registry
 from switchback import Limits, Tool, ToolContext, ToolError
 from workflows.contract import ToolLimits, layout
 
@@ -155,7 +155,8 @@ def tool_context(files: WorkspaceFiles, limits: ToolLimits) -> ToolContext:
                        limits=Limits(max_file_bytes=limits.max_file_bytes,
                                      read_max_chars=limits.read_max_chars,
                                      max_result_chars=limits.max_result_chars),
-                       job_id=layout.job_of(files.ws.job_id), approved=limits.approved)
+                       job_id=layout.job_of(files.ws.job_id), approved=limits.approved,
+                       idempotency_key=delivery.CALL_KEY.get())
 
 
 Handler = Callable[..., Awaitable[registry.ToolResult]]  # (files, arguments, limits)

@@ -38,6 +38,8 @@ class RecordedTool(BaseModel):
     schema_: dict[str, Any] = Field(alias="schema")  # the Chat Completions tool
     server: str | None = None
     tool: str | None = None
+    # how a failed attempt is handled (switchback.tools.Delivery; None: at_least_once)
+    delivery: str | None = None
 
     model_config = {"populate_by_name": True}
 

@@ -46,7 +46,7 @@ from activities.storage.files import ToolError, WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.storage.todos_file import check_todos_document, digest, todos_yaml
 from activities.tools import catalog as tool_catalog
-from activities.tools import search
+from activities.tools import delivery, packages, search
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.record import RecordedTool, Records
 from activities.tools.registry import TodoWriteArgs, ToolResult, parse_arguments
@@ -77,7 +77,15 @@ class ToolActivities:
             raise ApplicationError(f"tool call {req.call_id} not found in message "
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
         raw = call["function"]["arguments"]
-        outcome = await self._run(req, raw)
+        token = delivery.CALL_KEY.set(delivery.idempotency_key(req))
+        try:
+            if await self._delivery(req) == delivery.AT_MOST_ONCE:  # (activities/tools/delivery.py)
+                outcome = await delivery.at_most_once(
+                    self.s3, req, functools.partial(self._run, req, raw))
+            else:
+                outcome = await self._run(req, raw)
+        finally:
+            delivery.CALL_KEY.reset(token)
         if req.name == "todo_write" and outcome.ok:
             await self._mark_todos(req, raw)
         summary = outcome.summary  # a long one is redacted in a thread, off the event loop
@@ -146,6 +154,17 @@ class ToolActivities:
             where = f"The full result is in {path}; read_file it with offset={limit} for more."
         return f"{text[:limit]}\n\n[... cut at {limit} of {len(text)} characters. {where}]"
 
+    async def _delivery(self, req: ToolRequest) -> str:
+        """How this call is delivered: as the job's tool record has it (a package tool's
+        declaration, an MCP tool's annotations or the operator's word), else at_least_once."""
+        if req.tool_record:
+            record = await self.records.get(req.workspace.bucket, req.tool_record)
+            entry = record.tools.get(req.name)
+            if entry is not None:
+                return entry.delivery or "at_least_once"
+        packaged = packages.python_tools().get(req.name)
+        return packaged.tool.delivery if packaged is not None else "at_least_once"
+
     async def _run(self, req: ToolRequest, raw: str) -> ToolOutcome:
         handler = HANDLERS.get(req.name)
         if req.tool_record and (handler is None or req.name == "tool_search"):
@@ -181,7 +200,8 @@ class ToolActivities:
             raise ApplicationError(f"MCP server '{entry.server}' is not declared on this "
                                    f"worker ({self.mcp.config.source})",
                                    type="MCPServerUnavailable")
-        answer = await self.mcp.call(entry.server, entry.tool, args)
+        answer = await self.mcp.call(entry.server, entry.tool, args,
+                                     {"idempotency_key": delivery.CALL_KEY.get()})
         if not answer.ok:
             return _error(answer.code, answer.text)
         return ToolOutcome(ok=True, summary=answer.text)

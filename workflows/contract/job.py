@@ -166,3 +166,5 @@ class JobState(BaseModel):
     rewinds_waiting: int = 0  # rewind signals received, applied at the next step boundary
     deliverables: DeliverablesView = DeliverablesView()
     workspace: str = ""  # where the job's files are: s3://<bucket>/<prefix>/ (the CLI reads it)
+    # tool calls whose effect is unknown (at-most-once, an earlier attempt unfinished)
+    unknown_outcomes: list[str] = []
