@@ -6,7 +6,11 @@
 
 Tools: `lookup(key)` (a fixed note; an unknown key is a ToolError: an `isError` result with
 the message), `fail(reason)` (crashes: an `isError` result), `big(n)` (n characters),
-`slow(seconds, marker)` (sleeps on its first call only), `pid()` (the server's pid).
+`slow(seconds, marker)` (sleeps on its first call only), `pid()` (the server's pid),
+`send(message, log, pause)` and `send_deduplicated(message, log, pause)` (an effect: a line
+in `log` per execution, with the call's `_meta.idempotency_key`, then - the first time that
+key is seen - a sleep of `pause` seconds; `send` is annotated destructive and not idempotent,
+`send_deduplicated` idempotent: it executes a key once and answers repeats from its log).
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import sys
 from pathlib import Path
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
 
 NOTES = {"alpha": "Alpha is the first letter.", "omega": "Omega is the last letter."}
@@ -58,6 +63,36 @@ async def slow(seconds: float, marker: str) -> str:
 def pid() -> int:
     """The server process's id."""
     return os.getpid()
+
+
+def _key(ctx: Context) -> str:
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("idempotency_key") or "")
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True,
+                                         idempotentHint=False))
+async def send(message: str, log: str, pause: float, ctx: Context) -> str:
+    """Send a message (it must not go out twice)."""
+    path, key = Path(log), _key(ctx)
+    seen = path.read_text() if path.exists() else ""
+    with path.open("a") as f:
+        f.write(f"send {key} {message}\n")
+    if f" {key} " not in seen:
+        await anyio.sleep(pause)
+    return f"sent: {message}"
+
+
+@server.tool(annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=True))
+async def send_deduplicated(message: str, log: str, pause: float, ctx: Context) -> str:
+    """Send a message once per idempotency key (a repeat is answered, not sent)."""
+    path, key = Path(log), _key(ctx)
+    if key and path.exists() and f" {key} " in path.read_text():
+        return f"already sent: {message}"
+    with path.open("a") as f:
+        f.write(f"dedup {key} {message}\n")
+    await anyio.sleep(pause)
+    return f"sent: {message}"
 
 
 def http(port: int, token: str) -> None:
