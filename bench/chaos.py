@@ -17,11 +17,17 @@ SIGKILL), SeaweedFS, the scripted model (in this process) and N `python worker.p
    seconds every S3 request of the workers is held 0-4 s at random (a slow network: a
    timed-out attempt's write can arrive after its retry's - the zombie write of issue 13).
 
+Every job also calls two side-effect tools in its first tactical phase (tests/tool_package:
+each execution is a line in a log, with the call's idempotency key): `test_send`, delivered
+at most once, and `test_touch`, at least once (activities/tools/delivery.py).
+
 Prints: jobs completed, jobs lost (failed, or not done by the deadline), workspaces identical
 to the reference job's (every file, byte for byte, but `.switchback/`: conversations and
 snapshots record attempts and their keys), duplicated archive entries (a todo archived twice,
-or an archive file the reference does not have). Target: all completed, 0 lost, all
-identical, 0 duplicates. `run()` returns the figures.
+or an archive file the reference does not have), duplicated effects of the at-most-once tool
+(calls executed more than once) and repeated executions of the at-least-once one. Target: all
+completed, 0 lost, all identical, 0 duplicates, 0 duplicated at-most-once effects. `run()`
+returns the figures.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ from devstack.processes import free_port
 from devstack.scripted_model import ScriptedModelServer
 from devstack.seaweed import SeaweedS3
 from devstack.temporal_server import TemporalDevServer
-from tests.scripts import full_job
+from tests.scripts import bootstrap, call, full_job, step
 from workflows.contract import JobInput, WorkspaceRef
 
 BUCKET = "switchback"
@@ -70,7 +76,8 @@ CONFIG = {"extends": "creator",
           "llm": {"heartbeat_timeout_seconds": 2, "timeout_seconds": 4, "max_attempts": 30,
                   "max_retry_interval_seconds": 10},
           "retries": {"tool_attempts": 10, "workspace_attempts": 30},
-          "breakers": {"no_progress_steps": 0}}
+          "breakers": {"no_progress_steps": 0},
+          "tools": {"domain": ["test_send", "test_touch"]}}  # side effects, counted
 SLOW_MS = 6000  # a timeout fault: slower than llm.timeout_seconds
 
 
@@ -82,6 +89,10 @@ class Figures:
     identical: int = 0
     different: dict[str, list[str]] = field(default_factory=dict)
     duplicates: int = 0
+    effects_at_most_once: int = 0  # calls of the at-most-once tool executed
+    duplicated_at_most_once: int = 0  # ... more than once (target 0)
+    repeated_at_least_once: int = 0  # extra executions of at-least-once calls (retries)
+    unknown_outcomes: int = 0  # at-most-once calls answered unknown_outcome
     unrestorable: list[str] = field(default_factory=list)  # snapshot versions neither live nor kept
     faults: dict[str, int] = field(default_factory=dict)
     events: list[str] = field(default_factory=list)
@@ -96,6 +107,11 @@ class Figures:
             f"workspaces identical:        {self.identical} / {self.jobs} (to the fault-free "
             "run of the same jobs)",
             f"duplicated archive entries:  {self.duplicates}",
+            f"at-most-once effects:        {self.effects_at_most_once} calls, "
+            f"{self.duplicated_at_most_once} executed twice or more; "
+            f"{self.unknown_outcomes} reported unknown_outcome",
+            f"at-least-once repeats:       {self.repeated_at_least_once} extra executions "
+            "(retried calls; a deduplicating service absorbs them by the idempotency key)",
             f"snapshot versions lost:      {len(self.unrestorable)} (every phase snapshot of "
             "every job restores: each version it names is live or kept)"
             + (f": {', '.join(self.unrestorable[:5])}" if self.unrestorable else ""),
@@ -112,6 +128,9 @@ def scripts(jobs: int, phases: int, seed: int) -> list[tuple[list[dict], list[di
     for n in range(jobs):
         rnd = random.Random(seed * 1000 + n)
         base = full_job(phases)
+        first_tactical = len(bootstrap())  # the side effects, counted (module docstring)
+        base.insert(first_tactical, step(call("test_send", message=f"job {n}"),
+                                         call("test_touch", message=f"job {n}")))
         for s, st in enumerate(base):  # fixed ids; usage fixed too: a retried call's answer
             st["usage"] = {"prompt_tokens": 1000 + s, "completion_tokens": 50}  # has new ids
             for i, c in enumerate(st.get("tool_calls", [])):
@@ -155,6 +174,7 @@ class Stack:
         self.model = ScriptedModelServer(latency_ms=latency_ms, reanswer=True)
         self.jitter: Jitter | None = None
         self.saved_env: dict[str, str | None] = {}
+        self.effects = root / "effects.log"  # the side-effect tools' executions
         self.workers: list = []
         self.starts: list[int] = []  # processes started per worker slot (each its own log)
         self.store: S3Store | None = None
@@ -167,7 +187,8 @@ class Stack:
         self.model.start()
         mine = {"AWS_ENDPOINT_URL_S3": self.s3.endpoint_url, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
                 "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": "us-east-1",
-                "SWITCHBACK_PAYLOAD_BUCKET": PAYLOAD_BUCKET}
+                "SWITCHBACK_PAYLOAD_BUCKET": PAYLOAD_BUCKET,
+                "SWITCHBACK_TEST_TOOL_LOG": str(self.effects)}
         self.saved_env = {k: os.environ.get(k) for k in mine}  # put back by stop()
         os.environ.update(mine)
         self.store = S3Store(self.s3.endpoint_url)
@@ -297,6 +318,19 @@ def archive_duplicates(files: dict[str, bytes], reference: dict[str, bytes]) -> 
     return len(entries) - len(set(entries)) + len(extra)
 
 
+def count_effects(figures: Figures, log: Path) -> None:
+    """The side-effect tools' executions in the chaos run, per call (idempotency key)."""
+    per_call: dict[tuple[str, str], int] = {}
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        tool, key = (line.split(" ", 2) + ["", ""])[:2]
+        per_call[(tool, key)] = per_call.get((tool, key), 0) + 1
+    sends = [n for (tool, _), n in per_call.items() if tool == "test_send"]
+    touches = [n for (tool, _), n in per_call.items() if tool == "test_touch"]
+    figures.effects_at_most_once = len(sends)
+    figures.duplicated_at_most_once = sum(1 for n in sends if n > 1)
+    figures.repeated_at_least_once = sum(n - 1 for n in touches)
+
+
 async def retried_attempts(client: Client, job_id: str) -> int:
     n = 0
     async for e in client.get_workflow_handle(job_id).fetch_history_events():
@@ -324,6 +358,8 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
             ref = await run_jobs(stack, ref_ids, [r for _, r, _ in plan], timeout)
             if any(s != "COMPLETED" for s in ref.values()):
                 raise RuntimeError(f"the reference run did not complete: {ref}")
+            if stack.effects.exists():  # the chaos run's effects are counted on their own
+                stack.effects.rename(stack.effects.with_name("effects-reference.log"))
             stack.model.set_latency(latency_ms)
             ids = [f"chaos-{n:03d}" for n in range(jobs)]
             total = sum(len(c) for c, _, _ in plan)
@@ -373,6 +409,11 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
                 figures.unrestorable += [f"{job_id} {u}" for u in await unkept(
                     stack.store, WorkspaceRef(bucket=BUCKET, job_id=job_id))]
                 figures.retried += await retried_attempts(stack.client, job_id)
+            count_effects(figures, stack.effects)
+            figures.unknown_outcomes = sum(
+                1 for job_id in ids for r in stack.model.requests(job_id)[-1:]
+                for m in r.get("messages", []) if m.get("role") == "tool"
+                and str(m.get("content", "")).startswith("Error [unknown_outcome]"))
         finally:
             await stack.stop()
     return figures
@@ -397,7 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     for job_id, paths in figures.different.items():
         print(f"  {job_id} differs from its reference in: {', '.join(paths[:8])}")
     ok = (figures.completed == figures.jobs and figures.identical == figures.jobs
-          and not figures.duplicates and not figures.unrestorable)
+          and not figures.duplicates and not figures.unrestorable
+          and not figures.duplicated_at_most_once)
     print("target met" if ok else "TARGET MISSED")
     return 0 if ok else 1
 

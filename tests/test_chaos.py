@@ -2,7 +2,7 @@
 S3 SIGSTOPped for 5 s, the Temporal dev server SIGKILLed and restarted, S3 requests held and
 reordered for 8 s - every job completes, its workspace identical to a fault-free run of the
 same job, no archive entry twice, and every phase snapshot still restores (copy-on-write kept
-each version it names that a write replaced).
+each version it names that a write replaced), and no at-most-once tool call executed twice.
 
 bench/chaos.py runs its own stack (a Temporal it can kill and restart from its database file),
 not the session's servers. `python -m bench.chaos` is the full version (20 jobs, 20 s freeze).
@@ -24,3 +24,5 @@ async def test_no_fault_loses_a_job_or_changes_its_workspace(tmp_path) -> None:
     assert figures.duplicates == 0
     assert figures.unrestorable == []  # every snapshot's versions live or kept
     assert figures.retried > 0  # the disruptions hit running work
+    assert figures.effects_at_most_once == 6  # each job's at-most-once call: executed ...
+    assert figures.duplicated_at_most_once == 0  # ... once, whatever was killed
