@@ -268,3 +268,23 @@ def test_fleet_env_is_what_the_worker_reads():
 def test_roles_are_the_workers():
     source = inspect.getsource(WorkerParts.plan)
     assert all(f'"{r}"' in source for r in ROLES)
+
+
+KUBERNETES = "1.33"  # the schema version the manifests are checked against
+
+
+def test_k8s_manifests_are_valid_kubernetes(k8s):
+    """Every resource in deploy/k8s against Kubernetes' own schemas (kubernetes-validate:
+    the schemas ship in the package, nothing is fetched), strict: no unknown fields."""
+    import kubernetes_validate
+
+    docs = [doc for path in sorted((DEPLOY / "k8s").glob("*.yaml"))
+            for doc in yaml.safe_load_all(path.read_text()) if doc and doc.get("kind")
+            and doc["kind"] != "Kustomization"]
+    assert {d["kind"] for d in docs} >= {"Deployment", "HorizontalPodAutoscaler", "Secret"}
+    for doc in docs:
+        kubernetes_validate.validate(doc, KUBERNETES, strict=True)
+    broken = json.loads(json.dumps(next(d for d in docs if d["kind"] == "Deployment")))
+    broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = 3
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, KUBERNETES, strict=True)

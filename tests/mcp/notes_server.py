@@ -21,8 +21,8 @@ from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import ToolAnnotations
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 
 NOTES = {"alpha": "Alpha is the first letter.", "omega": "Omega is the last letter."}
 server = MCPServer("notes")
