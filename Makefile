@@ -2,16 +2,16 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml examples/wordcount/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
-	real-eval-jobs browser
+	real-eval-jobs browser lock
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev]' -c requirements/dev.lock  # the versions CI ran
 	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
 	$(BIN)/pip install --quiet -e tests/tool_package  # counting tools (tests/test_tool_delivery.py)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
@@ -97,6 +97,14 @@ real-eval-jobs: $(STAMP)
 	. .stack/env && for c in $(EVAL_JOBS); do $(BIN)/python starter.py eval --config $$c \
 		--runs $(RUNS) --strategies $(EVAL_STRATEGIES) --id jobs-$$c-$(shell date +%H%M%S); \
 		done; true
+
+# the pinned versions CI, the Dockerfile and `make` install (uv from PyPI resolves them)
+lock: $(STAMP)
+	$(BIN)/pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --extra dev --extra stack --extra charts \
+		-o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
+	$(BIN)/uv pip compile pyproject.toml -o requirements/worker.lock --python-version 3.11 \
+		-q --custom-compile-command "make lock"
 
 clean: stop
 	rm -rf .stack $(VENV)

@@ -98,7 +98,7 @@ def test_dockerfile_builds_the_worker_image():
     lines = [ln.strip() for ln in (DEPLOY / "Dockerfile").read_text().splitlines()
              if ln.strip() and not ln.lstrip().startswith("#")]
     assert lines[0] == "FROM python:3.11-slim"
-    assert any(ln.startswith("RUN pip install . ") or ln == "RUN pip install ." for ln in lines)
+    assert any(ln.startswith("RUN pip install -c requirements/worker.lock . ") for ln in lines)
     cmd = [ln for ln in lines if ln.startswith("CMD ")]
     assert [json.loads(c[4:]) for c in cmd] == [WORKER_COMMAND]
 
@@ -288,3 +288,21 @@ def test_k8s_manifests_are_valid_kubernetes(k8s):
     broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = 3
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, KUBERNETES, strict=True)
+
+
+def test_the_locks_pin_every_dependency():
+    """requirements/*.lock (`make lock`) pin a version of every dependency pyproject.toml
+    names, so CI, the Dockerfile and a user install the versions the tests ran with."""
+    import tomllib
+
+    def name(req: str) -> str:
+        return re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0].lower().replace("_", "-")
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for lock, wanted in (("worker.lock", project["dependencies"]),
+                         ("dev.lock", project["dependencies"]
+                          + project["optional-dependencies"]["dev"])):
+        pinned = {name(ln) for ln in (ROOT / "requirements" / lock).read_text().splitlines()
+                  if "==" in ln and not ln.startswith(("#", " "))}
+        missing = {name(r) for r in wanted if "win32" not in r or "!=" in r} - pinned
+        assert not missing, (lock, missing)
