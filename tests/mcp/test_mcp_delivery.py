@@ -73,7 +73,8 @@ async def test_a_server_killed_while_it_holds_the_call(client, task_queue, model
                 break
             await asyncio.sleep(0.1)
         assert effects(log), "the call never reached the server"
-        kill(children("notes_server.py"))  # the stdio server, holding the call
+        kill(children("notes_server.py stdio"))  # the stdio server holding the call (not the
+        # session's HTTP one other tests use)
 
     result = await run_job(client, task_queue, model_server, mcp, job_id, [
         step(call("notes__send", message="payment", log=str(log), pause=30))], 60,
