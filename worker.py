@@ -170,12 +170,13 @@ async def main() -> None:
         where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
         raise SystemExit(f"switchback worker: cannot reach Temporal at {where}: "
                          f"{' '.join(str(e).split())[:300]}") from None
-    try:
-        await ensure_search_attributes(client)
-    except SearchAttributesMissing as e:
-        raise SystemExit(f"switchback worker: {e}") from None
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
+    if role in ("all", "workflows"):  # the workers whose jobs upsert them
+        try:
+            await ensure_search_attributes(client)
+        except SearchAttributesMissing as e:
+            raise SystemExit(f"switchback worker: {e}") from None
     try:
         mcp = McpServers(mcp_config.load())
     except mcp_config.McpConfigError as e:

@@ -15,7 +15,7 @@ from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
 import telemetry
-from activities.storage.payloads import data_converter
+from activities.storage.payloads import data_converter, payload_settings
 from activities.storage.s3 import S3Store
 from codec import codec_from_env, with_codec
 
@@ -35,7 +35,12 @@ async def job_workspace(client: Client | None, job_id: str) -> tuple[str, str]:
             where = ""
         if where.startswith("s3://") and "/" in where[5:]:
             bucket, prefix = where[5:].split("/", 1)
-            return bucket, prefix.rstrip("/")
+            prefix = prefix.rstrip("/")
+            # only the job's own prefix (or a nested child's in its parent's workspace), never
+            # the payload bucket: a memo anyone could have set says no more than that
+            if (bucket and bucket != payload_settings()[0] and ".." not in prefix.split("/")
+                    and (prefix == job_id or prefix.endswith(f"/subjobs/{job_id}"))):
+                return bucket, prefix
     return BUCKET, job_id
 
 

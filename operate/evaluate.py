@@ -115,6 +115,8 @@ async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
     messages: dict[str, dict] = {}
     for o in await s3.list(bucket, f"{prefix}/"):
         rel = o.key[len(prefix) + 1:]
+        if not rel or rel.startswith("/") or ".." in rel.split("/"):
+            continue  # never outside `folder`
         data = await s3.get(bucket, o.key)
         if data is None:
             continue

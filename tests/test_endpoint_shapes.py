@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 import yaml
+from pydantic import ValidationError
 
 from activities.model.endpoints import RequestShape
 from tests.conftest import running_worker
@@ -21,9 +23,11 @@ def test_a_request_shape() -> None:
         "model": "m", "temperature": 0.2, "max_tokens": 4096}
     assert plain.apply({"model": "m"}, None, None) == {"model": "m"}
     reasoning = RequestShape(max_tokens_field="max_completion_tokens", temperature=False,
-                             extra={"reasoning_effort": "low", "model": "not this"})
+                             extra={"reasoning_effort": "low"})
     assert reasoning.apply({"model": "o3"}, 0.2, 4096) == {
         "reasoning_effort": "low", "model": "o3", "max_completion_tokens": 4096}
+    with pytest.raises(ValidationError, match="request.extra may not set messages, model"):
+        RequestShape(extra={"model": "x", "messages": []})
 
 
 async def test_a_reasoning_endpoints_requests(client, task_queue, start_job, model_server, s3,

@@ -121,3 +121,19 @@ def test_an_mcp_tools_delivery_from_its_annotations_or_the_operator() -> None:
     assert mcp_delivery(tool(readOnlyHint=False, destructiveHint=True), None) == "at_most_once"
     assert mcp_delivery(tool(idempotentHint=False), None) == "at_most_once"
     assert mcp_delivery(tool(readOnlyHint=True), "at_most_once") == "at_most_once"  # operator
+
+
+def test_the_key_tells_apart_calls_whose_ids_repeat_across_turns() -> None:
+    """A model's call ids (or the `sb_call_<n>` given to calls without one) repeat across a
+    conversation's turns: the key is of the assistant message too."""
+    from activities.tools.delivery import idempotency_key
+    from workflows.contract import ToolLimits, ToolRequest, WorkspaceRef
+
+    def req(assistant_index: int) -> ToolRequest:
+        return ToolRequest(workspace=WorkspaceRef(bucket="b", job_id="j"), conversation="c",
+                           assistant_index=assistant_index, call_id="sb_call_1",
+                           name="test_send", result_index=assistant_index + 1,
+                           limits=ToolLimits(read_max_chars=1, max_file_bytes=1,
+                                             min_todos=1, max_todos=1))
+    assert idempotency_key(req(3)) == idempotency_key(req(3))
+    assert idempotency_key(req(3)) != idempotency_key(req(7))

@@ -92,3 +92,27 @@ async def test_the_cli_finds_a_job_in_its_own_bucket(client, task_queue, start_j
     assert "output/completion.json" in listing.stdout
     shown = await asyncio.to_thread(starter, client, "cat", job.id, "output/completion.json")
     assert shown.returncode == 0 and '"status": "completed"' in shown.stdout, shown
+
+
+async def test_the_cli_takes_from_a_memo_only_the_jobs_own_prefix(client, monkeypatch) -> None:
+    """A memo anyone could have set names at most the job's own prefix (or a nested child's
+    in its parent's workspace), never another job's files or the payload bucket."""
+    from operate import client as cli
+
+    async def memo_says(where: str):
+        class Desc:
+            async def memo(self):
+                return {"progress": {"workspace": where}}
+
+        class Handle:
+            async def describe(self):
+                return Desc()
+
+        monkeypatch.setattr(client, "get_workflow_handle", lambda job_id: Handle())
+        return await cli.job_workspace(client, "job-1")
+
+    assert await memo_says("s3://team/job-1/") == ("team", "job-1")
+    assert await memo_says("s3://team/parent/subjobs/job-1/") == ("team", "parent/subjobs/job-1")
+    for other in ("s3://team/job-2/", f"s3://{PAYLOADS}/job-1/", "s3://team/../job-1/",
+                  "s3://team/x/../job-1"):
+        assert await memo_says(other) == (cli.BUCKET, "job-1"), other

@@ -128,6 +128,7 @@ class ModelActivities:
     async def close(self) -> None:
         for c in self._clients.values():
             await c.close()
+        self._clients.clear()  # a worker started again opens new ones
 
     @activity.defn(name=CALL_MODEL)
     async def call_model(self, req: ModelRequest) -> ModelReply:

@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workflows.contract.config import LlmSettings
 
@@ -88,6 +88,16 @@ class RequestShape(BaseModel):
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     temperature: bool = True  # false: no temperature is sent, whatever llm.temperature says
     extra: dict[str, Any] = {}  # fields every request carries, e.g. {reasoning_effort: low}
+
+    @field_validator("extra")
+    @classmethod
+    def _not_ours(cls, v: dict[str, Any]) -> dict[str, Any]:
+        taken = sorted(set(v) & {"model", "messages", "tools", "stream", "n", "temperature",
+                                 "max_tokens", "max_completion_tokens", "tool_choice"})
+        if taken:
+            raise ValueError(f"request.extra may not set {', '.join(taken)}: switchback "
+                             "sets them")
+        return v
 
     def apply(self, body: dict[str, Any], temperature: float | None,
               max_tokens: int | None) -> dict[str, Any]:

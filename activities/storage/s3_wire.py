@@ -106,7 +106,11 @@ def _pool(base: str, **options: object) -> urllib3.PoolManager:
     parts = urlsplit(base)
     proxy = getproxies().get(parts.scheme)
     if proxy and not proxy_bypass(parts.hostname or ""):
-        return urllib3.ProxyManager(proxy, **options)  # type: ignore[arg-type]
+        auth = urlsplit(proxy)
+        headers = urllib3.make_headers(proxy_basic_auth=f"{auth.username}:{auth.password or ''}"
+                                       ) if auth.username else None
+        return urllib3.ProxyManager(proxy, proxy_headers=headers,
+                                    **options)  # type: ignore[arg-type]
     return urllib3.PoolManager(**options)  # type: ignore[arg-type]
 
 

@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -167,11 +168,21 @@ class McpServers:
         raise McpUnavailable(f"MCP server '{name}' lists more than {MAX_PAGES} pages of tools")
 
     async def call(self, name: str, tool: str, arguments: dict[str, Any],
-                   meta: dict[str, Any] | None = None) -> McpAnswer:
-        """Call `tool` (`meta`: the request's `_meta`, e.g. its idempotency key); the answer
-        the model reads, or a retryable ApplicationError when the server or the connection
-        failed."""
+                   meta: dict[str, Any] | None = None,
+                   before_send: Callable[[], Awaitable[None]] | None = None) -> McpAnswer:
+        """Call `tool` (`meta`: the request's `_meta`, e.g. its idempotency key;
+        `before_send`: awaited once the session is open, right before the call goes out);
+        the answer the model reads, or a retryable ApplicationError when the server or the
+        connection failed."""
         spec = self.config.servers[name]
+        if before_send is not None:  # the session first: a server that does not open was
+            try:                     # never sent the call (an at-most-once intent waits)
+                await self._session(name)
+            except McpUnavailable as e:
+                raise _retryable(str(e)) from e
+            except McpConfigError as e:
+                raise ApplicationError(str(e), type="MCPServerMisconfigured") from e
+            await before_send()
         try:
             client = await self._session(name)
             result = await client.call_tool(tool, arguments,

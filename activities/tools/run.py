@@ -81,7 +81,7 @@ class ToolActivities:
         try:
             if await self._delivery(req) == delivery.AT_MOST_ONCE:  # (activities/tools/delivery.py)
                 outcome = await delivery.at_most_once(
-                    self.s3, req, functools.partial(self._run, req, raw))
+                    self.s3, req, functools.partial(self._run, req, raw))  # marks, then sends
             else:
                 outcome = await self._run(req, raw)
         finally:
@@ -165,13 +165,16 @@ class ToolActivities:
         packaged = packages.python_tools().get(req.name)
         return packaged.tool.delivery if packaged is not None else "at_least_once"
 
-    async def _run(self, req: ToolRequest, raw: str) -> ToolOutcome:
+    async def _run(self, req: ToolRequest, raw: str,
+                   mark: delivery.Mark | None = None) -> ToolOutcome:
+        """Run the call; `mark` (an at-most-once call's intent) is awaited right before the
+        tool is invoked - never for a call refused before that."""
         handler = HANDLERS.get(req.name)
         if req.tool_record and (handler is None or req.name == "tool_search"):
             record = await self.records.get(req.workspace.bucket, req.tool_record)
             entry = record.tools.get(req.name)
             if entry is not None and entry.server is not None:
-                return await self._mcp(entry, raw)
+                return await self._mcp(entry, raw, mark)
             if req.name == "tool_search":
                 handler = functools.partial(search.tool_search,
                                             descriptions=record.descriptions())
@@ -180,6 +183,8 @@ class ToolActivities:
         args, problem = parse_arguments(req.name, raw)
         if args is None:
             return _error("invalid_arguments", problem or "bad arguments")
+        if mark is not None:
+            await mark()
         try:
             result = await handler(WorkspaceFiles(self.s3, req.workspace), args, req.limits)
         except (ToolError, PublicToolError) as e:
@@ -188,7 +193,8 @@ class ToolActivities:
                            tools_added=result.tools_added)
 
 
-    async def _mcp(self, entry: RecordedTool, raw: str) -> ToolOutcome:
+    async def _mcp(self, entry: RecordedTool, raw: str,
+                   mark: delivery.Mark | None = None) -> ToolOutcome:
         assert entry.server is not None and entry.tool is not None
         try:
             args = json.loads(raw or "{}")
@@ -201,7 +207,7 @@ class ToolActivities:
                                    f"worker ({self.mcp.config.source})",
                                    type="MCPServerUnavailable")
         answer = await self.mcp.call(entry.server, entry.tool, args,
-                                     {"idempotency_key": delivery.CALL_KEY.get()})
+                                     {"idempotency_key": delivery.CALL_KEY.get()}, mark)
         if not answer.ok:
             return _error(answer.code, answer.text)
         return ToolOutcome(ok=True, summary=answer.text)
