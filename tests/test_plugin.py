@@ -15,6 +15,7 @@ from pathlib import Path
 from temporalio.client import Client
 
 from tests.scripts import call, step
+from tests.test_durability import wait_started
 from workflows.contract import JobInput, JobResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,11 +32,7 @@ async def test_an_embedded_worker_runs_its_workflow_and_agent_jobs(
              "TEMPORAL_ADDRESS": client.service_client.config.target_host,
              "TEMPORAL_NAMESPACE": client.namespace, "APP_TASK_QUEUE": queue})
     try:
-        for _ in range(300):
-            if "app worker started" in log.read_text() or proc.poll() is not None:
-                break
-            await asyncio.sleep(0.1)
-        assert "app worker started" in log.read_text(), log.read_text()
+        await wait_started(log)  # "app worker started"
         job_id = f"job-{uuid.uuid4().hex[:8]}"
         model_server.set_script(job_id, [
             step(call("write_file", path="hello.md", content="# Hello\n")),

@@ -27,6 +27,7 @@ from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
 from tests.scripts import call, step
+from tests.test_durability import wait_started
 from workflows.contract import SEARCH_ATTRIBUTES, JobInput, JobResult
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,11 +85,7 @@ async def test_with_search_attributes_off_jobs_run_without_them(client, s3, mode
     log, task_queue = tmp_path / "worker.log", f"tq-{uuid.uuid4().hex[:8]}"
     proc = worker(crowded, task_queue, log, SWITCHBACK_SEARCH_ATTRIBUTES="off")
     try:
-        for _ in range(300):
-            if "worker started" in log.read_text() or proc.poll() is not None:
-                break
-            await asyncio.sleep(0.1)
-        assert "worker started" in log.read_text(), log.read_text()
+        await wait_started(log)
         job_id = f"job-{uuid.uuid4().hex[:8]}"
         model_server.set_script(job_id, [step(call("job_complete", summary="hi",
                                                    deliverables=[], confidence=0.9, notes=""))])
