@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml examples/documents/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
@@ -12,6 +12,7 @@ $(STAMP):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]' -c requirements/dev.lock  # the versions CI ran
+	$(BIN)/pip install --quiet -e examples/documents -c requirements/dev.lock  # the document app (make demo)
 	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
 	$(BIN)/pip install --quiet -e tests/tool_package  # counting tools (tests/test_tool_delivery.py)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
@@ -59,7 +60,7 @@ lint: $(STAMP)
 # mypy (mypy.ini): strict on workflows/, default settings on everything else
 typecheck: $(STAMP)
 	$(BIN)/mypy switchback workflows activities operate codec telemetry devstack bench deploy tests \
-		worker.py starter.py
+		worker.py starter.py examples/documents/switchback_documents
 
 # the side-by-side table of bench/README.md (installs the peers: the `bench` extra)
 BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1
@@ -101,10 +102,10 @@ real-eval-jobs: $(STAMP)
 # the pinned versions CI, the Dockerfile and `make` install (uv from PyPI resolves them)
 lock: $(STAMP)
 	$(BIN)/pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --extra dev --extra stack --extra charts \
-		-o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
-	$(BIN)/uv pip compile pyproject.toml -o requirements/worker.lock --python-version 3.11 \
-		-q --custom-compile-command "make lock"
+	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml --extra dev \
+		--extra stack --extra charts -o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
+	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml \
+		-o requirements/worker.lock --python-version 3.11 -q --custom-compile-command "make lock"
 
 clean: stop
 	rm -rf .stack $(VENV)

@@ -12,8 +12,8 @@
     python starter.py pause JOB_ID | resume JOB_ID
     python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
     python starter.py cancel JOB_ID
-    python starter.py pipeline [--id ID] [--max-concurrent N] [--creator-config C]
-                               [--validator-config V]   creator + a validator per requirement
+    python starter.py pipeline [--id ID] ...  an installed app's command (examples/documents:
+                                             creator + a validator per requirement)
     python starter.py replay JOB_ID | --history FILE   replay against the current code
     python starter.py rerun JOB_ID [--from-phase N] [--id NEW] [--stop-at-divergence]
     python starter.py result JOB_ID          wait for the job and print its outcome
@@ -94,13 +94,6 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("call_id")
     ap.add_argument("--deny", action="store_true")
     ap.add_argument("--note", default="")
-    pl = sub.add_parser("pipeline", help="run the document pipeline (creator + validators)")
-    pl.add_argument("--id")
-    pl.add_argument("--creator-config", default="creator")
-    pl.add_argument("--validator-config", default="validator")
-    pl.add_argument("--max-concurrent", type=int, default=3)
-    pl.add_argument("--document", action="append", default=[])
-    pl.add_argument("--task-queue", default=TASK_QUEUE)
     rp = sub.add_parser("replay", help="replay a job's histories against the current code")
     rp.add_argument("job_id", nargs="?")
     rp.add_argument("--history", help="a file from `temporal workflow show --output json`")
@@ -142,7 +135,32 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--price-out", type=float, help="USD per million completion tokens")
     ev.add_argument("--out", default="reports", help="directory for the table, chart, runs")
     ev.add_argument("--task-queue", default=TASK_QUEUE)
+    for name, command in app_commands().items():
+        if name not in sub.choices:  # an app never shadows a command of switchback's own
+            ap = sub.add_parser(name, help=command.help, description=command.description or None)
+            command.add_arguments(ap)
+            ap.set_defaults(app_command=command)
     return p
+
+
+def app_commands() -> dict[str, Any]:
+    """The commands installed apps add (entry point group `switchback.commands`), by name;
+    one that does not load is left out with a line on stderr."""
+    from importlib.metadata import entry_points
+
+    from switchback.apps import COMMANDS_GROUP, Command
+
+    found: dict[str, Any] = {}
+    for ep in entry_points(group=COMMANDS_GROUP):
+        try:
+            command = ep.load()
+        except Exception as e:  # a broken package must not break the CLI
+            print(f"{PROG}: app command {ep.name!r} ({ep.value}) did not load: {e}",
+                  file=sys.stderr)
+            continue
+        if isinstance(command, Command):
+            found[ep.name] = command
+    return found
 
 
 async def run(a: argparse.Namespace) -> int:
@@ -171,8 +189,9 @@ async def run(a: argparse.Namespace) -> int:
         from operate.evaluate import evaluate
 
         return await evaluate(client, a)
-    by_args: dict[str, Any] = {"approve": commands.approve,
-                               "pipeline": commands.pipeline, "replay": inspect.replay,
+    if getattr(a, "app_command", None) is not None:
+        return int(await a.app_command.run(client, a))
+    by_args: dict[str, Any] = {"approve": commands.approve, "replay": inspect.replay,
                                "rerun": inspect.rerun, "report": inspect.report}
     if a.cmd in by_args:
         return int(await by_args[a.cmd](client, a))
@@ -213,6 +232,10 @@ def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
 
     if isinstance(e, CliError):
         return str(e), e.code
+    from switchback.apps import CommandError
+
+    if isinstance(e, CommandError):
+        return str(e), e.status
     from temporalio.exceptions import WorkflowAlreadyStartedError
     from temporalio.service import RPCError, RPCStatusCode
 

@@ -52,7 +52,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 import telemetry
-from activities.graph_store import close_graph_store
+from activities import apps
 from activities.storage.payloads import payload_settings
 from activities.storage.s3 import S3Store, StorageUnavailable
 from activities.tools import mcp_config
@@ -63,6 +63,7 @@ from switchback.plugin import (
     ROLES,
     SearchAttributesMissing,
     WorkerParts,
+    close_apps,
     ensure_search_attributes,
     local_model_calls,
 )
@@ -198,7 +199,7 @@ async def main() -> None:
         await stop.wait()
     for c in closers:
         await c.close()
-    await close_graph_store()
+    await close_apps()
     s3.close()
     telemetry.shutdown()
 
@@ -206,7 +207,7 @@ async def main() -> None:
 async def report_tools(mcp: McpServers) -> None:
     """At start: each MCP server started and listed (or why not), tool packages that do not
     load. A broken one is an error line naming it; the worker goes on with the others."""
-    for error in load_errors():
+    for error in (*load_errors(), *apps.load_errors()):
         print(f"switchback worker: ERROR: {error}", flush=True)
     for name, problem in (await mcp.check()).items():
         print(f"switchback worker: ERROR: {problem}" if problem

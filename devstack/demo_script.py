@@ -15,8 +15,7 @@ import re
 from pathlib import Path
 
 import yaml
-
-from activities.documents import Chunk, chunk_text, extract_text
+from switchback_documents.extract import Chunk, chunk_text, extract_text
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ["gobd_retention.md", "gdpr_erasure.txt", "records_policy.pdf"]

@@ -1,4 +1,4 @@
-"""The job commands of starter.py: start, follow, status, list, steer, result, pipeline.
+"""The job commands of starter.py: start, follow, status, list, steer, result.
 
 Each takes a connected client and the parsed arguments and returns the exit status:
 0 when the job completed (or the request was taken), 1 when it ended otherwise.
@@ -26,9 +26,8 @@ from temporalio.client import (
 from temporalio.service import RPCError
 
 from operate import CliError, metadata
-from operate.client import BUCKET, ui_link
+from operate.client import ui_link
 from workflows.contract import (
-    PIPELINE_TYPE,
     SA_COST,
     SA_LAST_ERROR,
     SA_PHASE,
@@ -43,7 +42,6 @@ from workflows.contract import (
     JobInput,
     JobResult,
     JobState,
-    PipelineResult,
     inputs,
 )
 
@@ -283,37 +281,4 @@ async def result(client: Client, job_id: str) -> int:
     if res.confidence is not None:
         print(f"  confidence: {res.confidence}")
     print(f"  web UI: {ui_link(client, job_id)}")
-    return 0 if res.status == "completed" else 1
-
-
-async def pipeline(client: Client, a: argparse.Namespace) -> int:
-    pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
-    creator, validator = config_arg(a.creator_config), config_arg(a.validator_config)
-    check_config(creator, "--creator-config")
-    check_config(validator, "--validator-config")
-    try:
-        inp = inputs.pipeline_input({"creator_config": creator, "validator_config": validator,
-                                     "max_concurrent": a.max_concurrent,
-                                     "documents": document_args(a.document)})
-    except InputError as e:
-        raise CliError(str(e), 2) from None
-    handle = await client.start_workflow(PIPELINE_TYPE, inp, id=pid, task_queue=a.task_queue,
-                                         result_type=PipelineResult)
-    print(f"started pipeline {pid}\n  web UI: {ui_link(client, pid)}", flush=True)
-    seen: tuple[str, int] | None = None
-    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-        st = await handle.query("state")
-        if (st["stage"], st["done"]) != seen:
-            seen = (st["stage"], st["done"])
-            print(f"  {st['stage']:<10} {st['done']}/{st['requirements']} requirements "
-                  f"validated, running: {', '.join(st['running']) or '-'}", flush=True)
-        await asyncio.sleep(1.0)
-    try:
-        res = await handle.result()
-    except WorkflowFailureError as e:
-        print(f"{pid}: FAILED - {e.cause}")
-        return 1
-    print(f"{pid}: {res.status.upper()}: {res.requirements} requirements from "
-          f"{res.creator_job}; decisions {res.decisions}; failed {res.failed or 'none'}")
-    print(f"  s3://{BUCKET}/{pid}/output/pipeline.json")
     return 0 if res.status == "completed" else 1

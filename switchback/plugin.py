@@ -9,12 +9,12 @@
 
 The plugin adds to the client switchback's data converter (payloads above the threshold in
 S3, `SWITCHBACK_CODEC_KEYS` encryption) and to every worker of that client `AgentJob` (and
-the document app's `DocumentPipeline`), every activity they run, on that worker's queue,
-and switchback's worker interceptors. The client's data converter becomes switchback's (a
-pydantic converter that keeps large payloads in S3 and encrypts with SWITCHBACK_CODEC_KEYS):
-your workflows' payloads go through it too, and a converter or codec of your own is
-replaced. switchback registers one dynamic activity (tools run as local activities), so the
-worker can take no other. A worker it runs checks the namespace's search
+the workflows of installed apps, switchback/apps.py), every activity they run, on that
+worker's queue, and switchback's worker interceptors. The client's data converter becomes
+switchback's (a pydantic converter that keeps large payloads in S3 and encrypts with
+SWITCHBACK_CODEC_KEYS): your workflows' payloads go through it too, and a converter or codec
+of your own is replaced. switchback registers one dynamic activity (tools run as local
+activities), so the worker can take no other. A worker it runs checks the namespace's search
 attributes first (`ensure_search_attributes`) and closes its model clients and MCP servers
 when it stops. Jobs then start on your queue: `{"config": ..., "instructions": ...}` as
 input to the workflow type `AgentJob`. The operator's settings come from the environment as
@@ -41,9 +41,9 @@ from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import Worker
 
+from activities.apps import installed_apps
 from activities.attempts import AttemptDeadline
 from activities.config_files import ConfigActivities
-from activities.graph_store import close_graph_store
 from activities.model.calls import ModelActivities
 from activities.model.verification import VerificationActivities
 from activities.retry_unstick import UnstickRetries
@@ -51,7 +51,6 @@ from activities.storage.buckets import WorkspaceGuard
 from activities.storage.completion_check import CompletionCheckActivities
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.pipeline_outputs import PipelineActivities
 from activities.storage.restores import RestoreActivities
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
@@ -63,9 +62,7 @@ from activities.tools.run import ToolActivities
 from codec import codec_from_env, with_codec
 from workflows.agent_job import AgentJob
 from workflows.contract import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_TYPES
-from workflows.document_pipeline import DocumentPipeline
 
-WORKFLOWS: list[type] = [AgentJob, DocumentPipeline]
 SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
                      for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}
 ROLES = ("all", "workflows", "model", "tools")
@@ -170,14 +167,14 @@ class WorkerParts:
             w += workflows
             a += acts
         if role in ("all", "workflows"):
-            pipeline = PipelineActivities(s3)
-            add(task_queue, WORKFLOWS, [
+            apps = installed_apps()  # e.g. examples/documents' DocumentPipeline
+            add(task_queue, [AgentJob, *(w for app in apps for w in app.workflows)], [
                 ConfigActivities(self.encrypted, local_model_calls(role, model_queue),
                                  search_attributes_on()).load_config,
                 *WorkspaceActivities(s3).all(),
                 SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
                 CompletionCheckActivities(s3).check_completion,
-                pipeline.read_requirements, pipeline.read_decision,
+                *(act for app in apps for act in app.activities(s3)),
                 *(tool_acts if role == "workflows" or tool_queue else [])])  # tools.local
         for kind, queue, acts in (("model", model_queue, model_acts),
                                   ("tools", tool_queue, tool_acts)):
@@ -189,10 +186,17 @@ class WorkerParts:
         return [AttemptDeadline(), UnstickRetries(), WorkspaceGuard(self.s3)]
 
     async def close(self) -> None:
-        """The model clients and MCP servers (the process's graph store: close_graph_store,
-        once, when the process is done with every worker)."""
+        """The model clients and MCP servers (the apps' own resources: `close_apps`, once,
+        when the process is done with every worker)."""
         await self.model.close()
         await self.mcp.close()
+
+
+async def close_apps() -> None:
+    """Each installed app's `close` (the document app: its graph store)."""
+    for app in installed_apps():
+        if app.close is not None:
+            await app.close()
 
 
 class SwitchbackPlugin(SimplePlugin):
@@ -227,4 +231,4 @@ class SwitchbackPlugin(SimplePlugin):
             self._running -= 1
             if not self._running:
                 await self.parts.close()
-                await close_graph_store()
+                await close_apps()

@@ -6,9 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from switchback_documents.candidates import (
+    find_candidates,
+    language,
+    obligation_terms,
+    split_sentences,
+)
+from switchback_documents.extract import chunk_text, extract_text
 
-from activities.documents import chunk_text, extract_text
-from activities.tools.candidates import find_candidates, language, obligation_terms, split_sentences
 from bench.candidates import load, report
 
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

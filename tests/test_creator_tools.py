@@ -13,13 +13,13 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import jsonschema
 import pytest
+from switchback_documents import creator_tools as ct
+from switchback_documents.document_tools import DocumentArgs, chunk_document
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.files import WorkspaceFiles
-from activities.tools import creator as ct
 from activities.tools import web
 from activities.tools.catalog import SOURCES
-from activities.tools.documents import DocumentArgs, chunk_document
 from activities.tools.packages import handler
 from activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
 from switchback import Tool, ToolError
@@ -27,7 +27,8 @@ from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"
-SCHEMA = json.loads(ct.SCHEMA_PATH.read_text(encoding="utf-8"))
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "configs" / ct.SCHEMA).read_text(
+    encoding="utf-8"))
 
 CHUNK = ("## Aufbewahrungsfristen\n\nBücher und Aufzeichnungen sind zehn Jahre\n"
          "aufzubewahren.   Buchungsbelege müssen acht Jahre lang aufbewahrt werden.\n\n"
@@ -70,8 +71,9 @@ async def run(tool: Tool, files: WorkspaceFiles, args, limits: ToolLimits = LIMI
 def test_tools_are_described_and_registered() -> None:
     tools = [ct.identify_requirement_candidates, ct.cite_document, ct.write_requirement,
              web.web_search]
-    for t in tools:
-        assert SOURCES[t.name] == "built-in"  # through switchback's own entry points
+    for t in tools:  # through the entry points of the document app, and switchback's own
+        assert SOURCES[t.name] == ("built-in" if t is web.web_search
+                                   else "package switchback-documents")
         schema = t.args.model_json_schema()
         assert schema["type"] == "object" and t.description
         assert all(p.get("description") for p in schema["properties"].values())

@@ -2,8 +2,7 @@ import io
 from pathlib import Path
 
 import pytest
-
-from activities.documents import (
+from switchback_documents.extract import (
     Chunk,
     DocumentError,
     ExtractedDocument,
@@ -11,6 +10,7 @@ from activities.documents import (
     extract_text,
     manifest_entry,
 )
+
 from tests.pdf_fixture import SAMPLE_PAGES, make_pdf
 
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

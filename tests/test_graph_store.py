@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from activities.graph_neo4j import Neo4jGraphStore
-from activities.graph_store import (
+from switchback_documents.graph_neo4j import Neo4jGraphStore
+from switchback_documents.graph_store import (
     MODEL,
     EmbeddedGraphStore,
     GraphQueryError,
@@ -122,7 +121,7 @@ async def test_concurrent_writes_are_serialized_and_reads_go_on(store):
 
 
 async def test_a_second_process_gets_a_clear_error(store, tmp_path):
-    code = ("from activities.graph_store import EmbeddedGraphStore, GraphUnavailable\n"
+    code = ("from switchback_documents.graph_store import EmbeddedGraphStore, GraphUnavailable\n"
             "try:\n    EmbeddedGraphStore(r'%s')\nexcept GraphUnavailable as e:\n"
             "    print('unavailable:', e)\n" % (tmp_path / "graph"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -4,6 +4,8 @@
 - workflows/ imports no activity, client or I/O library;
 - strategies import no Temporal API and no asyncio: they decide, and await only their port
   (`self.port`), themselves, or the strategy they compose;
+- the engine imports no app: the document app (examples/documents) plugs in through the
+  entry points every app uses, and its workflows only through switchback.apps;
 - starter.py imports only the standard library at load time (the CLI stays fast), and the
   client side (operate/) never imports the worker or the model/tool activities.
 """
@@ -40,6 +42,17 @@ def test_activities_import_only_the_contract_from_workflows() -> None:
     bad = [(str(p.relative_to(ROOT)), m) for p in files("activities") for m in imports(p)
            if m.startswith("workflows") and not m.startswith("workflows.contract")]
     assert not bad, bad
+
+
+def test_the_engine_imports_no_app() -> None:
+    engine = [*files("activities"), *files("workflows"), *files("switchback"),
+              *files("operate"), *files("codec"), *files("telemetry"), ROOT / "worker.py",
+              ROOT / "starter.py"]
+    bad = [(str(p.relative_to(ROOT)), m) for p in engine for m in imports(p)
+           if m.startswith(("switchback_documents", "switchback_wordcount"))]
+    assert not bad, bad
+    apps = [imports(p) for p in files("examples/documents/switchback_documents")]
+    assert any("switchback.apps" in found for found in apps)  # the check looks where it should
 
 
 def test_workflows_import_no_activity_client_or_io_library() -> None:

@@ -6,12 +6,12 @@ import json
 import uuid
 
 import pytest
+from switchback_documents.graph_store import close_graph_store, graph_store
+from switchback_documents.pipeline_contract import PipelineInput, PipelineResult
 from temporalio.api.enums.v1 import EventType
 
-from activities.graph_store import close_graph_store, graph_store
 from devstack import demo_script
 from tests.conftest import running_worker
-from workflows.contract import PipelineInput, PipelineResult
 
 
 @pytest.fixture

@@ -127,7 +127,8 @@ async def test_the_adapter_runs_a_tool_on_the_workspace(files):
 def test_installed_packages_register_through_entry_points():
     assert packages.load_errors() == ()
     assert catalog.SOURCES["word_count"] == "package switchback-wordcount"
-    assert catalog.SOURCES["cite_document"] == "built-in"
+    assert catalog.SOURCES["cite_document"] == "package switchback-documents"  # the app's
+    assert catalog.SOURCES["web_search"] == "built-in"
     assert catalog.SOURCES["read_file"] == "built-in"
     schema = openai_tool("word_count")["function"]
     assert schema["description"].startswith("Count the words")

@@ -11,12 +11,9 @@ import uuid
 
 import pytest
 import pytest_asyncio
-
-from activities.graph_store import close_graph_store, graph_store, seed_graph
-from activities.storage.files import WorkspaceFiles
-from activities.tools import validator
-from activities.tools.catalog import HANDLERS, SOURCES
-from activities.tools.validator import (
+from switchback_documents import validator_tools as validator
+from switchback_documents.graph_store import close_graph_store, graph_store, seed_graph
+from switchback_documents.validator_tools import (
     CypherQueryArgs,
     DecisionArgs,
     DuplicateArgs,
@@ -27,6 +24,9 @@ from activities.tools.validator import (
     SimilarArgs,
     rank_similar,
 )
+
+from activities.storage.files import WorkspaceFiles
+from activities.tools.catalog import HANDLERS, SOURCES
 from switchback import Tool, ToolError
 from workflows.contract import ToolLimits, WorkspaceRef
 
@@ -101,7 +101,8 @@ def test_write_detection(query, writes):
 
 def test_only_free_form_cypher_asks_for_approval():
     assert [s.name for s in SPECS if s.needs_approval] == ["execute_cypher_query"]
-    assert len(SPECS) == 9 and all(SOURCES[s.name] == "built-in" and s.name in HANDLERS
+    assert len(SPECS) == 9 and all(SOURCES[s.name] == "package switchback-documents"
+                                   and s.name in HANDLERS
                                    for s in SPECS)
     for s in SPECS:
         assert s.args.model_json_schema()["type"] == "object"

@@ -29,10 +29,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
+from activities.apps import coordinator_types
 from activities.storage.ownership import check_owner, owner
 from activities.storage.payloads import payload_settings
 from activities.storage.s3 import S3Store
-from workflows.contract import CREATE_WORKSPACE, PIPELINE_TYPE, WORKFLOW_TYPE, WorkspaceRef, layout
+from workflows.contract import CREATE_WORKSPACE, WORKFLOW_TYPE, WorkspaceRef, layout
 
 DEFAULT_BUCKETS = "switchback"
 
@@ -69,9 +70,9 @@ def check_workspace(ws: WorkspaceRef) -> str | None:
     own = info.workflow_id
     if not own or ws.job_id == own:
         return None
-    if info.workflow_type == PIPELINE_TYPE and ws.job_id.startswith(f"{own}-") \
+    if info.workflow_type in coordinator_types() and ws.job_id.startswith(f"{own}-") \
             and "/" not in ws.job_id:
-        return None  # a pipeline reads its child jobs' outputs
+        return None  # an app's coordinator (the document pipeline) reads its jobs' outputs
     nested = layout.split_subjob(ws.job_id)
     if nested is not None and nested[1] == own and info.workflow_type == WORKFLOW_TYPE:
         return nested[0]

@@ -1,9 +1,9 @@
 """Python tool packages: every tool registered under the entry point group `switchback.tools`.
 
 An entry point names a module (all the `switchback.tool`s in it, in order), one tool or a
-list of tools. switchback's own domain tools (documents, creator, validator, web_search)
-come the same way, from its pyproject.toml, so the product uses the extension point users
-have. `python_tools()` loads them once per process:
+list of tools. switchback's own web_search comes the same way, from its pyproject.toml, and
+so do the document app's tools (examples/documents), so the product uses the extension point
+users have. `python_tools()` loads them once per process:
 
 - a tool's source is `built-in` (the switchback distribution) or `package <distribution>`;
 - an entry point that does not load, or a tool name defined twice (or shadowing a core tool)
@@ -88,8 +88,7 @@ def _load() -> tuple[dict[str, PythonTool], tuple[str, ...]]:
             found[t.name] = PythonTool(t, source, where)
     if not any(p.source == "built-in" for p in found.values()):
         errors.append("switchback's own tool entry points are missing (is switchback "
-                      "installed? pip install -e .): the documents, creator, validator and "
-                      "web_search tools are not available")
+                      "installed? pip install -e .): the web_search tool is not available")
     for problem in errors:
         log.error("%s", problem)
     return found, tuple(errors)

@@ -30,7 +30,6 @@ from workflows.contract.inputs import (
     from_raw,
     job_id_problem,
     job_input,
-    pipeline_input,
     rewind_request,
 )
 from workflows.contract.job import (
@@ -59,10 +58,7 @@ from workflows.contract.names import (
     LIST_TOOLS,
     LOAD_CONFIG,
     LOAD_TODOS,
-    PIPELINE_TYPE,
-    READ_DECISION,
     READ_MEMORY,
-    READ_REQUIREMENTS,
     RESTORE_WORKSPACE,
     RUN_TOOL,
     SA_COST,
@@ -82,13 +78,6 @@ from workflows.contract.names import (
     VERIFY_COMPLETION,
     WORKFLOW_TYPE,
     WRITE_OUTPUT,
-)
-from workflows.contract.pipeline import (
-    PipelineInput,
-    PipelineResult,
-    ReadRequirementsRequest,
-    RequirementRef,
-    ValidationOutcome,
 )
 from workflows.contract.requests import (
     ArchiveRequest,
@@ -128,8 +117,8 @@ __all__ = [
     "ARCHIVE_PHASE", "CALL_MODEL", "CHECK_COMPLETION", "CHECK_FILES", "CHECKED_TOOLS",
     "CONTROL_TOOLS", "CREATE_WORKSPACE",
     "JOB_FAILED_ERROR",
-    "LIST_TOOLS", "LOAD_CONFIG", "LOAD_TODOS", "PIPELINE_TYPE", "READ_DECISION", "READ_MEMORY",
-    "READ_REQUIREMENTS", "RESTORE_WORKSPACE", "RUN_TOOL", "SA_COST", "SA_LAST_ERROR",
+    "LIST_TOOLS", "LOAD_CONFIG", "LOAD_TODOS", "READ_MEMORY",
+    "RESTORE_WORKSPACE", "RUN_TOOL", "SA_COST", "SA_LAST_ERROR",
     "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_STRATEGY", "SA_TODO", "SA_TODOS",
     "SA_TOKENS", "SEARCH_ATTRIBUTES", "SNAPSHOT_PHASE", "SUMMARIZE", "TASK_QUEUE",
     "TOOL_ACTIVITY_PREFIX", "VERIFY_COMPLETION", "WORKFLOW_TYPE", "WRITE_OUTPUT",
@@ -140,14 +129,14 @@ __all__ = [
     "JobInput", "JobResult", "JobState", "JobStatus", "ListToolsRequest", "LlmSettings",
     "LoadConfigRequest",
     "LoadTodosRequest", "LoadTodosResult", "ModelReply", "ModelRequest", "PendingApproval",
-    "PhaseView", "PipelineInput", "PipelineResult", "ReadMemoryRequest", "RestoreRequest",
+    "PhaseView", "ReadMemoryRequest", "RestoreRequest",
     "RestoreResult",
-    "ReadRequirementsRequest", "RequirementRef", "ResolvedConfig", "SnapshotRequest",
+    "ResolvedConfig", "SnapshotRequest",
     "StepLine", "StrategicTodos", "SummarizeRequest", "SummarizeResult", "Todo", "TodoSet",
     "TodoSpec",
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
-    "Usage", "ValidationOutcome", "VerifyCompletionRequest", "WorkspaceRef",
+    "Usage", "VerifyCompletionRequest", "WorkspaceRef",
     "WriteOutputRequest", "RewindRequest",
-    "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input", "pipeline_input",
+    "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input",
     "rewind_request",
 ]

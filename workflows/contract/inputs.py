@@ -1,5 +1,6 @@
-"""What a person sends a job, checked: the job input, DocumentPipeline's input, the
-`rewind` signal and the `approve` update.
+"""What a person sends a job, checked: the job input, the `rewind` signal and the
+`approve` update (and, with the same checks and messages, an app's own input:
+`input_object`, `config_field`, `text_field`, `documents_field`).
 
 Payloads arrive undecoded (the handlers' parameters are typed `RawValue`), because a
 payload the data converter cannot decode - JSON nested deeper than its parser allows, a
@@ -28,7 +29,6 @@ from temporalio.common import RawValue
 
 from workflows.contract import layout
 from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
-from workflows.contract.pipeline import PipelineInput
 
 MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
 MAX_DOCUMENTS = 200
@@ -129,26 +129,6 @@ def job_input(raw: object) -> JobInput:
                     instructions=_text(d, "instructions", "job input"),
                     documents=_documents(d, "documents", "job input"),
                     deliverables=deliverables)
-
-
-def pipeline_input(raw: object) -> PipelineInput:
-    """DocumentPipeline's input from raw JSON (every key optional)."""
-    what = "pipeline input"
-    d = _object(raw if raw is not None else {}, what, tuple(PipelineInput.model_fields),
-                'e.g. {"max_concurrent": 3}')
-    out: dict[str, Any] = {}
-    for key in ("creator_config", "validator_config"):
-        if key in d:
-            out[key] = _config(d, key, what)
-    out["instructions"] = _text(d, "instructions", what)
-    out["documents"] = _documents(d, "documents", what)
-    if "max_concurrent" in d:
-        n = d["max_concurrent"]
-        if type(n) is not int or not 1 <= n <= 100:
-            raise InputError(f"{what}: 'max_concurrent' must be a whole number from 1 to 100, "
-                             f"got {shown(n)}")
-        out["max_concurrent"] = n
-    return PipelineInput(**out)
 
 
 def rewind_request(raw: object, restore: bool = True) -> RewindRequest:
@@ -262,3 +242,8 @@ def _document(item: object, where: str, what: str) -> str | DocumentSpec:
     if given[0] != "path" and not spec.name:
         raise InputError(f"{what}: '{where}': an inline document needs a 'name'")
     return spec
+
+
+# An app's own workflow input (examples/documents: the pipeline's) is checked with these:
+# the same rules and the same messages as the job input's fields.
+input_object, config_field, text_field, documents_field = _object, _config, _text, _documents

@@ -11,7 +11,6 @@ from temporalio.common import SearchAttributeKey
 
 TASK_QUEUE = "switchback"
 WORKFLOW_TYPE = "AgentJob"
-PIPELINE_TYPE = "DocumentPipeline"
 JOB_FAILED_ERROR = "SwitchbackJobFailed"  # the one error type a failed job ends with
 
 # Activity names: the workflow refers to activities only by these.
@@ -25,8 +24,6 @@ SNAPSHOT_PHASE = "snapshot_phase"
 CALL_MODEL = "call_model"
 SUMMARIZE = "summarize_conversation"
 RUN_TOOL = "run_tool"
-READ_REQUIREMENTS = "read_requirements"
-READ_DECISION = "read_decision"
 LIST_TOOLS = "list_tools"  # at a job's start: resolve its tool names, record their schemas
 CHECK_FILES = "check_files"  # has a file changed since the phase began (evidence of a todo)
 CHECK_COMPLETION = "check_completion"  # completion.check: the config's script on the workspace

@@ -29,16 +29,15 @@ import json
 import re
 from collections import Counter
 from functools import cache
-from pathlib import Path
 
 import jsonschema
 from pydantic import BaseModel, Field
+from switchback_documents.candidates import find_candidates
 
-from activities.tools.candidates import find_candidates
+from activities.config_files import configs_dir
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "configs" / "creator" / \
-    "requirement.schema.json"
+SCHEMA = "creator/requirement.schema.json"  # in the worker's configs folder (configs_dir())
 CANDIDATES, CITATIONS, OUTPUT = ("candidates/candidates.json", "citations/citations.json",
                                  "output/requirements.json")
 REGIMES = {"gobd": "GoBD", "gdpr": "GDPR", "dsgvo": "GDPR"}
@@ -220,7 +219,8 @@ async def cite_document(ctx: ToolContext, a: CiteDocumentArgs) -> ToolResult:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+    text = (configs_dir() / SCHEMA).read_text(encoding="utf-8")
+    return jsonschema.Draft202012Validator(json.loads(text))
 
 
 def _schema_errors(doc: dict) -> list[tuple[int | None, str]]:
@@ -288,7 +288,7 @@ async def write_requirement(ctx: ToolContext, a: WriteRequirementArgs) -> ToolRe
     doc = {"requirements": reqs}
     errors = _schema_errors(doc)
     if errors:
-        rel = SCHEMA_PATH.relative_to(SCHEMA_PATH.parents[2])
+        rel = f"configs/{SCHEMA}"
         mine = [msg for i, msg in errors if i is not None and reqs[i] is record]
         if mine:
             raise ToolError("invalid_requirement", f"requirement {rid} does not match {rel}: "

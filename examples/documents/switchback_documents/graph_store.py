@@ -47,7 +47,9 @@ import yaml
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as Neo4jPath
 
-SEED_FILE = Path(__file__).resolve().parent.parent / "configs" / "validator" / "seed_graph.yaml"
+from activities.config_files import configs_dir
+
+SEED_FILE = "validator/seed_graph.yaml"  # in the worker's configs folder (configs_dir())
 DEFAULT_PATH = ".stack/graph"
 MODEL: dict[str, dict] = {
     "nodes": {label: dict.fromkeys(props.split(), "STRING") for label, props in (
@@ -274,7 +276,7 @@ def open_graph_store() -> GraphStore:
     """A new store, chosen by the environment (see the module docstring); blocking."""
     uri = os.environ.get("NEO4J_URI")
     if uri:
-        from activities.graph_neo4j import Neo4jGraphStore
+        from switchback_documents.graph_neo4j import Neo4jGraphStore
 
         return Neo4jGraphStore(uri, os.environ.get("NEO4J_USER"),
                                os.environ.get("NEO4J_PASSWORD"),
@@ -301,7 +303,7 @@ async def graph_store() -> GraphStore:
     if _instance is not None:
         return _instance
     store = await asyncio.to_thread(_shared)
-    seed = os.environ.get("SWITCHBACK_GRAPH_SEED") or str(SEED_FILE)
+    seed = os.environ.get("SWITCHBACK_GRAPH_SEED") or str(configs_dir() / SEED_FILE)
     if isinstance(store, EmbeddedGraphStore) and seed != "none" and not _seeded:
         _seeded.append(seed)
         await seed_graph(store, seed)
@@ -320,9 +322,10 @@ async def close_graph_store() -> None:
         await store.close()
 
 
-async def seed_graph(store: GraphStore, path: str | os.PathLike = SEED_FILE) -> dict[str, int]:
-    """Merge the sample graph of `path` into `store`; counts of what the file holds."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+async def seed_graph(store: GraphStore, path: str | os.PathLike | None = None) -> dict[str, int]:
+    """Merge the sample graph of `path` (default: the configs folder's SEED_FILE) into
+    `store`; counts of what the file holds."""
+    data = yaml.safe_load(Path(path or configs_dir() / SEED_FILE).read_text(encoding="utf-8"))
     for g in data.get("regulations", []):
         await store.query("MERGE (g:Regulation {id: $id}) SET g.name = $name",
                           {"id": g["id"], "name": g["name"]}, write=True)

@@ -25,27 +25,30 @@ from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
-        JOB_FAILED_ERROR,
-        NO_INPUT,
+    from switchback_documents.pipeline_contract import (
         PIPELINE_TYPE,
         READ_DECISION,
         READ_REQUIREMENTS,
+        PipelineInput,
+        PipelineResult,
+        ReadRequirementsRequest,
+        RequirementRef,
+        ValidationOutcome,
+        pipeline_input,
+    )
+
+    from workflows.contract import (
+        JOB_FAILED_ERROR,
+        NO_INPUT,
         WORKFLOW_TYPE,
         WRITE_OUTPUT,
         DocumentSpec,
         InputError,
         JobInput,
         JobResult,
-        PipelineInput,
-        PipelineResult,
-        ReadRequirementsRequest,
-        RequirementRef,
-        ValidationOutcome,
         WorkspaceRef,
         WriteOutputRequest,
         from_raw,
-        pipeline_input,
     )
     from workflows.failures import cause_of as _cause
     from workflows.failures import job_failed
