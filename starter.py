@@ -166,7 +166,7 @@ def app_commands() -> dict[str, Any]:
 async def run(a: argparse.Namespace) -> int:
     """Connect and carry out one command (imports happen here, for this command only)."""
     if a.cmd == "tools":  # no Temporal, no S3: what this machine's worker would offer
-        from operate.tools import tools
+        from operate.tools_command import tools
 
         return await tools(a)
     if a.cmd in ("workspace", "cat"):  # Temporal says where the job's files are, if it can

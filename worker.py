@@ -52,7 +52,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 import telemetry
-from activities import apps
+from activities import app_loader as apps
 from activities.storage.payloads import payload_settings
 from activities.storage.s3 import S3Store, StorageUnavailable
 from activities.tools import mcp_config

@@ -32,8 +32,8 @@ from switchback_documents.document_tools import DocumentArgs
 from activities.storage.files import WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.tools.catalog import HANDLERS
+from activities.tools.file_tools import read_file
 from activities.tools.registry import ReadFileArgs
-from activities.tools.workspace import read_file
 from bench.harness import machine_line, seaweed_store
 from workflows.contract import ToolLimits, WorkspaceRef
 

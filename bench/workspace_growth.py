@@ -4,7 +4,7 @@ No workflow and no worker: the functions the tools and activities run are called
 against a real SeaweedFS on free ports, each with a fresh `WorkspaceFiles` (one per activity
 attempt, as the tool activity does):
 
-* `list_files`, `search_files`, `read_file`, `write_file`: activities/tools/workspace.py
+* `list_files`, `search_files`, `read_file`, `write_file`: activities/tools/file_tools.py
   (`search_files` looks for a word no file holds, so it reads every file: "cold" with the
   worker's content cache emptied first, one GET per file; "warm" again, the cache holding
   every file: one listing and a scan in memory);
@@ -37,8 +37,8 @@ from activities.storage.files import WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
+from activities.tools.file_tools import list_files, read_file, search_files, write_file
 from activities.tools.registry import ListFilesArgs, ReadFileArgs, SearchFilesArgs, WriteFileArgs
-from activities.tools.workspace import list_files, read_file, search_files, write_file
 from bench.harness import machine_line, seaweed_store
 from workflows.contract import ArchiveRequest, SnapshotRequest, ToolLimits, WorkspaceRef
 

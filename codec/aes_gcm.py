@@ -19,7 +19,7 @@ Contract:
   off by default. Make a key with
   `python -c "import os,base64;print(base64.b64encode(os.urandom(32)).decode())"`.
 - `with_codec(converter, codec)` puts the codec on a data converter and switches its
-  failure converter to `BoundedFailureConverterWithEncodedAttributes` (codec/failures.py:
+  failure converter to `BoundedFailureConverterWithEncodedAttributes` (codec/bounded_failures.py:
   the SDK's encoded-attributes converter, clipped to fit), so failure
   messages and stack traces are encrypted too (the UI shows them through the codec
   server); with `codec=None` the converter is returned unchanged.
@@ -52,7 +52,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
 
-from codec.failures import BoundedFailureConverterWithEncodedAttributes
+from codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
 
 ENV_KEYS = "SWITCHBACK_CODEC_KEYS"
 ENCODING = b"binary/encrypted"

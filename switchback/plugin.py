@@ -41,20 +41,20 @@ from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker import Worker
 
-from activities.apps import installed_apps
+from activities.app_loader import installed_apps
 from activities.attempts import AttemptDeadline
 from activities.config_files import ConfigActivities
 from activities.model.calls import ModelActivities
-from activities.model.verification import VerificationActivities
+from activities.model.verify_call import VerificationActivities
 from activities.retry_unstick import UnstickRetries
 from activities.storage.buckets import WorkspaceGuard
 from activities.storage.completion_check import CompletionCheckActivities
 from activities.storage.conversations import ConversationStore
 from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.restores import RestoreActivities
 from activities.storage.s3 import S3Store
 from activities.storage.snapshots import SnapshotActivities
 from activities.storage.workspace import WorkspaceActivities
+from activities.storage.workspace_restore import RestoreActivities
 from activities.tools import mcp_config
 from activities.tools.listing import ToolListingActivities
 from activities.tools.mcp_sessions import McpServers

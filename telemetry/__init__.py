@@ -18,7 +18,7 @@ import os
 
 from telemetry import tracing
 from telemetry.logs import configure_logging
-from telemetry.metrics import bind_address_from_env, runtime_from_env
+from telemetry.worker_metrics import bind_address_from_env, runtime_from_env
 
 ENV_VARS = [*tracing.ENV_VARS, "SWITCHBACK_PROMETHEUS_BIND", "SWITCHBACK_METRICS_PORT",
             "SWITCHBACK_LOG_FORMAT", "SWITCHBACK_LOG_LEVEL"]

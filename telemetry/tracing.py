@@ -20,7 +20,7 @@ activity spans linked to them) and, inside it, `SwitchbackActivityInterceptor`.
 - sets on the current span `switchback.job_id`, `switchback.phase` (from the request's
   conversation key `phase_NNNN`), `switchback.tool` (run_tool: ToolRequest.name), and
   after the call `switchback.outcome`, `switchback.tokens_in` / `_out` (model calls);
-- records the activity-side metrics (telemetry/metrics.py): model calls and tokens for
+- records the activity-side metrics (telemetry/worker_metrics.py): model calls and tokens for
   call_model / summarize_conversation, tool calls by tool and outcome for run_tool;
 - keeps job id, phase and tool in `telemetry.logs.ACTIVITY_CONTEXT` for JSON log lines.
 It is also useful without tracing (then the spans are non-recording): the package's
@@ -48,7 +48,7 @@ from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.exceptions import ApplicationError
 
 from telemetry.logs import ACTIVITY_CONTEXT
-from telemetry.metrics import record_model_call, record_tool_call
+from telemetry.worker_metrics import record_model_call, record_tool_call
 from workflows.contract.names import TOOL_ACTIVITY_PREFIX
 
 ENV_VARS = ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",

@@ -9,7 +9,7 @@ import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-from activities import apps
+from activities import app_loader as apps
 from activities.storage.s3 import S3Store
 from switchback.apps import APPS_GROUP
 from switchback.plugin import WorkerParts

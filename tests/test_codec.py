@@ -33,7 +33,7 @@ from codec import (
     with_codec,
 )
 from codec.aes_gcm import ENCODING, KEY_ID
-from codec.failures import BoundedFailureConverterWithEncodedAttributes
+from codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
 from devstack.processes import venv_bin
 from tests.scripts import call, full_job, step
 from worker import build_worker

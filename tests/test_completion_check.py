@@ -103,7 +103,7 @@ async def test_a_verification_call_refuses_a_wrong_file(client, task_queue, star
 
 
 def test_a_verdict_that_is_neither_pass_nor_fail_fails():
-    from activities.model.verification import verdict
+    from activities.model.verify_call import verdict
     assert verdict("PASS") == (True, "")
     assert verdict("**PASS**\n") == (True, "")
     assert verdict("FAIL\na.md: empty\nb.md: wrong") == (False, "a.md: empty b.md: wrong")

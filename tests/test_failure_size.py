@@ -1,4 +1,4 @@
-"""A retried activity's failure reaches the next attempt whole (codec/failures.py).
+"""A retried activity's failure reaches the next attempt whole (codec/bounded_failures.py).
 
 The dev server replaces a kept failure over its size limit with "Failure exceeds size
 limit."; CI lost an MCP server's "Connection closed" that way when the checkout's path made
@@ -23,7 +23,7 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.storage.payloads import data_converter
 from codec.aes_gcm import ENV_KEYS, codec_from_env, with_codec
-from codec.failures import MAX_TRACE, BoundedFailureConverter, clipped_message
+from codec.bounded_failures import MAX_TRACE, BoundedFailureConverter, clipped_message
 from tests.test_codec import new_key
 
 MESSAGE = "MCP server 'time': MCPError: Connection closed; the next attempt opens a new session"

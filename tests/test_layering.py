@@ -117,8 +117,9 @@ def test_the_cli_loads_only_the_standard_library() -> None:
 
 # `starter.py tools` shows what a worker on this machine offers: it loads the worker's tool
 # catalog (entry points, the MCP servers file), inside that command only
-TOOLS_COMMAND = ("operate/tools.py", ("activities.tools.listing", "activities.tools.mcp_config",
-                                      "activities.tools.mcp_sessions"))
+TOOLS_COMMAND = ("operate/tools_command.py", ("activities.tools.listing",
+                                              "activities.tools.mcp_config",
+                                              "activities.tools.mcp_sessions"))
 
 
 # `switchback worker` is the worker: starter.py imports it in that command's branch only

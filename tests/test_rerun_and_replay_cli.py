@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError
 
+from activities.tools import file_tools as workspace_tools
 from activities.tools import run as tools
-from activities.tools import workspace as workspace_tools
 from activities.tools.registry import ToolResult
 from operate.rerun import rerun
 from tests.conftest import running_worker

@@ -17,8 +17,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 
 from activities.storage.files import WorkspaceChanged, WorkspaceFiles
-from activities.storage.restores import RestoreActivities
 from activities.storage.snapshots import SnapshotActivities
+from activities.storage.workspace_restore import RestoreActivities
 from operate.replay import replay
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition

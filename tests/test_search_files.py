@@ -10,7 +10,7 @@ import asyncio
 import uuid
 
 from activities.storage.files import WorkspaceFiles
-from activities.tools import workspace as tools
+from activities.tools import file_tools as tools
 from activities.tools.registry import ListFilesArgs, SearchFilesArgs
 from workflows.contract import ToolLimits, WorkspaceRef
 

@@ -15,8 +15,8 @@ from temporalio.exceptions import ApplicationError
 from activities import attempts
 from activities.storage.files import WorkspaceFiles
 from activities.storage.kept_versions import SnapshotFiles
-from activities.storage.restores import RestoreActivities
 from activities.storage.snapshots import SnapshotActivities, restore_workspace, unkept
+from activities.storage.workspace_restore import RestoreActivities
 from workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef, layout
 
 BUCKET = "switchback"

@@ -24,12 +24,12 @@ from temporalio.worker import Worker
 import telemetry
 from devstack.processes import free_port
 from telemetry.logs import configure_logging
-from telemetry.metrics import runtime_from_env
 from telemetry.tracing import (
     SwitchbackActivityInterceptor,
     tracer_provider_from_env,
     tracing_interceptors,
 )
+from telemetry.worker_metrics import runtime_from_env
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from workflows import metrics as wf_metrics

@@ -4,7 +4,7 @@ The SDK's workflow meter is replay-safe: nothing is recorded while a workflow ta
 replays history, so a worker restart or a cache eviction never counts a phase twice.
 Recording issues no command, so calling these needs no `workflow.patched`. Each is a
 no-op outside a workflow or when the worker's runtime exports no metrics (see
-telemetry/metrics.py), and never raises. The meter adds `namespace`, `task_queue`
+telemetry/worker_metrics.py), and never raises. The meter adds `namespace`, `task_queue`
 and `workflow_type`.
 
   switchback_phases{kind, variant}     a phase started (counted once, in the run that runs it)

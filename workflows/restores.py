@@ -4,7 +4,7 @@
     todo_rewind(issue, restore_phase=N)                  the model, when the config's
                                                          `rewind.model_may_restore` allows it
 
-Before the rewind phase starts, `restore_workspace` (activities/storage/restores.py) lays
+Before the rewind phase starts, `restore_workspace` (activities/storage/workspace_restore.py) lays
 the phase-N snapshot (`.switchback/snapshots/phase_<N>.json`, taken at every phase start)
 over the workspace: files changed or deleted since are written back, files created since
 are removed, and every version it replaces is first kept under

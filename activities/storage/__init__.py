@@ -2,6 +2,6 @@
 
 Workspaces (files.py, with the path gate of paths.py), conversations by reference
 (conversations.py), the workspace activities (workspace.py), phase snapshots
-(snapshots.py), large Temporal payloads (payloads.py) and the pipeline's reads
-(pipeline_outputs.py). Paths and keys come from workflows/contract/layout.py.
+(snapshots.py), a rewind's restore (workspace_restore.py) and large Temporal payloads
+(payloads.py). Paths and keys come from workflows/contract/layout.py.
 """

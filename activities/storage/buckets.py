@@ -29,7 +29,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities.apps import coordinator_types
+from activities.app_loader import coordinator_types
 from activities.storage.ownership import check_owner, owner
 from activities.storage.payloads import payload_settings
 from activities.storage.s3 import S3Store

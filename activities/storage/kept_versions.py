@@ -7,7 +7,7 @@ A phase's snapshot (snapshots.py) records each file's version (ETag) and copies 
 version is still the live file. Whatever replaces or deletes a file through switchback first
 copies the live version to `.switchback/blobs/<etag>` (a server-side copy of exactly that
 version, x-amz-copy-source-if-match) when the job's latest snapshot names it - the workspace
-tools' fenced writes (files.py), a rewind's restore (restores.py) and the workflow's own
+tools' fenced writes (files.py), a rewind's restore (workspace_restore.py) and the workflow's own
 records (storage/workspace.py). So a version is copied once, when it stops being live, and
 only if a snapshot holds it; a file created in the phase and never replaced is never copied.
 

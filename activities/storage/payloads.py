@@ -26,7 +26,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
 
 from activities.storage.s3 import S3Store
-from codec.failures import BoundedFailureConverter
+from codec.bounded_failures import BoundedFailureConverter
 
 DEFAULT_BUCKET = "switchback-payloads"
 DEFAULT_THRESHOLD = 256 * 1024
@@ -58,7 +58,7 @@ def payload_settings() -> tuple[str, int]:
 
 
 def data_converter(s3: S3Store | None) -> DataConverter:
-    """pydantic's converter with failures Temporal keeps whole (codec/failures.py), plus S3
+    """pydantic's converter with failures Temporal keeps whole (codec/bounded_failures.py), plus S3
     external storage when S3 is given and it is on."""
     converter = dataclasses.replace(pydantic_data_converter,
                                     failure_converter_class=BoundedFailureConverter)

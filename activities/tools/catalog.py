@@ -13,9 +13,9 @@ code.
 
 from __future__ import annotations
 
+from activities.tools import file_tools as workspace_tools
 from activities.tools import packages
 from activities.tools import search as tool_search
-from activities.tools import workspace as workspace_tools
 from activities.tools.registry import TOOLS
 
 HANDLERS: dict[str, packages.Handler] = {

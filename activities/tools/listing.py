@@ -6,7 +6,7 @@ MCP servers are):
 
 1. lists the tools of the MCP servers the entries may name (only those), through the
    worker's sessions, and takes the Python tools (core, built-in, packages) from the catalog;
-2. resolves each entry to wire names (names.py); an entry that names nothing fails the job
+2. resolves each entry to wire names (tool_names.py); an entry that names nothing fails the job
    at once, saying what this worker offers;
 3. writes the job's tool record (record.py) to `.switchback/tools/<run>_<attempt>.json`
    and answers with its key and the resolved names, which the workflow puts in its config.
@@ -30,9 +30,9 @@ from activities.storage.s3 import S3Store
 from activities.tools import catalog, packages
 from activities.tools.mcp_config import McpConfigError
 from activities.tools.mcp_sessions import McpServers, McpUnavailable
-from activities.tools.names import Offered, config_name, resolve, servers_named, wire_name
 from activities.tools.record import RecordedTool, ToolRecord
 from activities.tools.registry import TOOLS, openai_tool
+from activities.tools.tool_names import Offered, config_name, resolve, servers_named, wire_name
 from workflows.contract import LIST_TOOLS, ListToolsRequest, ToolListing, layout
 
 

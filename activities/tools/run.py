@@ -47,10 +47,10 @@ from activities.storage.s3 import S3Store
 from activities.storage.todos_file import check_todos_document, digest, todos_yaml
 from activities.tools import catalog as tool_catalog
 from activities.tools import delivery, packages, search
+from activities.tools.file_tools import todo_write
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.record import RecordedTool, Records
 from activities.tools.registry import TodoWriteArgs, ToolResult, parse_arguments
-from activities.tools.workspace import todo_write
 from switchback import ToolError as PublicToolError
 from workflows.contract import RUN_TOOL, TOOL_ACTIVITY_PREFIX, ToolOutcome, ToolRequest, layout
 

@@ -11,8 +11,8 @@ from temporalio.exceptions import ApplicationError
 from activities.config_files import load_config
 from activities.tools.mcp_config import McpConfigError, parse
 from activities.tools.mcp_sessions import content_text
-from activities.tools.names import WIRE, Offered, resolve, servers_named, wire_name
 from activities.tools.record import RecordedTool, ToolRecord, check_arguments, summary_of
+from activities.tools.tool_names import WIRE, Offered, resolve, servers_named, wire_name
 from workflows.contract import CONTROL_TOOLS, ToolListing
 from workflows.tool_listing import apply, entries
 
