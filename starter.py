@@ -10,6 +10,8 @@
                                              signal: archive the todos, re-plan around ISSUE
                                              (and put the files back to phase N's start)
     python starter.py pause JOB_ID | resume JOB_ID
+    python starter.py instruct JOB_ID "INSTRUCTION" | --file FILE
+                                             the job's next instruction (a follow-up turn)
     python starter.py approve JOB_ID CALL_ID [--deny] [--note TEXT]
     python starter.py cancel JOB_ID
     python starter.py pipeline [--id ID] ...  an installed app's command (examples/documents:
@@ -89,6 +91,11 @@ def parser() -> argparse.ArgumentParser:
     rw.add_argument("--restore-phase", type=int, metavar="N",
                     help="first put the workspace back as it was at the start of phase N (the "
                     "files it replaces are archived under archive/rewound/)")
+    ins = sub.add_parser("instruct", help="give a job its next instruction (a follow-up "
+                         "turn, taken when the current turn completes)")
+    ins.add_argument("job_id")
+    ins.add_argument("instruction", nargs="?", help="markdown")
+    ins.add_argument("--file", help="the instruction from a file")
     ap = sub.add_parser("approve", help="approve (or --deny) a tool call waiting for approval")
     ap.add_argument("job_id")
     ap.add_argument("call_id")
@@ -191,7 +198,8 @@ async def run(a: argparse.Namespace) -> int:
         return await evaluate(client, a)
     if getattr(a, "app_command", None) is not None:
         return int(await a.app_command.run(client, a))
-    by_args: dict[str, Any] = {"approve": commands.approve, "replay": inspect.replay,
+    by_args: dict[str, Any] = {"approve": commands.approve, "instruct": commands.instruct,
+                               "replay": inspect.replay,
                                "rerun": inspect.rerun, "report": inspect.report}
     if a.cmd in by_args:
         return int(await by_args[a.cmd](client, a))

@@ -253,6 +253,26 @@ async def approve(client: Client, a: argparse.Namespace) -> int:
     return 0
 
 
+async def instruct(client: Client, a: argparse.Namespace) -> int:
+    """The job's next instruction (a follow-up turn), through the `instruct` update: the
+    job says whether it took it."""
+    if (a.instruction is None) == (a.file is None):
+        raise CliError("instruct: give the instruction as an argument or with --file", 2)
+    text = a.instruction if a.file is None else read_file_arg("--file", a.file)
+    try:
+        inputs.instruction(text)
+    except InputError as e:
+        raise CliError(str(e), 2) from None
+    try:
+        answer = await client.get_workflow_handle(a.job_id).execute_update(
+            "instruct", text, result_type=str)
+    except WorkflowUpdateFailedError as e:
+        print(f"refused: {e.cause}", file=sys.stderr)
+        return 1
+    print(f"{a.job_id}: {answer}")
+    return 0
+
+
 async def cancel(client: Client, job_id: str) -> int:
     await client.get_workflow_handle(job_id).cancel()
     print(f"cancel requested for {job_id}")

@@ -489,7 +489,11 @@ SIGNALS = [
     signal("rewind-5000-digits", "rewind", "1" + "0" * 5000, "rewind is not JSON switchback "
            "can read (a number has more than 4,300 digits); the signal was ignored"),
     signal("unknown-signal", "rewnid", '"x"', "unknown signal 'rewnid' (known: rewind, pause, "
-           "resume); the signal was ignored"),
+           "resume, instruct); the signal was ignored"),
+    signal("instruct-number", "instruct", "5", "instruct: the instruction must be a non-empty "
+           "string of markdown (at most 200000 characters), got 5; the signal was ignored"),
+    signal("instruct-surrogate", "instruct", '"a\\ud800"', "instruct: the payload contains "
+           "text that is not valid Unicode (a lone surrogate)"),
     signal("rewind-21st", "rewind", '"one too many"', "rewind: 20 rewinds already wait for the "
            "next step boundary; the signal was ignored"),
     signal("rewind-6000-characters", "rewind", json.dumps({"issue": "scope " * 1000}),
@@ -520,9 +524,13 @@ UPDATES = [
            "approve: JSON nested too deeply (more than 100 levels)"),
     update("unknown-call", '{"call_id": "call_999", "approved": true}',
            "no tool call 'call_999' is waiting for approval (waiting: $CALL)"),
+    update("instruct-empty", '"  "', "instruct: the instruction must be a non-empty string",
+           update_name="instruct"),
+    update("instruct-unknown-key", '{"text": "more"}',
+           'instruct: unknown key "text" (known: instruction)', update_name="instruct"),
     update("unknown-update", '{"call_id": "$CALL", "approved": true}',
            "Update handler for 'aprove' expected but not found, and there is no dynamic "
-           "handler. known updates: [approve]", update_name="aprove"),
+           "handler. known updates: [approve instruct]", update_name="aprove"),
 ]
 
 TABLE = JOB_INPUT + CONFIG + DOCUMENTS + TOOL_ARGUMENTS + MODEL_OUTPUT + SIGNALS + UPDATES

@@ -8,7 +8,9 @@
             CallModel    -> call_model activity -> strategy.after_model -> breakers
             ExecuteTools -> each call: skipped | refused | waits for `approve`
                            | the strategy's own tool | run_tool activity -> strategy.after_tools
-            Complete     -> verified (the deliverables there) -> the job's result
+            Complete     -> verified (the deliverables there) -> the job's result, or,
+                            when an instruction is queued or arrives in time (`instruct`,
+                            follow_up.wait_seconds), the next turn (strategy.follow_up)
             ReportError  -> output/error.json, fail (or completed, deliverables all there)
     cancel: the strategy archives its todos as cancelled, output/completion.json
             "cancelled", the job ends Cancelled
@@ -28,12 +30,14 @@ loop carries its decisions out, with collaborators that each take what they need
     Verifier                 the verified end: job_complete refused while deliverables are
                              missing, `completed` only with them there (verification.py)
 
-Steering: signals `rewind(issue)`, `pause`, `resume`; update `approve`; query `state`.
+Steering: signals `rewind(issue)`, `pause`, `resume`, `instruct`; updates `approve`,
+`instruct`; query `state`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
@@ -56,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
+        INSTRUCT,
         NO_INPUT,
         WORKFLOW_TYPE,
         InputError,
@@ -101,6 +106,7 @@ class AgentJob:
         self.publisher = visibility.Publisher()
         self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
         self.verifier: Verifier | None = None  # the verified end (workflows/verification.py)
+        self._ended = False  # the job's result is decided: no further instruction is taken
 
     # -- steering ---------------------------------------------------------------------
 
@@ -133,6 +139,26 @@ class AgentJob:
     def _validate_approve(self, req: RawValue = NO_INPUT) -> None:
         self.steering.check_approval(req)  # rejected: an ApplicationError saying why
 
+    @workflow.update(name=INSTRUCT, description='The next instruction, a follow-up turn: '
+                     '"markdown" or {"instruction": "..."}; taken when the current turn '
+                     'completes')
+    def instruct(self, req: RawValue = NO_INPUT) -> str:
+        return self.steering.queue_instruction(self._check_instruction(req))
+
+    @instruct.validator
+    def _validate_instruct(self, req: RawValue = NO_INPUT) -> None:
+        self._check_instruction(req)  # rejected: an ApplicationError saying why
+
+    @workflow.signal(name=INSTRUCT, description='The next instruction, a follow-up turn: '
+                     '"markdown" (the update `instruct` says whether it was taken)')
+    def instruct_signal(self, req: RawValue = NO_INPUT) -> None:
+        max_turns = self.cfg.config.follow_up.max_turns if self.cfg else 1
+        self.steering.on_instruct_signal(req, max_turns, self._ended)
+
+    def _check_instruction(self, req: RawValue) -> str:
+        max_turns = self.cfg.config.follow_up.max_turns if self.cfg else 1
+        return self.steering.check_instruction(req, max_turns, self._ended)
+
     @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
         ws = self.ws
@@ -161,6 +187,7 @@ class AgentJob:
                 raise job_failed(failed.what, failed.code) from e
             self._publish()
             raise
+        self._ended = True
         self.progress.status = result.status
         self._publish()
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -186,7 +213,11 @@ class AgentJob:
                     self._record_step()
                     step = await self._strategy().after_tools(outcomes)
                 elif isinstance(step, Complete):
-                    return await self._verifier().finish(step.result)
+                    result = await self._verifier().finish(step.result)
+                    nxt = await self._next_turn(result)
+                    if nxt is None:
+                        return result
+                    step = nxt
                 elif step.code in completion.UPGRADABLE and (
                         done := await self._verifier().completed_anyway(
                             self._view().totals, step.what)):
@@ -300,6 +331,38 @@ class AgentJob:
             await self.starts.snapshot(self._workspace_ops(), self._view().phase, PhaseStart(
                 objective=self.progress.objective, strategy=self._strategy().snapshot(),
                 breakers=self.breakers.state), self.cfg)
+        return step
+
+    async def _next_turn(self, result: JobResult) -> NextStep | None:
+        """Follow-up instructions: after a completed turn, the next one when an instruction
+        is queued or arrives within follow_up.wait_seconds (status waiting_for_instructions
+        meanwhile); None: the job ends with `result`. The instruction joins instructions.md
+        (every later prompt has it) and the strategy starts its next turn (`follow_up`)."""
+        assert self.cfg
+        wait = self.cfg.config.follow_up.wait_seconds
+        if result.status != "completed" or not (self.steering.instructions or wait):
+            return None
+        if not self.steering.instructions:
+            self.progress.status = "waiting_for_instructions"
+            until = workflow.now() + timedelta(seconds=wait)
+            self.progress.waiting_until = until.isoformat(timespec="seconds")
+            self._publish()
+            try:
+                await workflow.wait_condition(lambda: bool(self.steering.instructions),
+                                              timeout=timedelta(seconds=wait))
+            except TimeoutError:
+                if not self.steering.instructions:  # (one may arrive with the timer)
+                    return None
+            finally:
+                self.progress.waiting_until = ""
+        text = self.steering.instructions.pop(0)
+        self.steering.turn += 1
+        turn = self.steering.turn
+        await self._workspace_ops().append_instruction(turn, text)
+        self._workspace_ops().completion.refusals = 0  # the new turn's job_complete
+        self.progress.status = "running"
+        step = await self._strategy().follow_up(text, turn)
+        self._on_new_phase()
         return step
 
     async def _continue_as_new(self, job: JobRun) -> None:

@@ -49,6 +49,8 @@ class Carried(BaseModel):
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
     completion: CompletionState = CompletionState()  # the deliverables the model declared
+    instructions: list[str] = []  # follow-up instructions not yet taken
+    turn: int = 1
 
 
 def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,
@@ -60,7 +62,8 @@ def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerStat
                    restore_phase=s.restore_phase, recent=p.recent, runs=p.run + 1,
                    last_error=p.last_error, last_rewind=p.last_rewind,
                    closing=conversation.inline, closing_conversation=conversation.key,
-                   completion=completion or CompletionState())
+                   completion=completion or CompletionState(),
+                   instructions=s.instructions, turn=s.turn)
 
 
 def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversation) -> None:
@@ -70,6 +73,7 @@ def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversati
     s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
     s.rejected = carry.rejected + s.rejected
     s.restore_phase = s.restore_phase or carry.restore_phase
+    s.instructions, s.turn = carry.instructions + s.instructions, carry.turn
     conversation.inline, conversation.key = carry.closing, carry.closing_conversation
 
 

@@ -1,4 +1,4 @@
-"""What people ask of a running job: pause, resume, rewind, approve.
+"""What people ask of a running job: pause, resume, rewind, approve, instruct.
 
 The workflow's signal and update handlers record requests here; the orchestrator
 acts on them at step boundaries (pause, rewinds) or while a tool call waits for its
@@ -10,7 +10,8 @@ but kept in `rejected` (shown in `state`) with the reason; a bad `approve` is re
 the update's validator. A rewind may name a phase whose start the workspace is restored
 to (`restore_phase`):
 several rewinds before a boundary are joined, and the last one that names a phase
-decides which.
+decides which. `instruct` queues the job's next instruction (a follow-up turn): taken when
+the current turn completes.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ with workflow.unsafe.imports_passed_through():
         ToolCallInfo,
         approve_request,
         from_raw,
+        instruction,
         rewind_request,
     )
     from workflows.contract.config import ApprovalSettings
@@ -50,13 +52,15 @@ class Steering:
         # a nested job's delegation: child job id -> queued | running | paused | its status
         # (workflows/child_jobs.py keeps it; `state` shows it while the children run)
         self.children: dict[str, str] = {}
+        self.instructions: list[str] = []  # follow-up instructions not yet taken (`instruct`)
+        self.turn = 1  # the job's turn: 1, then one more per instruction taken
 
     def on_signal(self, name: str, args: Sequence[object], phase: int) -> None:
         """A signal the workflow has no handler of its own for: `rewind` (sent while the job
         is in phase `phase`), or one it does not know (recorded as rejected)."""
         if name != "rewind":
-            self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume); the "
-                        "signal was ignored")
+            self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume, "
+                        "instruct); the signal was ignored")
         elif len(args) > 1:
             self.reject("rewind: takes one input (an issue string or {\"issue\": string, "
                         f"\"restore_phase\": N}}), "
@@ -85,6 +89,34 @@ class Steering:
         self.rewinds.append(req.issue or "rewind requested by an operator")
         if req.restore_phase is not None:
             self.restore_phase = req.restore_phase
+
+    def check_instruction(self, raw: object, max_turns: int, ended: bool) -> str:
+        """The `instruct` update's validator (and the signal's check): a well-formed
+        instruction for a job that can still take a turn."""
+        try:
+            text = instruction(from_raw(raw, "instruct"))
+        except InputError as e:
+            raise ApplicationError(str(e), type="BadRequest", non_retryable=True) from None
+        if ended:
+            raise ApplicationError("instruct: the job has ended; start a new job")
+        turns = self.turn + len(self.instructions)
+        if turns >= max_turns:
+            raise ApplicationError(f"instruct: the job has {turns} turns (follow_up.max_turns="
+                                   f"{max_turns}); the instruction was refused")
+        return text
+
+    def queue_instruction(self, text: str) -> str:
+        self.instructions.append(text)
+        return (f"instruction queued as turn {self.turn + len(self.instructions)}: it starts "
+                "when the current turn completes")
+
+    def on_instruct_signal(self, raw: object, max_turns: int, ended: bool) -> None:
+        """The `instruct` signal (the Temporal CLI's and the web UI's way): like the update,
+        a refused one is kept in `rejected`."""
+        try:
+            self.queue_instruction(self.check_instruction(raw, max_turns, ended))
+        except ApplicationError as e:
+            self.reject(f"{e.message}; the signal was ignored")
 
     def reject(self, why: str) -> None:
         at = workflow.now().strftime("%Y-%m-%d %H:%M:%S")

@@ -71,6 +71,7 @@ class Progress:
     last_step: str = ""
     last_rewind: str = ""
     recent: list[StepLine] = field(default_factory=list)  # the last 30 steps
+    waiting_until: str = ""  # a completed turn waiting for the next instruction: until when
 
 
 def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView | None,
@@ -81,7 +82,9 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
                  pending_approvals=list(steering.approvals.values()),
                  rejected=list(steering.rejected), last_rewind=p.last_rewind,
-                 rewinds_waiting=len(steering.rewinds))
+                 rewinds_waiting=len(steering.rewinds), turn=steering.turn,
+                 instructions_waiting=len(steering.instructions),
+                 waiting_until=p.waiting_until)
     if view is None or view.phase is None or cfg is None:
         return s
     ph, t = view.phase, view.totals

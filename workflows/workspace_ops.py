@@ -142,6 +142,15 @@ class WorkspaceOps:
             workspace=self.ws, path=path, data={}, text=text), str, f"write {path}")
         return written
 
+    async def append_instruction(self, turn: int, text: str) -> str:
+        """A follow-up instruction at the end of instructions.md (the task every later
+        prompt shows), under its turn's heading."""
+        written: str = await self.activity(WRITE_OUTPUT, WriteOutputRequest(
+            workspace=self.ws, path=layout.INSTRUCTIONS, data={}, append=True,
+            text=f"\n\n## Follow-up instruction (turn {turn})\n\n{text}\n"), str,
+            f"append turn {turn} to {layout.INSTRUCTIONS}")
+        return written
+
     async def run_children(self, children: RunChildren) -> list[ChildOutcome]:
         return await child_jobs.run(children, self.ws, self.steering)
 

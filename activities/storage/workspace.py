@@ -222,7 +222,10 @@ class WorkspaceActivities:
 
     @activity.defn(name=WRITE_OUTPUT)
     async def write_output(self, req: WriteOutputRequest) -> str:
-        """One of the workflow's records: JSON `data`, or `text` (markdown) as it is."""
+        """One of the workflow's records: JSON `data`, or `text` (markdown) as it is, or
+        appended to the file (`append`)."""
+        if req.text is not None and req.append:
+            return await self._append(req.workspace, req.path, req.text)
         if req.text is not None:
             return await self._record(req.workspace, req.path, req.text,
                                       "text/markdown; charset=utf-8")
@@ -249,6 +252,28 @@ class WorkspaceActivities:
             except PreconditionFailed:
                 continue
         raise WorkspaceChanged(f"{path} keeps changing under the workflow; not written")
+
+    async def _append(self, ws, path: str, text: str) -> str:
+        """`text` added at the end of the file, once: a retry of an attempt that wrote it
+        finds the file ending with it and writes nothing (the append is the same bytes in
+        every attempt)."""
+        key = layout.key(ws.job_id, path)
+        for _ in range(3):
+            found = await self.s3.get_object(ws.bucket, key)
+            before = found[0].decode("utf-8", "replace") if found is not None else ""
+            if before.endswith(text):
+                return path
+            try:
+                if found is not None:  # a snapshot may name the version it replaces: kept
+                    await kept_versions.keep_if_held(self.s3, ws, path, found[1])
+                await self.s3.put(ws.bucket, key, (before + text).encode("utf-8", "replace"),
+                                  "text/markdown; charset=utf-8",
+                                  if_match=found[1] if found else None,
+                                  if_none_match=found is None)
+                return path
+            except PreconditionFailed:
+                continue
+        raise WorkspaceChanged(f"{path} keeps changing under the workflow; not appended to")
 
     def all(self) -> list:
         return [self.create_workspace, self.read_memory, self.load_todos, self.archive_phase,

@@ -28,6 +28,7 @@ from workflows.contract.inputs import (
     InputError,
     approve_request,
     from_raw,
+    instruction,
     job_id_problem,
     job_input,
     rewind_request,
@@ -54,6 +55,7 @@ from workflows.contract.names import (
     CHECKED_TOOLS,
     CONTROL_TOOLS,
     CREATE_WORKSPACE,
+    INSTRUCT,
     JOB_FAILED_ERROR,
     LIST_TOOLS,
     LOAD_CONFIG,
@@ -116,7 +118,7 @@ from workflows.contract.requests import (
 __all__ = [
     "ARCHIVE_PHASE", "CALL_MODEL", "CHECK_COMPLETION", "CHECK_FILES", "CHECKED_TOOLS",
     "CONTROL_TOOLS", "CREATE_WORKSPACE",
-    "JOB_FAILED_ERROR",
+    "INSTRUCT", "JOB_FAILED_ERROR",
     "LIST_TOOLS", "LOAD_CONFIG", "LOAD_TODOS", "READ_MEMORY",
     "RESTORE_WORKSPACE", "RUN_TOOL", "SA_COST", "SA_LAST_ERROR",
     "SA_PHASE", "SA_PHASE_NUMBER", "SA_STATUS", "SA_STRATEGY", "SA_TODO", "SA_TODOS",
@@ -137,6 +139,6 @@ __all__ = [
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
     "Usage", "VerifyCompletionRequest", "WorkspaceRef",
     "WriteOutputRequest", "RewindRequest",
-    "NO_INPUT", "approve_request", "from_raw", "job_id_problem", "job_input",
+    "NO_INPUT", "approve_request", "from_raw", "instruction", "job_id_problem", "job_input",
     "rewind_request",
 ]

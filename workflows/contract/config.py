@@ -434,6 +434,16 @@ class CompletionSettings(_Strict):
         return self
 
 
+class FollowUpSettings(_Strict):
+    """Follow-up instructions (the `instruct` update or signal): a job that completed a turn
+    waits for the next instruction instead of ending (docs/cli.md, "instruct")."""
+
+    wait_seconds: int = Field(0, ge=0, le=30 * 86400)
+    """Seconds a completed turn waits for an instruction, then the job ends (0: at once)."""
+    max_turns: int = Field(20, ge=1, le=1000)
+    """Turns at most, the first included; an instruction beyond them is refused."""
+
+
 class JobConfig(_Strict):
     """A job's config: `configs/<job>/config.yaml` (or an inline object) over its `extends`
     chain, down to `configs/defaults.yaml`."""
@@ -472,6 +482,7 @@ class JobConfig(_Strict):
     plan_revise_execute: PlanReviseExecuteSettings = PlanReviseExecuteSettings()
     nested: NestedSettings = NestedSettings()
     auto: AutoSettings = AutoSettings()
+    follow_up: FollowUpSettings = FollowUpSettings()
 
     @model_validator(mode="after")
     def _deliverables(self) -> JobConfig:

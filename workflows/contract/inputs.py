@@ -131,6 +131,20 @@ def job_input(raw: object) -> JobInput:
                     deliverables=deliverables)
 
 
+def instruction(raw: object) -> str:
+    """The `instruct` update or signal: the job's next instruction, markdown (or
+    {"instruction": markdown})."""
+    if isinstance(raw, Mapping):
+        d = _object(raw, "instruct", ("instruction",), 'e.g. {"instruction": "Now add ..."}')
+        raw = d.get("instruction")
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_INSTRUCTIONS_CHARS:
+        raise InputError(f"instruct: the instruction must be a non-empty string of markdown "
+                         f"(at most {MAX_INSTRUCTIONS_CHARS} characters), got {shown(raw)}")
+    if _SURROGATE.search(raw):
+        raise InputError("instruct: the instruction is not valid Unicode")
+    return raw.strip()
+
+
 def rewind_request(raw: object, restore: bool = True) -> RewindRequest:
     """The `rewind` signal: an issue string, or `{"issue": string, "restore_phase": N}`
     (`restore_phase` optional, a phase number >= 1; `restore=False`: not a known key, as

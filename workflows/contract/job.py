@@ -137,7 +137,8 @@ class DeliverablesView(BaseModel):
 
 class JobState(BaseModel):
     job_id: str
-    status: str  # starting | running | paused | waiting_approval | completed | ...
+    status: str  # starting | running | paused | waiting_approval | waiting_for_instructions
+    # | completed | ...
     run: int = 1  # which run of the job's continue-as-new chain this is
     strategy: str = "phase_alternation"
     # what the strategy adds (JSON): auto's class and route, the plan and its evaluations,
@@ -164,6 +165,11 @@ class JobState(BaseModel):
     current_todo: str = ""  # "3. Draft the GoBD requirement" (empty: none open)
     last_rewind: str = ""  # the last rewind, with what its restore did
     rewinds_waiting: int = 0  # rewind signals received, applied at the next step boundary
+    turn: int = 1  # follow-up turns: 1, then one more per instruction taken (`instruct`)
+    instructions_waiting: int = 0  # instructions queued for the turns after this one
+    # while a completed turn waits for the next instruction (status waiting_for_instructions):
+    # when the job ends completed if none arrives (ISO 8601, UTC)
+    waiting_until: str = ""
     deliverables: DeliverablesView = DeliverablesView()
     workspace: str = ""  # where the job's files are: s3://<bucket>/<prefix>/ (the CLI reads it)
     # tool calls whose effect is unknown (at-most-once, an earlier attempt unfinished)

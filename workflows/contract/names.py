@@ -11,6 +11,7 @@ from temporalio.common import SearchAttributeKey
 
 TASK_QUEUE = "switchback"
 WORKFLOW_TYPE = "AgentJob"
+INSTRUCT = "instruct"  # the update and signal that give a job its next instruction
 JOB_FAILED_ERROR = "SwitchbackJobFailed"  # the one error type a failed job ends with
 
 # Activity names: the workflow refers to activities only by these.

@@ -120,6 +120,9 @@ class WriteOutputRequest(BaseModel):
     path: str  # relative to the workspace, e.g. output/completion.json
     data: dict[str, Any]
     text: str | None = None  # set: written as it is (a markdown record) instead of `data`
+    # `text` added at the end of the file (a follow-up instruction to instructions.md), once:
+    # an attempt that finds the file already ending with it writes nothing
+    append: bool = False
 
 
 class SnapshotRequest(BaseModel):

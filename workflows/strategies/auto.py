@@ -192,6 +192,12 @@ class Auto(Strategy):
             return self._call([])
         return await self._routed(self.route.complexity, self.route.reasons)
 
+    async def follow_up(self, instruction: str, turn: int) -> NextStep:
+        """The routed strategy's next turn (classified once, at the start)."""
+        if self.inner is not None:
+            return await self.inner.follow_up(instruction, turn)
+        return await super().follow_up(instruction, turn)
+
     async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         if self.inner is not None:
             return await self.inner.interrupt(what, reason, status)

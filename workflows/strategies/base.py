@@ -285,10 +285,23 @@ class Strategy(ABC):
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         """Tokens spent outside the model steps (summaries) count like any others."""
 
+    async def follow_up(self, instruction: str, turn: int) -> NextStep:
+        """The job's next turn, after a completed one: a follow-up instruction (already at
+        the end of instructions.md). A strategy says what a turn is; by default a rewind
+        whose issue is the instruction."""
+        return await self.interrupt("rewind", follow_up_issue(instruction, turn))
+
     async def complete(self, result: JobResult) -> NextStep:
         """Write output/completion.json, then end with `result`."""
         await self.port.write_output(layout.COMPLETION, result.model_dump())
         return Complete(result)
+
+
+def follow_up_issue(instruction: str, turn: int) -> str:
+    """What a strategic phase is told when a follow-up instruction starts turn `turn`."""
+    return (f"The user gave a follow-up instruction (turn {turn}, now at the end of "
+            f"instructions.md): {instruction}\nThe earlier turns' work is in the workspace; "
+            "plan what this instruction needs.")
 
 
 def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfig,

@@ -59,6 +59,7 @@ from workflows.strategies.base import (
     Strategy,
     StrategyView,
     Totals,
+    follow_up_issue,
     job_result,
     nudge_for,
     plan_calls,
@@ -68,10 +69,11 @@ from workflows.todos import current_index, todo_block
 
 OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
 Kind = Literal["strategic", "tactical"]
-Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work"]
+Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work", "follow_up"]
 
 TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
-          "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work"}
+          "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work",
+          "follow_up": "Follow-up: plan the new instruction"}
 
 
 class Phase(BaseModel):
@@ -292,6 +294,22 @@ class PhaseAlternation(Strategy):
         await self._archive(ph, status, reason)
         return await self._complete(status, reason)
 
+    async def follow_up(self, instruction: str, turn: int) -> NextStep:
+        """The next turn: the finished phase archived, then a strategic phase that re-plans
+        around the instruction (a transition phase's todos, the instruction as its issue). A
+        turn is not a rewind: the loop breakers count afresh."""
+        ph = self._ph()
+        self.completion, self.pending, self.final_status = None, None, "completed"
+        self.loops = self.loops.model_copy(update={"idle_phases": 0, "rewinds": 0,
+                                                   "refusals": 0})
+        issue = follow_up_issue(instruction, turn)
+        await self._write_archive(ph, "completed", "")
+        nxt = self._strategic_phase(ph.number + 1, "follow_up", issue, ph, "completed")
+        if nxt.number > self.cfg.config.limits.max_phases:
+            limit = self.cfg.config.limits.max_phases
+            return ReportError(f"the job reached limits.max_phases={limit}", code="phase_limit")
+        return await self._enter(nxt)
+
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         ph = self._ph()
         ph.tokens_in += tokens_in
@@ -322,7 +340,7 @@ class PhaseAlternation(Strategy):
         archived = (layout.archive_path(number - 1) if number > 1 and ps.archive_on_transition
                     else "(none yet)")
         todos, evidence = ritual.strategic_todos(
-            self._predefined(), "transition" if variant == "work" else variant,
+            self._predefined(), "transition" if variant in ("work", "follow_up") else variant,
             {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
              "archive": archived})
         previous = "" if before is None else ritual.digest(
@@ -336,7 +354,7 @@ class PhaseAlternation(Strategy):
         self.phase = phase
         self.totals.phases += count
         memory = await self.port.read_memory()
-        if phase.variant not in ("transition", "rewind"):
+        if phase.variant not in ("transition", "rewind", "follow_up"):
             return self._first_call(phase, memory)
         return self._first_call(phase, memory, completion_gate.status_note(
             await self.port.deliverables()))
@@ -456,6 +474,10 @@ class PhaseAlternation(Strategy):
         self._record(ph, status)
         if ph.kind == "tactical":  # a later plan must not do this again
             self.loops.archived([t.content for t in ph.todos if t.status == "completed"])
+        await self._write_archive(ph, status, issue)
+
+    async def _write_archive(self, ph: Phase, status: str, issue: str) -> None:
+        """archive/phase_<n>.yaml (when configured)."""
         if not self.cfg.config.phase_settings.archive_on_transition:
             return
         record = {"phase": ph.number, "title": ph.title, "status": status,

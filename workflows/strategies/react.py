@@ -161,6 +161,14 @@ class React(Strategy):
             return await self._enter(Attempt(number=n, variant=what, issue=reason))
         return await self._complete("cancelled" if what == "cancel" else status, reason)
 
+    async def follow_up(self, instruction: str, turn: int) -> NextStep:
+        """The next turn: the conversation goes on with the instruction as the user's next
+        message (it is at the end of instructions.md too, for a later attempt)."""
+        self.completion, self.final_status = None, "completed"
+        self.attempt.nudges = 0
+        return self._call([f"Follow-up instruction (turn {turn}): {instruction}\n\nDo it "
+                           "with the tools; call job_complete when it is done."])
+
     def add_usage(self, tokens_in: int, tokens_out: int) -> None:
         self.attempt.tokens_in += tokens_in
         self.attempt.tokens_out += tokens_out

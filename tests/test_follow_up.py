@@ -1,0 +1,186 @@
+"""Follow-up instructions: a job that completed a turn takes its next instruction (`instruct`:
+the update, the CLI, the signal the Temporal CLI and the web UI send) with its workspace
+and memory kept, waits for it (status waiting_for_instructions, follow_up.wait_seconds),
+survives a worker kill between turns, and ends completed when none comes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from tests import strategy_scripts as scripts
+from tests.conftest import running_worker
+from tests.scripts import bootstrap, call, finish, step, tactical, transition
+from tests.test_durability import wait_started, worker_process
+from tests.waits import temporal_cli, wait_state
+from workflows.contract import InputError, JobState, instruction
+
+ROOT = Path(__file__).resolve().parent.parent
+REACT = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_seconds": 2}}
+PA = {"extends": "creator", "llm": {"heartbeat_timeout_seconds": 2}}
+GAMMA = "gamma: the third letter\n"
+FOLLOW_UP = "Also write notes/c.md about gamma."
+
+
+def starter(client, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host}
+    return subprocess.run([sys.executable, "starter.py", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def react_turns() -> list[dict]:
+    return scripts.react() + [
+        step(call("write_file", path="notes/c.md", content=GAMMA)),
+        step(call("job_complete", summary="added notes/c.md", deliverables=["notes/c.md"],
+                  confidence=0.9))]
+
+
+async def test_a_react_job_takes_its_next_instruction_across_a_worker_kill(
+        client, task_queue, start_job, model_server, s3, tmp_path):
+    config = {**REACT, "follow_up": {"wait_seconds": 600}}
+    first = worker_process(client, task_queue, tmp_path / "w1.log")
+    try:
+        await wait_started(tmp_path / "w1.log")
+        handle = await start_job(react_turns(), model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        st = await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        assert st.turn == 1 and st.waiting_until and st.instructions_waiting == 0
+        os.killpg(first.pid, signal.SIGKILL)  # between turns
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+    second = worker_process(client, task_queue, tmp_path / "w2.log")
+    try:
+        await wait_started(tmp_path / "w2.log")
+        out = starter(client, "instruct", handle.id, FOLLOW_UP)
+        assert out.returncode == 0, out.stderr
+        assert "instruction queued as turn 2" in out.stdout
+        st = await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
+                              and s.turn == 2)
+        handle_result = handle.result()
+        await handle.cancel()  # a waiting job that is cancelled ends cancelled
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(handle_result, 60)
+    finally:
+        second.terminate()
+        second.wait(10)
+    assert st.deliverables.refusals == 0
+    requests = model_server.requests(handle.id)
+    assert len(requests) == 7
+    turn2 = requests[5]["messages"]  # the conversation goes on: turn 1's calls are in it
+    assert FOLLOW_UP in turn2[-1]["content"] and "turn 2" in turn2[-1]["content"]
+    assert any(m.get("tool_calls") for m in turn2[:-1])
+    assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
+    text = (await s3.get("switchback", f"{handle.id}/instructions.md")).decode()
+    assert text.startswith(scripts.INSTRUCTIONS.rstrip("\n"))
+    assert text.endswith(f"\n\n## Follow-up instruction (turn 2)\n\n{FOLLOW_UP}\n")
+    done = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
+    assert done["status"] == "cancelled"
+
+
+async def test_an_instruction_sent_while_the_turn_runs_starts_the_next_phase_alternation_turn(
+        client, task_queue, start_job, model_server, s3):
+    """The Temporal CLI's signal, sent during turn 1: the job goes on with it when turn 1
+    completes (follow_up.wait_seconds 0: no waiting after turn 2)."""
+    turn1 = bootstrap("Phase A", 2) + tactical(2, "a") + finish("turn one", ["work/a_1.md"])
+    turn2 = transition("Gamma", 2) + tactical(2, "g") + finish("turn two", ["work/g_1.md"])
+    turn1[2] = {**turn1[2], "latency_ms": 1500}  # the signal lands during turn 1
+    async with running_worker(client, task_queue):
+        handle = await start_job(turn1 + turn2, model_server, config=PA, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.steps_total >= 1)
+        temporal_cli(client, "workflow", "signal", "--workflow-id", handle.id, "--name",
+                     "instruct", "--input", json.dumps(FOLLOW_UP))
+        st = await wait_state(handle, lambda s: s.instructions_waiting == 1)
+        assert st.turn == 1 and st.status == "running"
+        result = await handle.result()
+        st = await handle.query("state", result_type=JobState)
+    assert result.status == "completed" and result.summary == "turn two"
+    assert st.turn == 2 and st.instructions_waiting == 0
+    variants = [p["variant"] for p in st.phases]
+    assert variants[-3:] == ["follow_up", "work", "transition"]
+    requests = model_server.requests(handle.id)
+    assert len(requests) == len(turn1) + len(turn2)
+    follow = requests[len(turn1)]["messages"]
+    assert follow[0]["role"] == "system"  # a strategic phase: the instruction in its prompt
+    assert FOLLOW_UP in follow[0]["content"] and "turn 2" in follow[0]["content"]
+    assert FOLLOW_UP in follow[0]["content"].split("## The task (instructions.md)")[1]
+    for path in ("work/a_1.md", "work/g_1.md", "work/g_2.md"):
+        assert await s3.get("switchback", f"{handle.id}/{path}") is not None
+    archived = await s3.get("switchback", f"{handle.id}/archive/phase_3.yaml")
+    assert archived is not None and b"status: completed" in archived
+
+
+async def test_without_an_instruction_the_job_ends_completed_and_takes_no_more(
+        client, task_queue, start_job, model_server, s3):
+    config = {**REACT, "follow_up": {"wait_seconds": 8, "max_turns": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(scripts.react(), model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        for bad, why in (("   ", "non-empty string"), ({"text": "x"}, 'unknown key "text"')):
+            with pytest.raises(WorkflowUpdateFailedError) as e:
+                await handle.execute_update("instruct", bad, result_type=str)
+            assert why in str(e.value.cause)
+        temporal_cli(client, "workflow", "signal", "--workflow-id", handle.id, "--name",
+                     "instruct", "--input", '""')
+        st = await wait_state(handle, lambda s: bool(s.rejected))
+        assert "instruct: the instruction must be a non-empty string" in st.rejected[-1]
+        result = await handle.result()
+        st = await handle.query("state", result_type=JobState)
+        with pytest.raises((WorkflowUpdateFailedError, RPCError)):
+            await handle.execute_update("instruct", FOLLOW_UP, result_type=str)
+    assert result.status == "completed" and st.status == "completed" and st.turn == 1
+    assert not st.waiting_until
+    assert len(model_server.requests(handle.id)) == len(scripts.react())
+
+
+async def test_instructions_beyond_max_turns_are_refused(client, task_queue, start_job,
+                                                         model_server):
+    config = {**REACT, "follow_up": {"wait_seconds": 600, "max_turns": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(react_turns(), model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        answer = await handle.execute_update("instruct", {"instruction": FOLLOW_UP},
+                                             result_type=str)
+        assert answer.startswith("instruction queued as turn 2")
+        with pytest.raises(WorkflowUpdateFailedError) as e:
+            await handle.execute_update("instruct", "one more", result_type=str)
+        assert "follow_up.max_turns=2" in str(e.value.cause)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
+                         and s.turn == 2)
+        await handle.cancel()
+
+
+def test_the_instruction_is_checked():
+    assert instruction("  do more  ") == "do more"
+    assert instruction({"instruction": "x"}) == "x"
+    for bad in ("", 5, None, {"instruction": 3}, "x" * 200_001):
+        with pytest.raises(InputError):
+            instruction(bad)
+
+
+async def test_an_append_is_written_once(s3):
+    from activities.storage.workspace import WorkspaceActivities
+    from workflows.contract import WorkspaceRef, WriteOutputRequest
+
+    ws = WorkspaceRef(bucket="switchback", job_id=f"append-{os.getpid()}")
+    await s3.put("switchback", f"{ws.job_id}/instructions.md", b"# Task\n", "text/markdown")
+    acts = WorkspaceActivities(s3)
+    req = WriteOutputRequest(workspace=ws, path="instructions.md", data={}, append=True,
+                             text="\n\n## Follow-up instruction (turn 2)\n\nmore\n")
+    for _ in range(2):  # a retried attempt finds its text there
+        await acts.write_output(req)
+    got = (await s3.get("switchback", f"{ws.job_id}/instructions.md")).decode()
+    assert got == "# Task\n\n\n## Follow-up instruction (turn 2)\n\nmore\n"
