@@ -128,6 +128,10 @@ async def test_without_an_instruction_the_job_ends_completed_and_takes_no_more(
         handle = await start_job(scripts.react(), model_server, config=config, documents=[],
                                  instructions=scripts.INSTRUCTIONS)
         await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        meta = await handle.query("__temporal_workflow_metadata")  # what the web UI offers
+        assert "instruct" in {d.name for d in meta.definition.signal_definitions}
+        assert "instruct" in {d.name for d in meta.definition.update_definitions}
+        assert "waiting for the next instruction" in meta.current_details
         for bad, why in (("   ", "non-empty string"), ({"text": "x"}, 'unknown key "text"')):
             with pytest.raises(WorkflowUpdateFailedError) as e:
                 await handle.execute_update("instruct", bad, result_type=str)

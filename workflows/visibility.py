@@ -238,6 +238,10 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
     if ph.number:
         head += f" · phase {ph.number} ({ph.kind}): {cut(ph.name, 100)}"
     lines = [head, ""]
+    if s.waiting_until:
+        lines += [f"**Turn {s.turn} completed: waiting for the next instruction** until "
+                  f"{s.waiting_until} (Send a Signal `instruct` with the instruction as JSON "
+                  "text, or `starter.py instruct JOB \"...\"`)", ""]
     if s.objective:
         lines += [f"**Job:** {cut(s.objective, 200)}", ""]
     if s.todos:
