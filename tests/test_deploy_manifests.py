@@ -121,12 +121,28 @@ def test_compose_workers(compose):
     # the image's checkout has configs/ under WORKDIR (COPY . .)
     assert env["SWITCHBACK_CONFIG_DIR"] == f"{dockerfile_workdir()}/configs"
     assert "TEMPORAL_API_KEY" not in env  # empty would still turn TLS on
-    assert set(w["depends_on"]) == {"temporal", "seaweedfs"}
+    assert w["depends_on"] == {  # the server up with its namespace, and S3
+        "temporal-namespace": {"condition": "service_completed_successfully"},
+        "seaweedfs": {"condition": "service_healthy"}}
 
 
 def test_compose_services(compose):
     s = compose["services"]
-    assert s["temporal"]["image"].startswith("temporalio/auto-setup:")
+    # the server image (auto-setup is retired): admin-tools sets up the schema first and
+    # creates the namespace once the server is healthy, all of one version
+    version = s["temporal"]["image"].removeprefix("temporalio/server:")
+    assert version != s["temporal"]["image"]
+    for job in ("temporal-schema", "temporal-namespace"):
+        assert s[job]["image"] == f"temporalio/admin-tools:{version}"
+    assert s["temporal"]["depends_on"] == {
+        "temporal-schema": {"condition": "service_completed_successfully"}}
+    assert s["temporal-namespace"]["depends_on"] == {
+        "temporal": {"condition": "service_healthy"}}
+    schema = s["temporal-schema"]["command"][0]
+    for db in ("temporal", "temporal_visibility"):
+        assert db in schema
+    assert "update-schema" in schema and "postgresql/v12" in schema
+    assert "namespace create -n default" in s["temporal-namespace"]["command"][0]
     assert s["temporal"]["environment"]["DB"] == "postgres12"
     assert s["temporal"]["environment"]["POSTGRES_SEEDS"] == "postgresql"
     assert s["temporal-ui"]["image"].startswith("temporalio/ui:")
