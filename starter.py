@@ -145,7 +145,10 @@ def parser() -> argparse.ArgumentParser:
     for name, command in app_commands().items():
         if name not in sub.choices:  # an app never shadows a command of switchback's own
             ap = sub.add_parser(name, help=command.help, description=command.description or None)
-            command.add_arguments(ap)
+            try:
+                command.add_arguments(ap)
+            except Exception as e:  # a broken package must not break the CLI
+                print(f"{PROG}: app command {name!r}: {type(e).__name__}: {e}", file=sys.stderr)
             ap.set_defaults(app_command=command)
     return p
 

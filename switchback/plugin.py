@@ -193,10 +193,14 @@ class WorkerParts:
 
 
 async def close_apps() -> None:
-    """Each installed app's `close` (the document app: its graph store)."""
+    """Each installed app's `close` (the document app: its graph store); one that fails is
+    logged and the others still close."""
     for app in installed_apps():
         if app.close is not None:
-            await app.close()
+            try:
+                await app.close()
+            except Exception:
+                log.exception("app %s: close failed", app.name)
 
 
 class SwitchbackPlugin(SimplePlugin):

@@ -491,7 +491,10 @@ SIGNALS = [
     signal("unknown-signal", "rewnid", '"x"', "unknown signal 'rewnid' (known: rewind, pause, "
            "resume, instruct); the signal was ignored"),
     signal("instruct-number", "instruct", "5", "instruct: the instruction must be a non-empty "
-           "string of markdown (at most 200000 characters), got 5; the signal was ignored"),
+           "string of markdown (at most 20000 characters; longer material belongs in a "
+           "workspace document), got 5; the signal was ignored"),
+    signal("instruct-two-inputs", "instruct", ['"a"', '"b"'], "instruct: takes one input (the "
+           "instruction), got 2; the signal was ignored"),
     signal("instruct-surrogate", "instruct", '"a\\ud800"', "instruct: the payload contains "
            "text that is not valid Unicode (a lone surrogate)"),
     signal("rewind-21st", "rewind", '"one too many"', "rewind: 20 rewinds already wait for the "

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.service import RPCError
 
 from tests import strategy_scripts as scripts
@@ -69,8 +70,9 @@ async def test_a_react_job_takes_its_next_instruction_across_a_worker_kill(
                               and s.turn == 2)
         handle_result = handle.result()
         await handle.cancel()  # a waiting job that is cancelled ends cancelled
-        with pytest.raises(WorkflowFailureError):
+        with pytest.raises(WorkflowFailureError) as failed:
             await asyncio.wait_for(handle_result, 60)
+        assert isinstance(failed.value.cause, CancelledError)
     finally:
         second.terminate()
         second.wait(10)
@@ -129,8 +131,9 @@ async def test_without_an_instruction_the_job_ends_completed_and_takes_no_more(
                                  instructions=scripts.INSTRUCTIONS)
         await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
         meta = await handle.query("__temporal_workflow_metadata")  # what the web UI offers
-        assert "instruct" in {d.name for d in meta.definition.signal_definitions}
         assert "instruct" in {d.name for d in meta.definition.update_definitions}
+        (custom,) = [d for d in meta.definition.signal_definitions if not d.name]
+        assert "instruct (Custom, name it instruct)" in custom.description
         assert "waiting for the next instruction" in meta.current_details
         for bad, why in (("   ", "non-empty string"), ({"text": "x"}, 'unknown key "text"')):
             with pytest.raises(WorkflowUpdateFailedError) as e:
@@ -162,15 +165,42 @@ async def test_instructions_beyond_max_turns_are_refused(client, task_queue, sta
         with pytest.raises(WorkflowUpdateFailedError) as e:
             await handle.execute_update("instruct", "one more", result_type=str)
         assert "follow_up.max_turns=2" in str(e.value.cause)
-        await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
-                         and s.turn == 2)
-        await handle.cancel()
+        result = await handle.result()  # the last turn waits for no instruction
+        st = await handle.query("state", result_type=JobState)
+    assert result.status == "completed" and result.summary == "added notes/c.md"
+    assert st.turn == 2 and not st.waiting_until
+
+
+def test_the_instruction_is_checked_and_an_ended_job_takes_none():
+    from workflows.steering import MAX_QUEUED_INSTRUCTIONS, Steering
+
+    s = Steering()
+    assert s.check_instruction("more", None, False) == "more"  # config not loaded yet
+    with pytest.raises(ApplicationError, match="the job has ended"):
+        s.check_instruction("more", 20, True)
+    s.instructions = ["x"] * MAX_QUEUED_INSTRUCTIONS
+    with pytest.raises(ApplicationError, match="already wait for their turn"):
+        s.check_instruction("more", 20, False)
+
+
+def test_follow_ups_survive_a_long_task_in_the_prompt():
+    from activities.model.calls import cut_instructions
+
+    task = "# Task\n\n" + "words " * 3000
+    text = f"{task}\n\n## Follow-up instruction (turn 2)\n\nnow add c.md\n".strip()
+    shown = cut_instructions(text, 6000)
+    assert len(shown) < 6200 and shown.startswith("# Task")
+    assert shown.endswith("## Follow-up instruction (turn 2)\n\nnow add c.md")
+    assert "[... instructions.md has" in shown
+    assert cut_instructions(task.strip(), 6000) == (  # no follow-up: as before
+        f"{task.strip()[:6000]}\n\n[... instructions.md has {len(task.strip()):,} characters; "
+        "read_file it from offset 6000 for the rest]")
 
 
 def test_the_instruction_is_checked():
     assert instruction("  do more  ") == "do more"
     assert instruction({"instruction": "x"}) == "x"
-    for bad in ("", 5, None, {"instruction": 3}, "x" * 200_001):
+    for bad in ("", 5, None, {"instruction": 3}, "x" * 20_001):
         with pytest.raises(InputError):
             instruction(bad)
 

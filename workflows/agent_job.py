@@ -30,7 +30,7 @@ loop carries its decisions out, with collaborators that each take what they need
     Verifier                 the verified end: job_complete refused while deliverables are
                              missing, `completed` only with them there (verification.py)
 
-Steering: signals `rewind(issue)`, `pause`, `resume`, `instruct`; updates `approve`,
+Steering: signals `rewind(issue)`, `instruct`, `pause`, `resume`; updates `approve`,
 `instruct`; query `state`.
 """
 
@@ -112,7 +112,8 @@ class AgentJob:
 
     @workflow.signal(dynamic=True, description='rewind (choose "Custom", name it rewind): '
                      're-plan around an issue at the next step: "issue" or {"issue": "...", '
-                     '"restore_phase": N} (files back to phase N)')
+                     '"restore_phase": N} (files back to phase N); instruct (Custom, name it '
+                     'instruct): the next instruction, "markdown", a follow-up turn')
     def signal(self, name: str, args: Sequence[RawValue]) -> None:
         """`rewind` (the panic button for a person: takes effect at the next step boundary;
         an issue string or {"issue": ..., "restore_phase": N}) and any signal of an unknown
@@ -120,7 +121,8 @@ class AgentJob:
         fail the workflow task or be dropped without a trace: what does not fit is in
         `state.rejected`."""
         ph = self._view().phase
-        self.steering.on_signal(name, args, ph.number if ph else 0)
+        self.steering.on_signal(name, args, ph.number if ph else 0, self._max_turns(),
+                                self._ended)
 
     @workflow.signal(name="pause", description="Pause at the next step boundary (no input)")
     def pause(self) -> None:
@@ -149,15 +151,12 @@ class AgentJob:
     def _validate_instruct(self, req: RawValue = NO_INPUT) -> None:
         self._check_instruction(req)  # rejected: an ApplicationError saying why
 
-    @workflow.signal(name=INSTRUCT, description='The next instruction, a follow-up turn: '
-                     '"markdown" (the update `instruct` says whether it was taken)')
-    def instruct_signal(self, req: RawValue = NO_INPUT) -> None:
-        max_turns = self.cfg.config.follow_up.max_turns if self.cfg else 1
-        self.steering.on_instruct_signal(req, max_turns, self._ended)
-
     def _check_instruction(self, req: RawValue) -> str:
-        max_turns = self.cfg.config.follow_up.max_turns if self.cfg else 1
-        return self.steering.check_instruction(req, max_turns, self._ended)
+        return self.steering.check_instruction(req, self._max_turns(), self._ended)
+
+    def _max_turns(self) -> int | None:
+        """follow_up.max_turns (None before the config is loaded: a run's first task)."""
+        return self.cfg.config.follow_up.max_turns if self.cfg else None
 
     @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
     def state(self) -> JobState:
@@ -177,6 +176,8 @@ class AgentJob:
         try:
             result = await self._run(job)
         except BaseException as e:
+            self._end_turns("the job was cancelled" if is_cancelled_exception(e)
+                            else "the job failed")
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
@@ -187,7 +188,7 @@ class AgentJob:
                 raise job_failed(failed.what, failed.code) from e
             self._publish()
             raise
-        self._ended = True
+        self._end_turns(f"the job ended {result.status}")
         self.progress.status = result.status
         self._publish()
         await workflow.wait_condition(workflow.all_handlers_finished)
@@ -213,15 +214,19 @@ class AgentJob:
                     self._record_step()
                     step = await self._strategy().after_tools(outcomes)
                 elif isinstance(step, Complete):
-                    result = await self._verifier().finish(step.result)
+                    result = await self._verifier().finish(
+                        step.result, upgrade=self.steering.turn == 1)
                     nxt = await self._next_turn(result)
                     if nxt is None:
                         return result
                     step = nxt
-                elif step.code in completion.UPGRADABLE and (
+                elif self.steering.turn == 1 and step.code in completion.UPGRADABLE and (
                         done := await self._verifier().completed_anyway(
                             self._view().totals, step.what)):
-                    return done
+                    nxt = await self._next_turn(done)
+                    if nxt is None:
+                        return done
+                    step = nxt
                 else:
                     await self._fail(step.what, step.code)
         except StepFailed as e:
@@ -340,7 +345,14 @@ class AgentJob:
         (every later prompt has it) and the strategy starts its next turn (`follow_up`)."""
         assert self.cfg
         wait = self.cfg.config.follow_up.wait_seconds
-        if result.status != "completed" or not (self.steering.instructions or wait):
+        if result.status != "completed":
+            self._end_turns(f"the job ended {result.status}")
+            return None
+        if self.steering.turn >= self.cfg.config.follow_up.max_turns:
+            self._end_turns(f"the job had its {self.steering.turn} turns "
+                            f"(follow_up.max_turns)")
+            return None  # (the last turn: no instruction can be taken, none is waited for)
+        if not (self.steering.instructions or wait):
             return None
         if not self.steering.instructions:
             self.progress.status = "waiting_for_instructions"
@@ -355,12 +367,12 @@ class AgentJob:
                     return None
             finally:
                 self.progress.waiting_until = ""
+        self.progress.status = "running"
         text = self.steering.instructions.pop(0)
         self.steering.turn += 1
         turn = self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
         self._workspace_ops().completion.refusals = 0  # the new turn's job_complete
-        self.progress.status = "running"
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step
@@ -445,7 +457,14 @@ class AgentJob:
 
     # -- ending ------------------------------------------------------------------------
 
+    def _end_turns(self, why: str) -> None:
+        """The job's result is decided: no instruction is taken any more, and those queued
+        are listed in `rejected` as not taken."""
+        self._ended = True
+        self.steering.drop_instructions(why)
+
     async def _fail(self, what: str, code: str) -> NoReturn:
+        self._end_turns("the job failed")
         ph = self._view().phase
         workflow.logger.error("job failed: %s", what, extra=log_extra(ph))
         self.progress.status, self.progress.last_error = "failed", what
@@ -456,6 +475,7 @@ class AgentJob:
 
     def _refuse(self, what: str, code: str) -> NoReturn:
         """Fail the job before it has a workspace: the typed error, the reason in `state`."""
+        self._end_turns("the job was refused")
         self.progress.status, self.progress.last_error = "failed", what
         workflow.logger.error("job refused: %s", what)
         self._publish()  # the reason persists on the page (memo)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from workflows.breakers import BreakerState
 from workflows.completion import CompletionState
@@ -49,8 +49,9 @@ class Carried(BaseModel):
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
     completion: CompletionState = CompletionState()  # the deliverables the model declared
-    instructions: list[str] = []  # follow-up instructions not yet taken
-    turn: int = 1
+    # follow-up instructions not yet taken (steering.MAX_QUEUED_INSTRUCTIONS at most)
+    instructions: list[str] = Field([], max_length=10)
+    turn: int = Field(1, ge=1)
 
 
 def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,

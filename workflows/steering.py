@@ -38,6 +38,7 @@ with workflow.unsafe.imports_passed_through():
 
 
 MAX_PENDING_REWINDS = 20  # more before the next step boundary are refused
+MAX_QUEUED_INSTRUCTIONS = 10  # follow-up instructions waiting for their turn, at most
 MAX_REJECTED = 10  # refused requests kept for `state`
 
 
@@ -55,10 +56,19 @@ class Steering:
         self.instructions: list[str] = []  # follow-up instructions not yet taken (`instruct`)
         self.turn = 1  # the job's turn: 1, then one more per instruction taken
 
-    def on_signal(self, name: str, args: Sequence[object], phase: int) -> None:
+    def on_signal(self, name: str, args: Sequence[object], phase: int,
+                  max_turns: int | None = None, ended: bool = False) -> None:
         """A signal the workflow has no handler of its own for: `rewind` (sent while the job
-        is in phase `phase`), or one it does not know (recorded as rejected)."""
-        if name != "rewind":
+        is in phase `phase`), `instruct` (the job's `max_turns`, None before its config is
+        loaded; `ended`: its result is decided), or one it does not know (recorded as
+        rejected). Each takes one input; more are refused, never fail the workflow task."""
+        if name == "instruct":
+            if len(args) != 1:
+                self.reject(f"instruct: takes one input (the instruction), got {len(args)}; "
+                            "the signal was ignored")
+            else:
+                self.on_instruct_signal(args[0], max_turns, ended)
+        elif name != "rewind":
             self.reject(f"unknown signal {name[:100]!r} (known: rewind, pause, resume, "
                         "instruct); the signal was ignored")
         elif len(args) > 1:
@@ -90,17 +100,21 @@ class Steering:
         if req.restore_phase is not None:
             self.restore_phase = req.restore_phase
 
-    def check_instruction(self, raw: object, max_turns: int, ended: bool) -> str:
+    def check_instruction(self, raw: object, max_turns: int | None, ended: bool) -> str:
         """The `instruct` update's validator (and the signal's check): a well-formed
-        instruction for a job that can still take a turn."""
+        instruction for a job that can still take a turn (`max_turns` None: the config is
+        not loaded yet - the first task of a run; the turn takes it or says why not)."""
         try:
             text = instruction(from_raw(raw, "instruct"))
         except InputError as e:
             raise ApplicationError(str(e), type="BadRequest", non_retryable=True) from None
         if ended:
             raise ApplicationError("instruct: the job has ended; start a new job")
+        if len(self.instructions) >= MAX_QUEUED_INSTRUCTIONS:
+            raise ApplicationError(f"instruct: {MAX_QUEUED_INSTRUCTIONS} instructions already "
+                                   "wait for their turn; the instruction was refused")
         turns = self.turn + len(self.instructions)
-        if turns >= max_turns:
+        if max_turns is not None and turns >= max_turns:
             raise ApplicationError(f"instruct: the job has {turns} turns (follow_up.max_turns="
                                    f"{max_turns}); the instruction was refused")
         return text
@@ -110,13 +124,19 @@ class Steering:
         return (f"instruction queued as turn {self.turn + len(self.instructions)}: it starts "
                 "when the current turn completes")
 
-    def on_instruct_signal(self, raw: object, max_turns: int, ended: bool) -> None:
+    def on_instruct_signal(self, raw: object, max_turns: int | None, ended: bool) -> None:
         """The `instruct` signal (the Temporal CLI's and the web UI's way): like the update,
         a refused one is kept in `rejected`."""
         try:
             self.queue_instruction(self.check_instruction(raw, max_turns, ended))
         except ApplicationError as e:
             self.reject(f"{e.message}; the signal was ignored")
+
+    def drop_instructions(self, why: str) -> None:
+        """The job ends: instructions still queued are not taken; `rejected` says so."""
+        for n, _ in enumerate(self.instructions, self.turn + 1):
+            self.reject(f"instruct: the instruction for turn {n} was not taken: {why}")
+        self.instructions = []
 
     def reject(self, why: str) -> None:
         at = workflow.now().strftime("%Y-%m-%d %H:%M:%S")

@@ -46,9 +46,11 @@ class Verifier:
         ops.completion.refusals += 1
         return completion.refusal(found, ops.completion.refusals, cfg)
 
-    async def finish(self, result: JobResult) -> JobResult:
+    async def finish(self, result: JobResult, upgrade: bool = True) -> JobResult:
         """The strategy's end, verified: `completed` only with the deliverables there; a
-        job stopped `stuck` whose declared deliverables are all there is completed."""
+        job stopped `stuck` whose declared deliverables are all there is completed (only
+        with `upgrade`: not in a follow-up turn, whose work the files of the turns before
+        do not show)."""
         ops = self.ops
         if result.status == "completed":
             claimed, bad = completion.valid(result.deliverables)
@@ -56,11 +58,14 @@ class Verifier:
                 else await ops.deliverables(claimed, bad)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
-        elif result.status == "stuck":
+        elif result.status == "stuck" and upgrade:
             found = await ops.deliverables()
             final = (completion.by_workflow(result, found, result.summary)
                      if found.declared and not found.problems
                      else result.model_copy(update={"missing": found.problems[:20]}))
+        elif result.status == "stuck":
+            found = await ops.deliverables()
+            final = result.model_copy(update={"missing": found.problems[:20]})
         else:
             final = result
         final = completion.with_unknown(final, ops.completion)

@@ -147,7 +147,7 @@ class WorkspaceOps:
         prompt shows), under its turn's heading."""
         written: str = await self.activity(WRITE_OUTPUT, WriteOutputRequest(
             workspace=self.ws, path=layout.INSTRUCTIONS, data={}, append=True,
-            text=f"\n\n## Follow-up instruction (turn {turn})\n\n{text}\n"), str,
+            text=f"\n\n{layout.FOLLOW_UP_HEADING}{turn})\n\n{text}\n"), str,
             f"append turn {turn} to {layout.INSTRUCTIONS}")
         return written
 

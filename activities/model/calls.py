@@ -165,11 +165,8 @@ class ModelActivities:
         if SLOT not in system or limit <= 0:
             return system
         text = await WorkspaceFiles(self.store.s3, ws).read_optional(layout.INSTRUCTIONS)
-        text = (text or "(instructions.md is empty)").strip()
-        if len(text) > limit:
-            text = (f"{text[:limit]}\n\n[... instructions.md has {len(text):,} characters; "
-                    f"read_file it from offset {limit} for the rest]")
-        return system.replace(SLOT, text)
+        return system.replace(SLOT, cut_instructions(
+            (text or "(instructions.md is empty)").strip(), limit))
 
     async def _answer(self, req: ModelRequest, held: dict[int, dict]) -> ModelReply:
         ws, conv = req.workspace, req.conversation
@@ -355,3 +352,20 @@ def _inline_message(m) -> dict:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
     return {"role": "user", "content": m.content}
+
+
+def cut_instructions(text: str, limit: int) -> str:
+    """instructions.md in at most ~`limit` characters: its start, and its follow-up
+    instructions (appended at its end, `layout.FOLLOW_UP_HEADING`) kept from their end -
+    the newest instruction is never the part cut away."""
+    if len(text) <= limit:
+        return text
+    at = text.find(f"\n\n{layout.FOLLOW_UP_HEADING}")
+    task, follow = (text, "") if at < 0 else (text[:at], text[at:].strip())
+    if len(follow) > limit // 2:
+        follow = f"[... earlier follow-up instructions cut]\n\n{follow[-(limit // 2):]}"
+    keep = max(0, limit - len(follow))
+    shown = task if len(task) <= keep else (
+        f"{task[:keep]}\n\n[... instructions.md has {len(text):,} characters; read_file it "
+        f"from offset {keep} for the rest]")
+    return f"{shown}\n\n{follow}" if follow else shown

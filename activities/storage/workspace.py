@@ -254,14 +254,14 @@ class WorkspaceActivities:
         raise WorkspaceChanged(f"{path} keeps changing under the workflow; not written")
 
     async def _append(self, ws, path: str, text: str) -> str:
-        """`text` added at the end of the file, once: a retry of an attempt that wrote it
-        finds the file ending with it and writes nothing (the append is the same bytes in
-        every attempt)."""
+        """`text` added at the end of the file, once: an attempt that finds it in the file
+        (a retry of one that wrote it, or a late one after a later append) writes nothing.
+        The text names its turn, so two appends never carry the same text."""
         key = layout.key(ws.job_id, path)
         for _ in range(3):
             found = await self.s3.get_object(ws.bucket, key)
             before = found[0].decode("utf-8", "replace") if found is not None else ""
-            if before.endswith(text):
+            if text in before:  # (a late attempt after a later append: not a second copy)
                 return path
             try:
                 if found is not None:  # a snapshot may name the version it replaces: kept

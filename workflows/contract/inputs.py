@@ -31,6 +31,7 @@ from workflows.contract import layout
 from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
 
 MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
+MAX_FOLLOW_UP_CHARS = 20_000  # a follow-up instruction (`instruct`)
 MAX_DOCUMENTS = 200
 MAX_REWIND_CHARS = 2_000
 MAX_NOTE_CHARS = 2_000
@@ -137,9 +138,10 @@ def instruction(raw: object) -> str:
     if isinstance(raw, Mapping):
         d = _object(raw, "instruct", ("instruction",), 'e.g. {"instruction": "Now add ..."}')
         raw = d.get("instruction")
-    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_INSTRUCTIONS_CHARS:
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_FOLLOW_UP_CHARS:
         raise InputError(f"instruct: the instruction must be a non-empty string of markdown "
-                         f"(at most {MAX_INSTRUCTIONS_CHARS} characters), got {shown(raw)}")
+                         f"(at most {MAX_FOLLOW_UP_CHARS} characters; longer material belongs "
+                         f"in a workspace document), got {shown(raw)}")
     if _SURROGATE.search(raw):
         raise InputError("instruct: the instruction is not valid Unicode")
     return raw.strip()

@@ -47,6 +47,8 @@ from __future__ import annotations
 INTERNAL = ".switchback"
 
 INSTRUCTIONS = "instructions.md"
+# a follow-up instruction appended to instructions.md starts with this heading (turn N)
+FOLLOW_UP_HEADING = "## Follow-up instruction (turn "
 MEMORY = "workspace.md"
 PLAN = "main_plan.md"
 TODOS = "todos.yaml"

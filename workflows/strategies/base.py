@@ -297,10 +297,14 @@ class Strategy(ABC):
         return Complete(result)
 
 
-def follow_up_issue(instruction: str, turn: int) -> str:
-    """What a strategic phase is told when a follow-up instruction starts turn `turn`."""
+def follow_up_issue(instruction: str, turn: int, limit: int = 2000) -> str:
+    """What a strategic phase is told when a follow-up instruction starts turn `turn` (the
+    instruction cut at `limit` characters: the whole of it is in instructions.md)."""
+    shown = instruction if len(instruction) <= limit else (
+        f"{instruction[:limit]} [... {len(instruction):,} characters: read the rest at the "
+        "end of instructions.md]")
     return (f"The user gave a follow-up instruction (turn {turn}, now at the end of "
-            f"instructions.md): {instruction}\nThe earlier turns' work is in the workspace; "
+            f"instructions.md): {shown}\nThe earlier turns' work is in the workspace; "
             "plan what this instruction needs.")
 
 

@@ -138,10 +138,12 @@ class Nested(PhaseAlternation):
         if c.budget.max_cost_usd:
             spent = cost_of(c.llm, self.totals.tokens_in, self.totals.tokens_out)
             budget["max_cost_usd"] = max(1e-6, (c.budget.max_cost_usd - spent) / count)
+        # a child does its todo and ends: it never waits for follow-up instructions
+        once = {"follow_up": {"wait_seconds": 0}} if c.follow_up.wait_seconds else {}
         return merge(dict(source) if isinstance(source, dict) else {"extends": source}, {
             "strategy": c.nested.inner_strategy, "workspace": {"within_parent": True},
             "deliverables": [],  # the parent's are the parent's to deliver
-            **({"budget": budget} if budget else {})})
+            **({"budget": budget} if budget else {}), **once})
 
 
 def merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

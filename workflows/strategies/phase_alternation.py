@@ -300,8 +300,7 @@ class PhaseAlternation(Strategy):
         turn is not a rewind: the loop breakers count afresh."""
         ph = self._ph()
         self.completion, self.pending, self.final_status = None, None, "completed"
-        self.loops = self.loops.model_copy(update={"idle_phases": 0, "rewinds": 0,
-                                                   "refusals": 0})
+        self.loops = ritual.Loops()  # (earlier turns' plans may be asked for again)
         issue = follow_up_issue(instruction, turn)
         await self._write_archive(ph, "completed", "")
         nxt = self._strategic_phase(ph.number + 1, "follow_up", issue, ph, "completed")

@@ -47,13 +47,14 @@ from workflows.strategies.base import (
     Strategy,
     StrategyView,
     Totals,
+    follow_up_issue,
     job_result,
     plan_calls,
 )
 from workflows.strategies.plan_records import PlanStep, Round
 
 Kind = Literal["plan", "evaluate", "step", "wrap_up"]
-Variant = Literal["work", "revision", "replan", "rewind", "wrap_up"]
+Variant = Literal["work", "revision", "replan", "rewind", "wrap_up", "follow_up"]
 READ_ONLY = ("read_file", "list_files", "search_files")
 OWN_TOOLS = frozenset({"submit_plan", "submit_evaluation", "step_result", "job_complete"})
 FINISH = {"plan": "call submit_plan", "evaluate": "call submit_evaluation",
@@ -67,7 +68,8 @@ STUCK = {"plan": "Submit the plan with submit_plan.",
          "wrap_up": "Call job_complete with what is done and what is not."}
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step", "wrap_up": "react"}
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
-          "rewind": "Rewind: reconsider the plan"}
+          "rewind": "Rewind: reconsider the plan",
+          "follow_up": "Plan the follow-up instruction"}
 
 
 class Stage(BaseModel):
@@ -212,6 +214,13 @@ class PlanReviseExecute(Strategy):
             return await self._complete()
         pending, self.pending = self.pending, None
         return await pending() if pending is not None else self._call([])
+
+    async def follow_up(self, instruction: str, turn: int) -> NextStep:
+        """The next turn: a plan stage for the instruction, with the finished plan and its
+        results in its prompt (its done steps stay done)."""
+        self.completion, self.pending, self.final_status = None, None, "completed"
+        return await self._next(self._plan_stage("follow_up", follow_up_issue(instruction,
+                                                                              turn)))
 
     async def interrupt(self, what: Interrupt, reason: str, status: str = "stuck") -> NextStep:
         st = self._st()

@@ -163,9 +163,10 @@ class React(Strategy):
 
     async def follow_up(self, instruction: str, turn: int) -> NextStep:
         """The next turn: the conversation goes on with the instruction as the user's next
-        message (it is at the end of instructions.md too, for a later attempt)."""
+        message (it is at the end of instructions.md too, for a later attempt); the history
+        has a record of the attempt per turn."""
         self.completion, self.final_status = None, "completed"
-        self.attempt.nudges = 0
+        self.attempt.nudges = self.attempt.steps = 0  # the step breakers count the turn
         return self._call([f"Follow-up instruction (turn {turn}): {instruction}\n\nDo it "
                            "with the tools; call job_complete when it is done."])
 
