@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml examples/documents/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml examples/documents/pyproject.toml examples/bfcl/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
@@ -14,6 +14,10 @@ $(STAMP):
 	$(BIN)/pip install --quiet -e '.[dev]' -c requirements/dev.lock  # the versions CI ran
 	$(BIN)/pip install --quiet -e examples/documents -c requirements/dev.lock  # the document app (make demo)
 	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
+	# BFCL's multi-turn data, API classes and checker (examples/bfcl); its declared
+	# dependencies pull torch and model SDKs it never imports for this, so without them
+	$(BIN)/pip install --quiet --no-deps bfcl-eval==2026.3.23
+	$(BIN)/pip install --quiet -e examples/bfcl -c requirements/dev.lock
 	$(BIN)/pip install --quiet -e tests/tool_package  # counting tools (tests/test_tool_delivery.py)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
@@ -60,7 +64,7 @@ lint: $(STAMP)
 # mypy (mypy.ini): strict on workflows/, default settings on everything else
 typecheck: $(STAMP)
 	$(BIN)/mypy switchback workflows activities operate codec telemetry devstack bench deploy tests \
-		worker.py starter.py examples/documents/switchback_documents
+		worker.py starter.py examples/documents/switchback_documents examples/bfcl/switchback_bfcl
 
 # the side-by-side table of bench/README.md (installs the peers: the `bench` extra)
 BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1
@@ -102,8 +106,9 @@ real-eval-jobs: $(STAMP)
 # the pinned versions CI, the Dockerfile and `make` install (uv from PyPI resolves them)
 lock: $(STAMP)
 	$(BIN)/pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml --extra dev \
-		--extra stack --extra charts -o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
+	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml \
+		examples/bfcl/pyproject.toml --extra dev --extra stack --extra charts \
+		-o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
 	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml \
 		-o requirements/worker.lock --python-version 3.11 -q --custom-compile-command "make lock"
 

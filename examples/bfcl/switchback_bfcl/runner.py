@@ -1,0 +1,352 @@
+"""Run BFCL multi-turn cases as switchback jobs (and the plain baseline), score and report.
+
+A case under a strategy is an ordinary job, `<prefix>-<case id>-<strategy>`:
+
+- input: config `{"extends": <config>, "strategy": s, "tools": {"workspace": [...],
+  "domain": <the case's functions>}, "follow_up": {"wait_seconds": W, "max_turns": <turns>},
+  ...}`, instructions = the first user turn, documents = the case (`job_documents`);
+- after each completed turn (state `waiting_for_instructions`) the runner sends the next
+  user turn with the `instruct` update; the tools read the turn from instructions.md;
+- after the last turn (`follow_up.max_turns` = the case's turns) the job ends `completed`
+  without waiting;
+- a job that ends before (stuck, failed, budget) or outlives `job_timeout` (cancelled) is
+  scored with what it recorded: BFCL's force-terminated rule fails the turns not reached;
+- scored with BFCL's checker from the workspace's files (`check.check_files`); model calls
+  and tokens from the `state` query (`steps_total`, `tokens`), wall time the workflow's
+  start to close.
+
+Workspace tools: react and plan_revise_execute get none (`tools.workspace: []`: the model
+cannot touch bfcl/calls.json or read documents/); phase_alternation keeps the config's
+(its strategic ritual must write workspace.md and main_plan.md with write_file), so there
+the model could overwrite bfcl/calls.json (a record that no longer parses is scored
+invalid, `switchback:bad_workspace`).
+
+miss_func is run by the baseline only: a job's tools are fixed at its start, BFCL withholds
+a function until a later turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from switchback_bfcl import baseline, cases, check, state
+
+STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
+# strategies whose ritual writes planning files with write_file: they keep the workspace tools
+WRITES_PLANNING_FILES = frozenset({"phase_alternation"})
+BASELINE = "baseline"
+NOT_FOR_JOBS = {"miss_func": "a job's tools are fixed at its start; BFCL adds the withheld "
+                             "function at a later turn (the baseline runs it)"}
+
+
+@dataclass
+class Options:
+    prefix: str
+    config: str | dict[str, Any] = "defaults"  # a config name, or an inline config object
+    strategies: Sequence[str] = STRATEGIES
+    baseline: bool = True
+    model: str | None = None  # llm.model for the jobs and the baseline (None: the config's)
+    task_queue: str = "switchback"
+    wait_seconds: int = 900  # follow_up.wait_seconds: how long a job waits for a turn
+    job_timeout: float = 7200.0  # a job still running after this is cancelled and scored
+    poll_seconds: float = 0.5
+    concurrency: int = 1  # runs (jobs and baseline cases) at a time
+
+
+@dataclass
+class Run:
+    case_id: str
+    category: str
+    strategy: str  # a switchback strategy, or "baseline"
+    job_id: str
+    turns: int  # the case's user turns
+    status: str = ""  # completed (every turn) | the job's end | timeout | baseline: force_quit
+    reached: int = 0  # turns the run reached
+    valid: bool = False
+    error_type: str = ""  # BFCL's verdict when invalid
+    error: str = ""
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    wall_seconds: float = 0.0
+    skipped: str = ""  # why it did not run
+
+
+def base_config(opts: Options) -> dict[str, Any]:
+    """`--config` as an inline config: a name is extended, an object used as it is."""
+    cfg: dict[str, Any] = (dict(opts.config) if isinstance(opts.config, dict)
+                           else {"extends": opts.config})
+    cfg.setdefault("extends", "defaults")
+    if opts.model:
+        cfg["llm"] = {**(cfg.get("llm") or {}), "model": opts.model}
+    return cfg
+
+
+def job_config(opts: Options, case: dict[str, Any], strategy: str) -> dict[str, Any]:
+    """The inline config of the job that runs `case` under `strategy`."""
+    cfg = base_config(opts)
+    tools = dict(cfg.get("tools") or {})
+    tools["domain"] = cases.tool_names(case, 0)
+    if strategy not in WRITES_PLANNING_FILES:
+        tools["workspace"] = []
+    return {**cfg, "strategy": strategy, "tools": tools, "job_type": "bfcl",
+            "display_name": f"BFCL {case['id']} ({strategy})",
+            "follow_up": {"wait_seconds": opts.wait_seconds,
+                          "max_turns": len(case["question"])}}
+
+
+def job_id(opts: Options, case: dict[str, Any], strategy: str) -> str:
+    return f"{opts.prefix}-{case['id']}-{strategy}"
+
+
+def _score(run: Run, result: check.CheckResult) -> None:
+    run.valid = result.valid
+    if result.error:
+        run.error_type = str(result.error.get("error_type", ""))
+        run.error = " ".join(json.dumps(result.error.get("error_message", ""),
+                                        ensure_ascii=False, default=str).split())[:300]
+
+
+async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], strategy: str,
+                  log: Callable[[str], None] = print) -> Run:
+    """Run one case as a switchback job, turn by turn, and score it."""
+    from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
+    from temporalio.common import WorkflowIDReusePolicy
+    from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
+
+    from operate.client import job_workspace
+    from workflows.contract import (
+        INSTRUCT,
+        WORKFLOW_TYPE,
+        DocumentSpec,
+        JobInput,
+        JobResult,
+        JobState,
+    )
+
+    run = Run(case["id"], cases.category_of(case["id"]), strategy,
+              job_id(opts, case, strategy), len(case["question"]))
+    inp = JobInput(config=job_config(opts, case, strategy),
+                   instructions=cases.turn_text(case, 0),
+                   documents=[DocumentSpec(**d) for d in state.job_documents(case)])
+    try:
+        handle = await client.start_workflow(
+            WORKFLOW_TYPE, inp, id=run.job_id, task_queue=opts.task_queue,
+            result_type=JobResult, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        log(f"started {run.job_id}")
+    except WorkflowAlreadyStartedError:  # a run of an earlier, interrupted command
+        handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
+        log(f"taking up {run.job_id} (it exists)")
+
+    deadline = time.monotonic() + opts.job_timeout
+    last: JobState | None = None
+    ended = ""  # why the runner ended the job
+    failure = ""  # why the job failed
+    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
+        if time.monotonic() > deadline:
+            ended = "timeout"
+            await handle.cancel()
+            break
+        try:
+            last = st = await handle.query("state", result_type=JobState)
+        except Exception:  # noqa: BLE001 - not answering yet (starting, worker busy)
+            await asyncio.sleep(opts.poll_seconds)
+            continue
+        # waiting for the next turn (`waiting_until` set: the wait has begun)
+        if (st.status == "waiting_for_instructions" and st.waiting_until
+                and not st.instructions_waiting):
+            if st.turn >= run.turns:  # (an engine that waits at max_turns: nothing more)
+                ended = "completed"
+                await handle.cancel()
+                break
+            try:  # BFCL turn st.turn (0-based) is the job's turn st.turn + 1
+                await handle.execute_update(INSTRUCT, cases.turn_text(case, st.turn),
+                                            result_type=str)
+                log(f"{run.job_id}: turn {st.turn + 1}/{run.turns}")
+            except Exception as e:  # noqa: BLE001 - refused (the job ended meanwhile)
+                log(f"{run.job_id}: instruct refused: {e}")
+            continue
+        await asyncio.sleep(opts.poll_seconds)
+
+    try:
+        result = await asyncio.wait_for(handle.result(), 300)
+        run.status = result.status
+        run.model_calls, run.tokens_in, run.tokens_out = (result.steps, result.tokens_in,
+                                                          result.tokens_out)
+    except WorkflowFailureError as e:
+        run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
+        if run.status == "failed":
+            failure = " ".join(str(e.cause).split())[:300]
+    except TimeoutError:
+        run.status = "not ended"
+    run.status = ended or run.status
+    with contextlib.suppress(Exception):  # the state as the job ended (needs a worker)
+        last = await asyncio.wait_for(handle.query("state", result_type=JobState), 30)
+    if last is not None:
+        run.model_calls, run.tokens_in, run.tokens_out = (
+            last.steps_total, last.tokens.tokens_in, last.tokens.tokens_out)
+    d = await handle.describe()
+    if d.close_time and d.start_time:
+        run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
+
+    bucket, prefix = await job_workspace(client, run.job_id)
+    files: dict[str, str] = {}
+    for path in (state.CASE_PATH, state.INSTRUCTIONS_PATH, state.CALLS_PATH):
+        data = await s3.get(bucket, f"{prefix}/{path}")
+        if data is not None:
+            files[path] = data.decode("utf-8", errors="replace")
+    try:
+        run.reached = state.turn_of(files.get(state.INSTRUCTIONS_PATH)) + 1
+        _score(run, await asyncio.to_thread(check.check_files, files))
+    except state.StateError as e:
+        run.valid, run.error_type, run.error = False, "switchback:bad_workspace", str(e)[:300]
+    if failure:
+        run.error = f"job failed: {failure}; {run.error}"
+    log(f"{run.job_id}: {run.status}, {'valid' if run.valid else 'invalid'}"
+        f"{f' ({run.error_type})' if run.error_type else ''}, turns {run.reached}/"
+        f"{run.turns}, {run.model_calls} model calls, {run.wall_seconds:.0f} s")
+    return run
+
+
+async def run_baseline(http: Any, ep: baseline.Endpoint, opts: Options, case: dict[str, Any],
+                       log: Callable[[str], None] = print) -> Run:
+    """Run one case with the plain loop (baseline.py) and score it."""
+    run = Run(case["id"], cases.category_of(case["id"]), BASELINE,
+              job_id(opts, case, BASELINE), len(case["question"]))
+    done = await baseline.run_case(http, ep, case, run.job_id)
+    run.status, run.reached = done.status, len(done.turns)
+    run.model_calls, run.tokens_in, run.tokens_out = (done.model_calls, done.tokens_in,
+                                                      done.tokens_out)
+    run.wall_seconds = done.wall_seconds
+    assert done.result is not None
+    _score(run, done.result)
+    if done.error:
+        run.error = f"{done.error[:200]}; {run.error}"
+    log(f"{run.job_id}: {run.status}, {'valid' if run.valid else 'invalid'}"
+        f"{f' ({run.error_type})' if run.error_type else ''}, turns {run.reached}/"
+        f"{run.turns}, {run.model_calls} model calls, {run.wall_seconds:.0f} s")
+    return run
+
+
+async def run_cases(client: Any, s3: Any, opts: Options, selected: Sequence[dict[str, Any]],
+                    endpoint: baseline.Endpoint | None = None,
+                    log: Callable[[str], None] = print) -> list[Run]:
+    """Every selected case under every strategy (and the baseline when `endpoint` is
+    given), `opts.concurrency` at a time, round robin over the cases."""
+    import httpx
+
+    sem = asyncio.Semaphore(opts.concurrency)
+
+    async def job(case: dict[str, Any], strategy: str) -> Run:
+        category = cases.category_of(case["id"])
+        if category in NOT_FOR_JOBS:
+            return Run(case["id"], category, strategy, "", len(case["question"]),
+                       status="skipped", skipped=NOT_FOR_JOBS[category])
+        async with sem:
+            return await run_job(client, s3, opts, case, strategy, log)
+
+    async def plain(case: dict[str, Any], http: httpx.AsyncClient) -> Run:
+        assert endpoint is not None
+        async with sem:
+            return await run_baseline(http, endpoint, opts, case, log)
+
+    async with httpx.AsyncClient() as http:
+        work = []
+        for case in selected:
+            work += [job(case, s) for s in opts.strategies]
+            if endpoint is not None:
+                work.append(plain(case, http))
+        return list(await asyncio.gather(*work))
+
+
+# -- the report ------------------------------------------------------------------------------
+
+@dataclass
+class Row:
+    category: str
+    strategy: str
+    cases: int = 0
+    valid: int = 0
+    model_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    wall_seconds: float = 0.0
+    skipped: str = ""
+    errors: dict[str, int] = field(default_factory=dict)  # BFCL error types, counted
+
+    @property
+    def accuracy(self) -> float:
+        return self.valid / self.cases if self.cases else 0.0
+
+
+def summarize(runs: Sequence[Run]) -> list[Row]:
+    """A row per category and strategy (and per strategy over all categories when there
+    are several), categories and strategies in the order the runs came."""
+    rows: dict[tuple[str, str], Row] = {}
+    categories = list(dict.fromkeys(r.category for r in runs))
+    for r in runs:
+        keys = [(r.category, r.strategy)] + ([("all", r.strategy)] if len(categories) > 1
+                                              else [])
+        for key in keys:
+            row = rows.setdefault(key, Row(*key))
+            if r.skipped:
+                row.skipped = row.skipped or r.skipped
+                continue
+            row.cases += 1
+            row.valid += r.valid
+            row.model_calls += r.model_calls
+            row.tokens_in += r.tokens_in
+            row.tokens_out += r.tokens_out
+            row.wall_seconds = round(row.wall_seconds + r.wall_seconds, 1)
+            if not r.valid:
+                kind = r.error_type or "invalid"
+                row.errors[kind] = row.errors.get(kind, 0) + 1
+    for row in rows.values():
+        if row.cases:
+            row.skipped = ""
+    order = {c: i for i, c in enumerate([*categories, "all"])}
+    strategies = {s: i for i, s in enumerate(dict.fromkeys(r.strategy for r in runs))}
+    return sorted(rows.values(), key=lambda w: (order[w.category], strategies[w.strategy]))
+
+
+def table(rows: Sequence[Row]) -> str:
+    lines = ["| category | strategy | accuracy | valid / cases | model calls | tokens in | "
+             "tokens out | wall s | invalid: why |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for w in rows:
+        if not w.cases:
+            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | "
+                         f"{w.skipped} |")
+            continue
+        why = ", ".join(f"{k} {n}" for k, n in sorted(w.errors.items(), key=lambda kv: -kv[1]))
+        lines.append(f"| {w.category} | {w.strategy} | {w.accuracy:.0%} | {w.valid} / "
+                     f"{w.cases} | {w.model_calls} | {w.tokens_in} | {w.tokens_out} | "
+                     f"{w.wall_seconds:.0f} | {why} |")
+    return "\n".join(lines)
+
+
+def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str) -> tuple[Path, Path]:
+    """`<out>/<prefix>.md` (the table) and `<out>/<prefix>.json` (rows and runs)."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = summarize(runs)
+    md, js = out / f"{prefix}.md", out / f"{prefix}.json"
+    md.write_text(f"# {title}\n\nTotals over the cases of each row: model calls, prompt and "
+                  "completion tokens, wall time (a job's start to close; the baseline's "
+                  "loop).\n\n" + table(rows) + "\n", encoding="utf-8")
+    js.write_text(json.dumps({"title": title,
+                              "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
+                                       for w in rows],
+                              "runs": [asdict(r) for r in runs]}, indent=1), encoding="utf-8")
+    return md, js
+
+
+__all__ = ["BASELINE", "NOT_FOR_JOBS", "STRATEGIES", "Options", "Row", "Run", "base_config",
+           "job_config", "job_id", "run_baseline", "run_cases", "run_job", "summarize",
+           "table", "write_report"]

@@ -1,0 +1,286 @@
+"""`switchback bfcl` (examples/bfcl, switchback_bfcl.runner): BFCL multi-turn cases run as
+ordinary jobs - one user turn per follow-up instruction, the case an inline document - and
+as the plain baseline loop, both against the scripted model answering with the ground
+truth (valid) or a wrong call (invalid), scored with BFCL's checker. Needs bfcl-eval and
+the package (`pip install --no-deps bfcl-eval==2026.3.23 mpmath filelock`, `pip install -e
+examples/bfcl`; `make` installs both)."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import inspect
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+from switchback_bfcl import _bfcl, baseline, cases, cli, runner, state  # noqa: E402
+
+from activities.config_files import load_config  # noqa: E402
+from switchback.apps import CommandError  # noqa: E402
+from tests.conftest import running_worker  # noqa: E402
+from tests.scripts import bootstrap, call, finish, step, transition  # noqa: E402
+from workflows.contract import JobState  # noqa: E402
+
+DONE = step(call("job_complete", summary="done", deliverables=[], confidence=0.9))
+
+
+@cache
+def parameter_names() -> dict[str, list[str]]:
+    """Each BFCL function's parameters in order (some ground truth passes them by position)."""
+    out = {}
+    for name in _bfcl.CLASSES:
+        cls = getattr(importlib.import_module(_bfcl.CLASS_FILE_PATH_MAPPING[name]), name)
+        for method, fn in inspect.getmembers(cls, inspect.isfunction):
+            if not method.startswith("_"):
+                out[method] = [p for p in inspect.signature(fn).parameters if p != "self"]
+    return out
+
+
+def model_call(text: str) -> dict[str, Any]:
+    """A call string as a model sends it (a scripted tool call; `call()` would take an
+    argument called `name` for its own)."""
+    node = ast.parse(text, mode="eval").body
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    name = node.func.id
+    args = {parameter_names()[name][i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
+    args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    return {"name": name, "arguments": args}
+
+
+def answers(turns: list[list[str]], end: dict) -> list[dict]:
+    """Per turn: the calls in one step, then `end` (react: job_complete; the baseline: an
+    answer without a call)."""
+    out = []
+    for calls in turns:
+        if calls:
+            out.append(step(*[model_call(c) for c in calls]))
+        out.append(end)
+    return out
+
+
+def truth(case_id: str) -> list[list[str]]:
+    return cases.ground_truth(case_id)
+
+
+def wrong(case_id: str) -> list[list[str]]:
+    turns = [list(t) for t in truth(case_id)]
+    turns[0][1] = "mkdir(dir_name='tmp')"  # multi_turn_base_0: 'temp' expected
+    return turns
+
+
+async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
+        client, task_queue, model_server, s3, tmp_path):
+    opts = runner.Options(prefix=f"t{task_queue[3:]}", strategies=["react"],
+                          task_queue=task_queue, wait_seconds=120, poll_seconds=0.2,
+                          concurrency=8)
+    picked = [cases.load_case(i) for i in ("multi_turn_base_1", "multi_turn_base_3",
+                                           "multi_turn_base_0", "multi_turn_base_4")]
+    scripts = {"multi_turn_base_1": truth, "multi_turn_base_3": truth, "multi_turn_base_0": wrong}
+    for case in picked:
+        make = scripts.get(case["id"])
+        react = answers(make(case["id"]), DONE) if make else answers(truth(case["id"])[:1], DONE)
+        model_server.set_script(runner.job_id(opts, case, "react"), react)
+        plain = answers((make or truth)(case["id"]), step(content="Done."))
+        model_server.set_script(runner.job_id(opts, case, runner.BASELINE), plain)
+    endpoint = baseline.endpoint_of(runner.base_config(opts))  # OPENAI_BASE_URL: scripted
+    assert endpoint.base_url == model_server.base_url
+
+    async with running_worker(client, task_queue):
+        runs = await runner.run_cases(client, s3, opts, picked, endpoint, log=lambda t: None)
+        base1 = client.get_workflow_handle(runner.job_id(opts, picked[0], "react"))
+        st = await base1.query("state", result_type=JobState)
+    by = {(r.case_id, r.strategy): r for r in runs}
+    assert len(runs) == 8
+
+    for case_id in ("multi_turn_base_1", "multi_turn_base_3"):  # the ground truth: valid
+        for strategy in ("react", "baseline"):
+            r = by[(case_id, strategy)]
+            assert r.valid and r.status == "completed" and r.reached == r.turns, r
+            assert r.model_calls == len(model_server.requests(r.job_id)) > 0
+            assert r.tokens_in > 0 and r.tokens_out > 0 and r.wall_seconds > 0
+    for strategy in ("react", "baseline"):  # a wrong argument: BFCL's state mismatch
+        r = by[("multi_turn_base_0", strategy)]
+        assert not r.valid and r.status == "completed" and r.reached == 4
+        assert r.error_type == "multi_turn:instance_state_mismatch", r
+    # its script ends after turn 1: the job fails in turn 2 (of 3), scored with what it
+    stopped = by[("multi_turn_base_4", "react")]  # recorded: BFCL's force-terminated rule
+    assert stopped.status == "failed" and stopped.reached == 2
+    assert stopped.error_type == "multi_turn:force_terminated"
+    assert stopped.error.startswith("job failed: ") and "exhausted" in stopped.error
+    assert by[("multi_turn_base_4", "baseline")].valid
+
+    # a job of its own input: the case document, the turns as follow-up instructions
+    job = by[("multi_turn_base_1", "react")].job_id
+    assert st.turn == 4 and st.status == "completed"  # max_turns: the last turn ends it
+    text = (await s3.get("switchback", f"{job}/instructions.md")).decode()
+    assert text.startswith(cases.turn_text(picked[0], 0))
+    assert state.turn_of(text) == 3 and cases.turn_text(picked[0], 3) in text
+    assert json.loads(await s3.get("switchback", f"{job}/{state.CASE_PATH}")) == {
+        "id": "multi_turn_base_1"}
+    recorded = json.loads(await s3.get("switchback", f"{job}/{state.CALLS_PATH}"))
+    assert recorded["turns"] == truth("multi_turn_base_1")
+    requests = model_server.requests(job)
+    offered = [t["function"]["name"] for t in requests[0]["tools"]]
+    assert sorted(offered) == sorted([*cases.tool_names(picked[0], 0), "job_complete"])
+    assert cases.turn_text(picked[0], 1) in requests[2]["messages"][-1]["content"]
+
+    # the baseline sent what BFCL sends: no system prompt, the user turns, BFCL's tools
+    plain = model_server.requests(by[("multi_turn_base_1", "baseline")].job_id)
+    assert plain[0]["messages"] == cases.turn_messages(picked[0], 0)
+    assert plain[0]["tools"] == [state_tools(picked[0])[n] for n in cases.tool_names(picked[0], 0)]
+    assert plain[-1]["messages"][-1]["role"] == "tool"
+
+    md, js = runner.write_report(runs, tmp_path, opts.prefix, "test")
+    report = md.read_text()
+    assert "| base | react | 50% | 2 / 4 |" in report
+    assert "| base | baseline | 75% | 3 / 4 |" in report
+    assert "multi_turn:instance_state_mismatch 1" in report
+    data = json.loads(js.read_text())
+    assert len(data["runs"]) == 8 and {r["strategy"] for r in data["rows"]} == {
+        "react", "baseline"}
+
+
+def phase_alternation(turns: list[list[str]]) -> list[dict]:
+    """Each turn: the strategic phase (bootstrap, then a transition for a follow-up), one
+    tactical todo whose step makes the turn's calls, the closing strategic phase."""
+    out: list[dict] = []
+    for n, calls in enumerate(turns):
+        out += bootstrap("Calls", 1) if n == 0 else transition(f"Turn {n + 1}", 1)
+        out.append(step(*[model_call(c) for c in calls], call("todo_complete", notes="did")))
+        out += finish(f"turn {n + 1}")
+    return out
+
+
+def plan_revise_execute(turns: list[list[str]]) -> list[dict]:
+    """Turn 1: a plan of one step, its evaluation, the step; each follow-up: a new step
+    (the strategy replans around the instruction), then the step."""
+    out: list[dict] = []
+    for n, calls in enumerate(turns):
+        plan = [{"id": n + 1, "name": f"Turn {n + 1}", "detail": "the user's request"}]
+        out.append(step(call("submit_plan", steps=plan, rationale="one step")))
+        if n == 0:
+            out.append(step(call("submit_evaluation", score=0.9, reasons="fine")))
+        out += [step(*[model_call(c) for c in calls]),
+                step(call("step_result", status="done", summary="done", files=[]))]
+    return out
+
+
+async def run_one(client, task_queue, model_server, s3, strategy: str,
+                  script: list[dict]) -> runner.Run:
+    opts = runner.Options(prefix=f"s{task_queue[3:]}", strategies=[strategy],
+                          task_queue=task_queue, wait_seconds=120, poll_seconds=0.2)
+    case = cases.load_case("multi_turn_base_3")  # 2 turns
+    model_server.set_script(runner.job_id(opts, case, strategy), script)
+    async with running_worker(client, task_queue):
+        [r] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
+    return r
+
+
+async def test_a_phase_alternation_job(client, task_queue, model_server, s3):
+    """With the workspace tools its ritual writes its planning files with."""
+    r = await run_one(client, task_queue, model_server, s3, "phase_alternation",
+                      phase_alternation(truth("multi_turn_base_3")))
+    assert r.valid and r.status == "completed" and r.reached == 2, r
+    assert r.model_calls == len(model_server.requests(r.job_id))
+
+
+async def test_a_plan_revise_execute_job(client, task_queue, model_server, s3):
+    """With no workspace tools at all; each turn after the first a plan stage of its own
+    (PlanReviseExecute.follow_up), the earlier plan's done steps kept done."""
+    r = await run_one(client, task_queue, model_server, s3, "plan_revise_execute",
+                      plan_revise_execute(truth("multi_turn_base_3")))
+    requests = model_server.requests(r.job_id)
+    assert not {t["function"]["name"] for q in requests for t in q.get("tools", [])} & {
+        "read_file", "write_file", "list_files", "search_files"}
+    assert r.valid and r.status == "completed" and r.reached == 2, r
+
+
+def state_tools(case: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    from switchback_bfcl.tools import SCHEMAS
+    return {n: SCHEMAS[n] for n in cases.tool_names(case, 0)}
+
+
+def test_the_job_config_per_strategy() -> None:
+    case = cases.load_case("multi_turn_base_0")
+    opts = runner.Options(prefix="p", config={"llm": {"endpoint": "local"},
+                                              "tools": {"deferred": []}}, model="qwen-x")
+    for strategy in runner.STRATEGIES:
+        cfg = runner.job_config(opts, case, strategy)
+        assert cfg["extends"] == "defaults" and cfg["strategy"] == strategy
+        assert cfg["follow_up"] == {"wait_seconds": 900, "max_turns": 4}
+        assert cfg["llm"] == {"endpoint": "local", "model": "qwen-x"}
+        resolved = load_config(cfg, policy=False).config  # the engine takes it
+        assert resolved.tools.domain == cases.tool_names(case, 0)
+        # no tool that writes (or reads) files, but where the strategy's ritual writes them
+        writes = strategy in runner.WRITES_PLANNING_FILES
+        assert ("write_file" in resolved.tools.workspace) == writes
+        assert resolved.tools.workspace == ([] if not writes else
+                                            ["read_file", "write_file", "list_files",
+                                             "search_files"])
+    assert runner.job_config(runner.Options(prefix="p"), case, "react")["extends"] == "defaults"
+    assert runner.job_id(opts, case, "react") == "p-multi_turn_base_0-react"
+
+
+async def test_miss_func_runs_under_the_baseline_only(client, s3) -> None:
+    case = cases.load_case("multi_turn_miss_func_0")
+    opts = runner.Options(prefix="p", strategies=["react"])
+    [r] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
+    assert r.status == "skipped" and "fixed at its start" in r.skipped
+    rows = runner.summarize([r])
+    assert "| miss_func | react | - | skipped |" in runner.table(rows)
+
+
+def test_the_command_is_registered_and_checks_its_arguments() -> None:
+    from importlib.metadata import entry_points
+    found = [ep for ep in entry_points(group="switchback.commands") if ep.name == "bfcl"]
+    assert found and found[0].load() is cli.bfcl
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    a = parser.parse_args(["--categories", "base,miss_param", "--cases", "2", "--config",
+                           '{"llm": {"endpoint": "local"}}', "--id", "x"])
+    opts, selected = cli.options(a)
+    assert [c["id"] for c in selected] == ["multi_turn_base_0", "multi_turn_base_1",
+                                           "multi_turn_miss_param_0", "multi_turn_miss_param_1"]
+    assert opts.baseline and list(opts.strategies) == list(runner.STRATEGIES)
+    assert opts.config == {"llm": {"endpoint": "local"}} and opts.prefix == "x"
+    opts, selected = cli.options(parser.parse_args(["--ids", "multi_turn_long_context_3",
+                                                    "--no-baseline", "--strategies", "react"]))
+    assert [c["id"] for c in selected] == ["multi_turn_long_context_3"] and not opts.baseline
+    assert len(cli.options(parser.parse_args(["--cases", "all"]))[1]) == 200
+    for bad in (["--categories", "composite"], ["--strategies", "nested"], ["--cases", "0"],
+                ["--ids", "multi_turn_base_999"], ["--config", "{oops"],
+                ["--strategies", "", "--no-baseline"]):
+        with pytest.raises(CommandError):
+            cli.options(parser.parse_args(bad))
+    assert cli.CATEGORIES == cases.CATEGORIES and cli.STRATEGIES == runner.STRATEGIES
+
+
+async def test_the_command_runs_a_case_and_writes_the_report(client, task_queue, model_server,
+                                                             s3, tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    prefix = f"c{task_queue[3:]}"
+    a = parser.parse_args(["--ids", "multi_turn_base_3", "--strategies", "react", "--id",
+                           prefix, "--out", str(tmp_path), "--task-queue", task_queue,
+                           "--wait-seconds", "60"])
+    case = cases.load_case("multi_turn_base_3")
+    model_server.set_script(f"{prefix}-multi_turn_base_3-react", answers(truth(case["id"]), DONE))
+    model_server.set_script(f"{prefix}-multi_turn_base_3-baseline",
+                            answers(truth(case["id"]), step(content="Done.")))
+    async with running_worker(client, task_queue):
+        assert await cli.run(client, a) == 0
+    out = capsys.readouterr().out
+    assert "| base | react | 100% | 1 / 1 |" in out and "| base | baseline | 100% | 1 / 1 |" in out
+    assert (tmp_path / f"{prefix}.md").is_file()
+    runs = json.loads((tmp_path / f"{prefix}.json").read_text())["runs"]
+    assert [(r["strategy"], r["valid"]) for r in runs] == [("react", True), ("baseline", True)]
+
+
+def test_the_baseline_keeps_bfcls_step_limit() -> None:
+    from bfcl_eval.constants.default_prompts import (  # type: ignore[import-untyped]
+        MAXIMUM_STEP_LIMIT,
+    )
+    assert baseline.MAXIMUM_STEP_LIMIT == MAXIMUM_STEP_LIMIT
