@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
 from switchback_documents.candidates import find_candidates
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "requirement_sentences.yaml"

@@ -27,14 +27,13 @@ import time
 import uuid
 from typing import Any
 
-from switchback_documents.document_tools import DocumentArgs
-
 from activities.storage.files import WorkspaceFiles
 from activities.storage.s3 import S3Store
 from activities.tools.catalog import HANDLERS
 from activities.tools.file_tools import read_file
 from activities.tools.registry import ReadFileArgs
 from bench.harness import machine_line, seaweed_store
+from switchback_documents.document_tools import DocumentArgs
 from workflows.contract import ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"

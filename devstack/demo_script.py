@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import yaml
+
 from switchback_documents.extract import Chunk, chunk_text, extract_text
 
 ROOT = Path(__file__).resolve().parent.parent

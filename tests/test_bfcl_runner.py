@@ -16,10 +16,10 @@ from functools import cache
 from typing import Any
 
 import pytest
-from switchback_bfcl import _bfcl, baseline, cases, cli, runner, state  # noqa: E402
 
 from activities.config_files import load_config  # noqa: E402
 from switchback.apps import CommandError  # noqa: E402
+from switchback_bfcl import _bfcl, baseline, cases, cli, runner, state  # noqa: E402
 from tests.conftest import running_worker  # noqa: E402
 from tests.scripts import bootstrap, call, finish, step, transition  # noqa: E402
 from workflows.contract import JobState  # noqa: E402

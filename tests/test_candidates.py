@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
+from bench.candidates import load, report
 from switchback_documents.candidates import (
     find_candidates,
     language,
@@ -13,8 +15,6 @@ from switchback_documents.candidates import (
     split_sentences,
 )
 from switchback_documents.extract import chunk_text, extract_text
-
-from bench.candidates import load, report
 
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"
 

@@ -13,8 +13,6 @@ from urllib.parse import parse_qs, urlparse
 import httpx
 import jsonschema
 import pytest
-from switchback_documents import creator_tools as ct
-from switchback_documents.document_tools import DocumentArgs, chunk_document
 from temporalio.exceptions import ApplicationError
 
 from activities.storage.files import WorkspaceFiles
@@ -23,6 +21,8 @@ from activities.tools.catalog import SOURCES
 from activities.tools.packages import handler
 from activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
 from switchback import Tool, ToolError
+from switchback_documents import creator_tools as ct
+from switchback_documents.document_tools import DocumentArgs, chunk_document
 from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)

@@ -2,6 +2,7 @@ import io
 from pathlib import Path
 
 import pytest
+
 from switchback_documents.extract import (
     Chunk,
     DocumentError,
@@ -10,7 +11,6 @@ from switchback_documents.extract import (
     extract_text,
     manifest_entry,
 )
-
 from tests.pdf_fixture import SAMPLE_PAGES, make_pdf
 
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from switchback_documents.graph_neo4j import Neo4jGraphStore
 from switchback_documents.graph_store import (
     MODEL,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from switchback_documents.document_tools import DocumentArgs
 
 from activities.storage.files import WorkspaceChanged, WorkspaceFiles
 from activities.tools.catalog import HANDLERS
+from switchback_documents.document_tools import DocumentArgs
 from workflows.contract import ToolLimits, WorkspaceRef
 
 B = "switchback"

@@ -6,11 +6,11 @@ import json
 import uuid
 
 import pytest
-from switchback_documents.graph_store import close_graph_store, graph_store
-from switchback_documents.pipeline_contract import PipelineInput, PipelineResult
 from temporalio.api.enums.v1 import EventType
 
 from devstack import demo_script
+from switchback_documents.graph_store import close_graph_store, graph_store
+from switchback_documents.pipeline_contract import PipelineInput, PipelineResult
 from tests.conftest import running_worker
 
 

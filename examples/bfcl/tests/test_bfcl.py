@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import switchback_bfcl as bfcl  # noqa: E402
 from bfcl_eval.constants.enums import ModelStyle  # type: ignore[import-untyped]  # noqa: E402
+
+import switchback_bfcl as bfcl  # noqa: E402
+from switchback import Limits, ToolContext, ToolError  # noqa: E402
 from switchback_bfcl import _bfcl, cases, state  # noqa: E402
 from switchback_bfcl.tools import SCHEMAS, TOOLS, TOOLS_BY_NAME, hinted  # noqa: E402
-
-from switchback import Limits, ToolContext, ToolError  # noqa: E402
 
 PACKAGE = Path(__file__).parents[1]
 BFCL_EVAL = "2026.3.23"  # the version pyproject.toml and the README name

@@ -32,10 +32,10 @@ from functools import cache
 
 import jsonschema
 from pydantic import BaseModel, Field
-from switchback_documents.candidates import find_candidates
 
 from activities.config_files import configs_dir
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
+from switchback_documents.candidates import find_candidates
 
 SCHEMA = "creator/requirement.schema.json"  # in the worker's configs folder (configs_dir())
 CANDIDATES, CITATIONS, OUTPUT = ("candidates/candidates.json", "citations/citations.json",

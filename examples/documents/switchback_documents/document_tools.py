@@ -22,11 +22,11 @@ import json
 import posixpath
 
 from pydantic import BaseModel, Field
-from switchback_documents.extract import DocumentError, chunk_text, extract_text, manifest_entry
 
 from activities.bounded_gather import bounded_gather
 from activities.storage.s3 import UNLIMITED
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
+from switchback_documents.extract import DocumentError, chunk_text, extract_text, manifest_entry
 
 MANIFEST = "chunks/manifest.json"
 WRITES = 16  # chunk files written (or removed) at a time

@@ -9,6 +9,7 @@ from typing import Any
 
 import neo4j
 from neo4j.exceptions import AuthError, DriverError, Neo4jError, TransientError
+
 from switchback_documents.graph_store import (
     MODEL,
     GraphQueryError,

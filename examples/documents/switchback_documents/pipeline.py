@@ -36,7 +36,6 @@ with workflow.unsafe.imports_passed_through():
         ValidationOutcome,
         pipeline_input,
     )
-
     from workflows.contract import (
         JOB_FAILED_ERROR,
         NO_INPUT,

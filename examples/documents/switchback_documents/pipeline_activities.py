@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.storage.s3 import S3Store
 from switchback_documents.pipeline_contract import (
     READ_DECISION,
     READ_REQUIREMENTS,
     ReadRequirementsRequest,
     RequirementRef,
 )
-from temporalio import activity
-from temporalio.exceptions import ApplicationError
-
-from activities.storage.s3 import S3Store
 from workflows.contract import WorkspaceRef
 
 MAX_RECORD_CHARS = 4000

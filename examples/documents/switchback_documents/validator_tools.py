@@ -34,9 +34,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
-from switchback_documents.graph_store import GraphQueryError, classify_cypher, graph_store
 
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
+from switchback_documents.graph_store import GraphQueryError, classify_cypher, graph_store
 
 CHANGES, DECISION = "graph_changes.json", "output/decision.json"
 MAX_ROWS = 100

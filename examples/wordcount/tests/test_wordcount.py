@@ -8,9 +8,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from switchback_wordcount import word_count, word_report
 
 from switchback import Limits, ToolContext, ToolError
+from switchback_wordcount import word_count, word_report
 
 
 class MemoryFiles:
