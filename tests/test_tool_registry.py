@@ -18,8 +18,13 @@ from activities.tools.registry import (
 
 
 def keys(schema: object) -> set[str]:
+    """The JSON-schema keywords used anywhere in `schema` (a property's name is not one: a
+    tool may take an argument called `title`)."""
     if isinstance(schema, dict):
-        return set(schema) | {k for v in schema.values() for k in keys(v)}
+        props = schema.get("properties")
+        named = {k for v in props.values() for k in keys(v)} if isinstance(props, dict) else set()
+        return set(schema) | named | {k for key, v in schema.items() if key != "properties"
+                                      for k in keys(v)}
     if isinstance(schema, list):
         return {k for v in schema for k in keys(v)}
     return set()
