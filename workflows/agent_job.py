@@ -176,8 +176,9 @@ class AgentJob:
         try:
             result = await self._run(job)
         except BaseException as e:
-            self._end_turns("the job was cancelled" if is_cancelled_exception(e)
-                            else "the job failed")
+            if not isinstance(e, workflow.ContinueAsNewError):  # (that run carries them)
+                self._end_turns("the job was cancelled" if is_cancelled_exception(e)
+                                else "the job failed")
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
