@@ -90,15 +90,18 @@ async def test_a_react_job_takes_its_next_instruction_across_a_worker_kill(
     assert done["status"] == "cancelled"
 
 
+@pytest.mark.parametrize("every_phases", [0, 1], ids=["one-run", "continued-as-new"])
 async def test_an_instruction_sent_while_the_turn_runs_starts_the_next_phase_alternation_turn(
-        client, task_queue, start_job, model_server, s3):
+        client, task_queue, start_job, model_server, s3, every_phases):
     """The Temporal CLI's signal, sent during turn 1: the job goes on with it when turn 1
-    completes (follow_up.wait_seconds 0: no waiting after turn 2)."""
+    completes (follow_up.wait_seconds 0: no waiting after turn 2) - also when the job
+    continues as new at every phase, the queued instruction carried to the next run."""
     turn1 = bootstrap("Phase A", 2) + tactical(2, "a") + finish("turn one", ["work/a_1.md"])
     turn2 = transition("Gamma", 2) + tactical(2, "g") + finish("turn two", ["work/g_1.md"])
     turn1[2] = {**turn1[2], "latency_ms": 1500}  # the signal lands during turn 1
+    config = {**PA, "continue_as_new": {"every_phases": every_phases}} if every_phases else PA
     async with running_worker(client, task_queue):
-        handle = await start_job(turn1 + turn2, model_server, config=PA, documents=[],
+        handle = await start_job(turn1 + turn2, model_server, config=config, documents=[],
                                  instructions=scripts.INSTRUCTIONS)
         await wait_state(handle, lambda s: s.steps_total >= 1)
         temporal_cli(client, "workflow", "signal", "--workflow-id", handle.id, "--name",
@@ -109,6 +112,7 @@ async def test_an_instruction_sent_while_the_turn_runs_starts_the_next_phase_alt
         st = await handle.query("state", result_type=JobState)
     assert result.status == "completed" and result.summary == "turn two"
     assert st.turn == 2 and st.instructions_waiting == 0
+    assert (st.run > 1) == bool(every_phases)  # each run after a phase start
     variants = [p["variant"] for p in st.phases]
     assert variants[-3:] == ["follow_up", "work", "transition"]
     requests = model_server.requests(handle.id)
