@@ -241,13 +241,22 @@ async def signal(client: Client, job_id: str, name: str, *args: str) -> int:
     return 0
 
 
+async def update(client: Client, job_id: str, name: str, payload: object,
+                 refused: str) -> str | None:
+    """The job's answer to the update `name`, or None when it refused (printed)."""
+    try:
+        answer: str = await client.get_workflow_handle(job_id).execute_update(
+            name, payload, result_type=str)
+    except WorkflowUpdateFailedError as e:
+        print(f"{refused}: {e.cause}", file=sys.stderr)
+        return None
+    return answer
+
+
 async def approve(client: Client, a: argparse.Namespace) -> int:
     req = ApproveRequest(call_id=a.call_id, approved=not a.deny, note=a.note or "")
-    try:
-        answer = await client.get_workflow_handle(a.job_id).execute_update(
-            "approve", req, result_type=str)
-    except WorkflowUpdateFailedError as e:
-        print(f"rejected: {e.cause}", file=sys.stderr)
+    answer = await update(client, a.job_id, "approve", req, "rejected")
+    if answer is None:
         return 1
     print(answer)
     return 0
@@ -263,11 +272,8 @@ async def instruct(client: Client, a: argparse.Namespace) -> int:
         inputs.instruction(text)
     except InputError as e:
         raise CliError(str(e), 2) from None
-    try:
-        answer = await client.get_workflow_handle(a.job_id).execute_update(
-            "instruct", text, result_type=str)
-    except WorkflowUpdateFailedError as e:
-        print(f"refused: {e.cause}", file=sys.stderr)
+    answer = await update(client, a.job_id, "instruct", text, "refused")
+    if answer is None:
         return 1
     print(f"{a.job_id}: {answer}")
     return 0

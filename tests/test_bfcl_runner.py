@@ -8,18 +8,14 @@ examples/bfcl`; `make` installs both)."""
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib
-import inspect
 import json
-from functools import cache
 from typing import Any
 
 import pytest
 
 from activities.config_files import load_config  # noqa: E402
 from switchback.apps import CommandError  # noqa: E402
-from switchback_bfcl import _bfcl, baseline, cases, cli, runner, state  # noqa: E402
+from switchback_bfcl import baseline, cases, cli, runner, state  # noqa: E402
 from tests.conftest import running_worker  # noqa: E402
 from tests.scripts import bootstrap, call, finish, step, transition  # noqa: E402
 from workflows.contract import JobState  # noqa: E402
@@ -27,26 +23,10 @@ from workflows.contract import JobState  # noqa: E402
 DONE = step(call("job_complete", summary="done", deliverables=[], confidence=0.9))
 
 
-@cache
-def parameter_names() -> dict[str, list[str]]:
-    """Each BFCL function's parameters in order (some ground truth passes them by position)."""
-    out = {}
-    for name in _bfcl.CLASSES:
-        cls = getattr(importlib.import_module(_bfcl.CLASS_FILE_PATH_MAPPING[name]), name)
-        for method, fn in inspect.getmembers(cls, inspect.isfunction):
-            if not method.startswith("_"):
-                out[method] = [p for p in inspect.signature(fn).parameters if p != "self"]
-    return out
-
-
 def model_call(text: str) -> dict[str, Any]:
     """A call string as a model sends it (a scripted tool call; `call()` would take an
     argument called `name` for its own)."""
-    node = ast.parse(text, mode="eval").body
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    name = node.func.id
-    args = {parameter_names()[name][i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
-    args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    name, args = state.call_arguments(text)
     return {"name": name, "arguments": args}
 
 

@@ -9,8 +9,6 @@ import asyncio
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_durability import wait_started, worker_process
+from tests.test_rerun_and_replay_cli import starter
 from tests.waits import temporal_cli, wait_state
 from workflows.contract import InputError, JobState, instruction
 
@@ -30,12 +29,6 @@ REACT = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_s
 PA = {"extends": "creator", "llm": {"heartbeat_timeout_seconds": 2}}
 GAMMA = "gamma: the third letter\n"
 FOLLOW_UP = "Also write notes/c.md about gamma."
-
-
-def starter(client, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host}
-    return subprocess.run([sys.executable, "starter.py", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 def react_turns() -> list[dict]:

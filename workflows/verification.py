@@ -58,14 +58,11 @@ class Verifier:
                 else await ops.deliverables(claimed, bad)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
-        elif result.status == "stuck" and upgrade:
-            found = await ops.deliverables()
-            final = (completion.by_workflow(result, found, result.summary)
-                     if found.declared and not found.problems
-                     else result.model_copy(update={"missing": found.problems[:20]}))
         elif result.status == "stuck":
             found = await ops.deliverables()
-            final = result.model_copy(update={"missing": found.problems[:20]})
+            final = (completion.by_workflow(result, found, result.summary)
+                     if upgrade and found.declared and not found.problems
+                     else result.model_copy(update={"missing": found.problems[:20]}))
         else:
             final = result
         final = completion.with_unknown(final, ops.completion)

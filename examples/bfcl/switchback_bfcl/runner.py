@@ -162,10 +162,6 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
         # waiting for the next turn (`waiting_until` set: the wait has begun)
         if (st.status == "waiting_for_instructions" and st.waiting_until
                 and not st.instructions_waiting):
-            if st.turn >= run.turns:  # (an engine that waits at max_turns: nothing more)
-                ended = "completed"
-                await handle.cancel()
-                break
             try:  # BFCL turn st.turn (0-based) is the job's turn st.turn + 1
                 await handle.execute_update(INSTRUCT, cases.turn_text(case, st.turn),
                                             result_type=str)

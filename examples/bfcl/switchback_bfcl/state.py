@@ -169,6 +169,32 @@ def known_functions() -> frozenset[str]:
     return frozenset(doc["name"] for c in _bfcl.CLASSES for doc in cases.function_docs(c))
 
 
+@functools.cache
+def parameter_names() -> dict[str, list[str]]:
+    """Each BFCL function's parameters in order (some ground truth passes them by position)."""
+    import importlib
+    import inspect
+
+    out = {}
+    for name in _bfcl.CLASSES:
+        cls = getattr(importlib.import_module(_bfcl.CLASS_FILE_PATH_MAPPING[name]), name)
+        for method, fn in inspect.getmembers(cls, inspect.isfunction):
+            if not method.startswith("_"):
+                out[method] = [p for p in inspect.signature(fn).parameters if p != "self"]
+    return out
+
+
+def call_arguments(text: str) -> tuple[str, dict[str, Any]]:
+    """A call string (ground truth) as a model sends it: its function and the arguments by
+    parameter name (`parse_call` checks it first)."""
+    name = parse_call(text)
+    node = ast.parse(text, mode="eval").body
+    assert isinstance(node, ast.Call)
+    args = {parameter_names()[name][i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
+    args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    return name, args
+
+
 def call_string(name: str, arguments: Mapping[str, Any]) -> str:
     """A call in BFCL's form, as BFCL's `convert_to_function_call` writes a function-calling
     model's call: `name(k=repr(v),...)`, the arguments as the model sent them."""

@@ -10,7 +10,6 @@ import asyncio
 import copy
 import importlib
 import importlib.util
-import inspect
 import json
 import os
 import re
@@ -59,25 +58,9 @@ def context(files: dict[str, str], key: str = "") -> ToolContext:
                        idempotency_key=key)
 
 
-@cache
-def parameter_names() -> dict[str, list[str]]:
-    """Each BFCL function's parameters in order (some ground truth passes them by position)."""
-    out = {}
-    for name in _bfcl.CLASSES:
-        cls = getattr(importlib.import_module(_bfcl.CLASS_FILE_PATH_MAPPING[name]), name)
-        for method, fn in inspect.getmembers(cls, inspect.isfunction):
-            if not method.startswith("_"):
-                out[method] = [p for p in inspect.signature(fn).parameters if p != "self"]
-    return out
-
-
 def as_model_call(call: str) -> tuple[str, str]:
     """A ground-truth call string as a model sends it: (name, the arguments as JSON)."""
-    node = ast.parse(call, mode="eval").body
-    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-    name = node.func.id
-    args = {parameter_names()[name][i]: ast.literal_eval(a) for i, a in enumerate(node.args)}
-    args.update({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    name, args = state.call_arguments(call)
     return name, json.dumps(args)
 
 
@@ -92,7 +75,9 @@ async def run_call(files: dict[str, str], name: str, raw: str, key: str = "") ->
 def follow_up(text: str, turn: int) -> str:
     """What the engine appends to instructions.md when a job takes a follow-up instruction
     (workflows/workspace_ops.py, append_instruction); `turn` is the job's 1-based turn."""
-    return f"\n\n## Follow-up instruction (turn {turn})\n\n{text}\n"
+    from workflows.contract import layout
+
+    return f"\n\n{layout.FOLLOW_UP_HEADING}{turn})\n\n{text}\n"
 
 
 def job_files(case: dict[str, Any]) -> dict[str, str]:
