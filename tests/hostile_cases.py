@@ -490,6 +490,10 @@ SIGNALS = [
            "can read (a number has more than 4,300 digits); the signal was ignored"),
     signal("unknown-signal", "rewnid", '"x"', "unknown signal 'rewnid' (known: rewind, pause, "
            "resume, instruct); the signal was ignored"),
+    signal("pause-with-input", "pause", '"now"', "pause: takes no input, got 1; the signal "
+           "was ignored"),
+    signal("resume-two-inputs", "resume", ['"a"', '"b"'], "resume: takes no input, got 2; the "
+           "signal was ignored"),
     signal("instruct-number", "instruct", "5", "instruct: the instruction must be a non-empty "
            "string of markdown (at most 20000 characters; longer material belongs in a "
            "workspace document), got 5; the signal was ignored"),

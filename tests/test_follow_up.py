@@ -12,8 +12,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
 from tests import strategy_scripts as scripts
@@ -61,11 +61,14 @@ async def test_a_react_job_takes_its_next_instruction_across_a_worker_kill(
         assert "instruction queued as turn 2" in out.stdout
         st = await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
                               and s.turn == 2)
-        handle_result = handle.result()
-        await handle.cancel()  # a waiting job that is cancelled ends cancelled
-        with pytest.raises(WorkflowFailureError) as failed:
-            await asyncio.wait_for(handle_result, 60)
-        assert isinstance(failed.value.cause, CancelledError)
+        # no running turn to rewind: refused, with what to send instead
+        temporal_cli(client, "workflow", "signal", "--workflow-id", handle.id, "--name",
+                     "rewind", "--input", '"start over"')
+        refused = await wait_state(handle, lambda s: bool(s.rejected))
+        assert "rewind: turn 2 has completed and the job waits for its next instruction" in (
+            refused.rejected[-1])
+        await handle.cancel()  # the cancel ends the wait: the completed turn is the result
+        result = await asyncio.wait_for(handle.result(), 60)
     finally:
         second.terminate()
         second.wait(10)
@@ -79,8 +82,9 @@ async def test_a_react_job_takes_its_next_instruction_across_a_worker_kill(
     text = (await s3.get("switchback", f"{handle.id}/instructions.md")).decode()
     assert text.startswith(scripts.INSTRUCTIONS.rstrip("\n"))
     assert text.endswith(f"\n\n## Follow-up instruction (turn 2)\n\n{FOLLOW_UP}\n")
+    assert result.status == "completed" and result.summary == "added notes/c.md"
     done = json.loads(await s3.get("switchback", f"{handle.id}/output/completion.json"))
-    assert done["status"] == "cancelled"
+    assert done["status"] == "completed" and done["summary"] == "added notes/c.md"
 
 
 @pytest.mark.parametrize("every_phases", [0, 1], ids=["one-run", "continued-as-new"])

@@ -13,7 +13,8 @@
                             follow_up.wait_seconds), the next turn (strategy.follow_up)
             ReportError  -> output/error.json, fail (or completed, deliverables all there)
     cancel: the strategy archives its todos as cancelled, output/completion.json
-            "cancelled", the job ends Cancelled
+            "cancelled", the job ends Cancelled (while a completed turn waits for its next
+            instruction: the wait ends, and the job with that turn's result)
 
 The strategy (workflows/strategies/) decides, awaiting only its port (WorkspaceOps); this
 loop carries its decisions out, with collaborators that each take what they need as arguments:
@@ -36,6 +37,7 @@ Steering: signals `rewind(issue)`, `instruct`, `pause`, `resume`; updates `appro
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import NoReturn
@@ -124,13 +126,15 @@ class AgentJob:
         self.steering.on_signal(name, args, ph.number if ph else 0, self._max_turns(),
                                 self._ended)
 
+    # `*args`: any count of inputs reaches the handler (a fixed signature would fail the
+    # workflow task on an input); one given is refused in `state.rejected`, not acted on
     @workflow.signal(name="pause", description="Pause at the next step boundary (no input)")
-    def pause(self) -> None:
-        self.steering.paused = True
+    def pause(self, *args: object) -> None:
+        self.steering.set_paused(True, args)
 
     @workflow.signal(name="resume", description="Resume a paused job (no input)")
-    def resume(self) -> None:
-        self.steering.paused = False
+    def resume(self, *args: object) -> None:
+        self.steering.set_paused(False, args)
 
     @workflow.update(name="approve", description='Answer a tool call waiting for approval: '
                      '{"call_id": "call_3", "approved": true, "note": "ok"}')
@@ -355,10 +359,12 @@ class AgentJob:
             return None  # (the last turn: no instruction can be taken, none is waited for)
         if not (self.steering.instructions or wait):
             return None
+        self.steering.drop_rewinds(f"turn {self.steering.turn} completed first")
         if not self.steering.instructions:
             self.progress.status = "waiting_for_instructions"
             until = workflow.now() + timedelta(seconds=wait)
             self.progress.waiting_until = until.isoformat(timespec="seconds")
+            self.steering.waiting = True
             self._publish()
             try:
                 await workflow.wait_condition(lambda: bool(self.steering.instructions),
@@ -366,8 +372,12 @@ class AgentJob:
             except TimeoutError:
                 if not self.steering.instructions:  # (one may arrive with the timer)
                     return None
+            except asyncio.CancelledError:  # a cancel ends the wait, not the completed turn
+                self._end_turns("a cancel request ended the wait")
+                return None
             finally:
                 self.progress.waiting_until = ""
+                self.steering.waiting = False
         self.progress.status = "running"
         text = self.steering.instructions.pop(0)
         self.steering.turn += 1
@@ -463,6 +473,7 @@ class AgentJob:
         are listed in `rejected` as not taken."""
         self._ended = True
         self.steering.drop_instructions(why)
+        self.steering.drop_rewinds(why)
 
     async def _fail(self, what: str, code: str) -> NoReturn:
         self._end_turns("the job failed")

@@ -55,6 +55,7 @@ class Steering:
         self.children: dict[str, str] = {}
         self.instructions: list[str] = []  # follow-up instructions not yet taken (`instruct`)
         self.turn = 1  # the job's turn: 1, then one more per instruction taken
+        self.waiting = False  # a completed turn waits for its next instruction
 
     def on_signal(self, name: str, args: Sequence[object], phase: int,
                   max_turns: int | None = None, ended: bool = False) -> None:
@@ -78,9 +79,22 @@ class Steering:
         else:
             self.request_rewind(args[0] if args else None, phase)
 
+    def set_paused(self, paused: bool, args: Sequence[object]) -> None:
+        """`pause` / `resume`: they take no input; one given is refused, so that a job is
+        never paused or resumed by a request it could not read whole."""
+        if args:
+            name = "pause" if paused else "resume"
+            self.reject(f"{name}: takes no input, got {len(args)}; the signal was ignored")
+        else:
+            self.paused = paused
+
     def request_rewind(self, raw: object, phase: int) -> None:
         """The `rewind` signal: an issue string or {"issue": ..., "restore_phase": N}, sent
         while the job is in phase `phase`; refused ones are recorded."""
+        if self.waiting:
+            self.reject(f"rewind: turn {self.turn} has completed and the job waits for its next "
+                        "instruction (send `instruct`); the signal was ignored")
+            return
         try:
             value = from_raw(raw, "rewind")
             restore = isinstance(value, Mapping)
@@ -137,6 +151,13 @@ class Steering:
         for n, _ in enumerate(self.instructions, self.turn + 1):
             self.reject(f"instruct: the instruction for turn {n} was not taken: {why}")
         self.instructions = []
+
+    def drop_rewinds(self, why: str) -> None:
+        """Rewinds still waiting for a step boundary when a turn ends are not acted on;
+        `rejected` says so."""
+        for issue in self.rewinds:
+            self.reject(f"rewind: not acted on ({why}): {issue[:200]}")
+        self.rewinds, self.restore_phase = [], None
 
     def reject(self, why: str) -> None:
         at = workflow.now().strftime("%Y-%m-%d %H:%M:%S")
