@@ -46,7 +46,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.model.endpoints import EndpointError, check_job_llm, select
 from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
-from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos
+from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos, prompt_file
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
@@ -214,21 +214,24 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
             job_dir, c.check.command, f"{where}: completion.check").is_file()):
         raise ConfigError(f"{where}: completion.check: '{c.check.command}' is not a file of "
                           "the job's config folder")
-    if cfg.llm.profile != "small" and (c.expect_lines or c.plans_name_deliverables):
-        raise ConfigError(f"{where}: completion.expect_lines and plans_name_deliverables are "
+    if cfg.llm.profile != "small" and (cfg.small.expect_lines
+                                       or cfg.small.plans_name_deliverables):
+        raise ConfigError(f"{where}: small.expect_lines and small.plans_name_deliverables are "
                           "rules of the small model profile: set llm.profile: small (or declare "
                           "`deliverables:`, which every job's completion is checked against)")
     bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None
     if bad_bucket:
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
     strategies = strategies_of(cfg)
-    prompts = {k: _read(root, getattr(cfg.prompts, k), where, f"prompts.{k}")
+    prompts = {k: _read(root, prompt_file(cfg.prompts, k), where, f"prompts.{k}")
                for k in PROMPTS if k == "summarization" or (
                    k == "verify" and cfg.completion.check is not None
                    and cfg.completion.check.model) or any(
                    k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)}
-    todos = _todos(root, cfg.prompts.strategic_todos, where, "prompts.strategic_todos")
-    nested_todos = (_todos(root, cfg.prompts.nested_todos, where, "prompts.nested_todos")
+    todos = _todos(root, prompt_file(cfg.prompts, "strategic_todos"), where,
+                   "prompts.strategic_todos")
+    nested_todos = (_todos(root, prompt_file(cfg.prompts, "nested_todos"), where,
+                           "prompts.nested_todos")
                     if "nested" in strategies else None)
     instructions = None
     documents: list[str] = []

@@ -73,11 +73,12 @@ from workflows.contract import JobInput, WorkspaceRef
 BUCKET = "switchback"
 QUEUE = "chaos"
 CONFIG = {"extends": "creator",
-          "llm": {"heartbeat_timeout_seconds": 2, "timeout_seconds": 4, "max_attempts": 30,
-                  "max_retry_interval_seconds": 10},
-          "retries": {"tool_attempts": 10, "workspace_attempts": 30},
+          "llm": {"heartbeat_timeout_seconds": 2, "timeout_seconds": 4,
+                  "retry": {"maximum_attempts": 30, "maximum_interval_seconds": 10}},
+          "workspace": {"retry": {"maximum_attempts": 30}},
           "breakers": {"no_progress_steps": 0},
-          "tools": {"domain": ["test_send", "test_touch"]}}  # side effects, counted
+          "tools": {"domain": ["test_send", "test_touch"],  # side effects, counted
+                    "retry": {"maximum_attempts": 10}}}
 SLOW_MS = 6000  # a timeout fault: slower than llm.timeout_seconds
 
 

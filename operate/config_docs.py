@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from workflows.contract.config import JobConfig
+from workflows.contract.config import PROMPT_FILES, JobConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULTS = ROOT / "configs" / "defaults.yaml"
@@ -111,7 +111,12 @@ def reference_md() -> str:
 
     table(JobConfig, JobConfig(), "")
     out += [f"{count} settings.", "", "| setting | default | description |", "| --- | --- | --- |"]
-    return "\n".join(out + rows) + "\n"
+    prompts = ["", "## Prompts", "",
+               "The prompt files a job's strategies use, under the configs folder; `prompts: "
+               "{<name>: <file>}` in a config puts its own file in place of one.", "",
+               "| name | file | what it is |", "| --- | --- | --- |"]
+    prompts += [f"| `{name}` | `{path}` | {what} |" for name, (path, what) in PROMPT_FILES.items()]
+    return "\n".join(out + rows + prompts) + "\n"
 
 
 def leaves(model: type[BaseModel] = JobConfig, prefix: str = "") -> list[tuple[str, str]]:

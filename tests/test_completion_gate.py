@@ -1,5 +1,5 @@
 """The small model profile's completion rules (`llm.profile: small`, docs/profiles.md):
-`completion.expect_lines` joins the verification of every job (docs/completion.md), so a
+`small.expect_lines` joins the verification of every job (docs/completion.md), so a
 job_complete whose files lack their lines is refused with what is missing, and the job goes
 on until the files hold them; after `max_refusals` the job ends `stuck` with the gap in its
 notes. (The eval's 1.5B model wrote notes/apples.md without its `# Apples` heading and
@@ -17,7 +17,7 @@ from tests import strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
-from workflows.contract.config import CompletionSettings
+from workflows.contract.config import CompletionSettings, SmallProfileSettings
 
 EXPECT = {"work/a_1.md": ["result a 1"], "out.md": ["# Out", "- a: 1"]}
 SMALL = {"profile": "small"}
@@ -39,7 +39,7 @@ def done(summary: str = "done") -> dict:
 async def test_job_complete_is_refused_until_the_files_hold_their_lines(
         client, task_queue, start_job, model_server, s3):
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": EXPECT}}
+              "small": {"expect_lines": EXPECT}}
     script = bootstrap() + tactical(5) + finish()[:2] + [
         done("first try"),  # out.md missing: refused
         step(call("write_file", path="out.md", content="# Out\n")),
@@ -94,7 +94,7 @@ async def test_the_small_profile_ends_the_job_at_the_tactical_phase_end(
     planned again instead of calling job_complete). With a line missing, the transition
     phase starts as before."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"],
+              "small": {"expect_lines": {"work/a_1.md": ["result a 1"],
                                               "work/a_5.md": ["result a 5"]}}}
     script = bootstrap() + tactical(5) + finish()
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
@@ -112,7 +112,7 @@ async def test_the_small_profile_ends_the_job_at_the_tactical_phase_end(
     completion = await s3.get("switchback", f"{handle.id}/output/completion.json")
     assert b"Completed by the workflow" in completion
 
-    short = {**config, "completion": {"expect_lines": {"workspace.md": ["done"]}}}  # finish()
+    short = {**config, "small": {"expect_lines": {"workspace.md": ["done"]}}}  # finish()
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, short)
     assert result.status == "completed" and result.summary == "done", result
     assert result.phases == 3
@@ -124,7 +124,7 @@ async def test_a_rewind_phase_says_what_is_missing(client, task_queue, start_job
     again and again, with two of the three files missing: a rewind phase's first message now
     says which deliverables are missing, as a transition phase's does (completion-at-rewind)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"out.md": ["# Out"]}}}
+              "small": {"expect_lines": {"out.md": ["# Out"]}}}
     script = bootstrap() + [step(call("todo_rewind", issue="wrong plan"))] + transition(
         "Revised") + tactical(5, "r") + finish()[:2] + [
         step(call("write_file", path="out.md", content="# Out\n")), done()]
@@ -146,7 +146,7 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     heading-less sentence 5 to 10 times; both refusals now show the file mended, to copy,
     and the todo is restated as that write (round12: it wrote its todo's own words again)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"notes/apples.md": ["# Apples"]}}}
+              "small": {"expect_lines": {"notes/apples.md": ["# Apples"]}}}
     plan = [{"id": 1, "content": "Write notes/apples.md with a sentence about apples"}]
     script = bootstrap()[:-2] + [
         step(call("todo_write", phase="Notes", description="d", todos=plan)),
@@ -176,7 +176,7 @@ async def test_a_todo_that_names_a_deliverable_is_held_to_its_lines(
     blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
     assert any("NEXT STEP (task 1): Write notes/apples.md with a sentence about apples\nIts "
                "file must hold these lines exactly, each on a line of its own "
-               "(completion.expect_lines): notes/apples.md: '# Apples'" in b for b in blocks)
+               "(small.expect_lines): notes/apples.md: '# Apples'" in b for b in blocks)
 
 
 async def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines(
@@ -187,7 +187,7 @@ async def test_a_todo_whose_file_lacks_a_sentence_is_restated_as_its_lines(
     the workflow's own todo for the file, the wording under which the same model wrote it
     right at the first try (patch todo-restated-lines)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"notes/apples.md": [
+              "small": {"expect_lines": {"notes/apples.md": [
                   "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
               ]}}}
     plan = [{"id": 1, "content": "Write notes/apples.md with the content of the first line "
@@ -213,7 +213,7 @@ async def test_a_refused_plan_is_shown_one_that_plans_the_deliverables(
     """Eval round6: refused for copying the bootstrap's todos, the 1.5B model copied them
     again. It copies what it is shown, so the refusal shows a plan of the deliverables."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"b.md": ["# B"], "a.md": ["# A", "x"]}}}
+              "small": {"expect_lines": {"b.md": ["# B"], "a.md": ["# A", "x"]}}}
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
     plan = [{"id": 1, "content": "Write a.md with these lines: # A / x"},
@@ -230,7 +230,7 @@ async def test_a_refused_plan_is_shown_one_that_plans_the_deliverables(
     assert result.status == "completed", result
     refusal = next(m for m in msgs if m.startswith("Error [plan_repeats]"))
     assert refusal.endswith(
-        "The files this job must deliver are listed in completion.expect_lines; a plan of one "
+        "The files this job must deliver are listed in small.expect_lines; a plan of one "
         "todo per file not yet done, for example: todo_write(phase=\"Deliverables\", todos=["
         '{"id": 1, "content": "Write a.md with these lines: # A / x"}, {"id": 2, "content": '
         '"Write b.md with these lines: # B"}])'), refusal
@@ -241,7 +241,7 @@ async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
     """A 1.5B model sent the same turn four times (every tool, job_complete among them):
     when the refusals run out the job ends `stuck`, never `completed` with its files short."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": EXPECT, "max_refusals": 1}}
+              "small": {"expect_lines": EXPECT}, "completion": {"max_refusals": 1}}
     script = bootstrap() + tactical(5) + finish()[:2] + [done(), done("anyway")]
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "stuck" and result.summary == "anyway"
@@ -253,7 +253,7 @@ async def test_after_max_refusals_the_job_stops_stuck_saying_what_is_missing(
 
 async def test_react_is_held_to_the_same_gate(client, task_queue, start_job, model_server):
     config = {"extends": "creator", "strategy": "react", "llm": SMALL,
-              "completion": {"expect_lines": {"report.md": ["# Report", "both"]}}}
+              "small": {"expect_lines": {"report.md": ["# Report", "both"]}}}
     script = strategy_scripts.react()
     script = script[:-1] + [script[-1], step(call("write_file", path="report.md",
                                                   content="# Report\n\nboth\n")), script[-1]]
@@ -274,7 +274,7 @@ async def test_a_line_given_by_its_shape_is_checked_by_its_glob(
     refuses that, names what is missing by its description, and takes any line of the shape."""
     sentence = {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence about apples"}
     config = {"extends": "creator", "strategy": "react", "llm": SMALL,
-              "completion": {"expect_lines": {"apples.md": ["# Apples", sentence]}}}
+              "small": {"expect_lines": {"apples.md": ["# Apples", sentence]}}}
     script = strategy_scripts.react()
     heading_only = step(call("write_file", path="apples.md", content="# Apples\n\n# Apples\n"))
     script = script[:-1] + [heading_only, script[-1], step(call(
@@ -296,7 +296,7 @@ async def test_a_react_job_whose_model_stops_calling_tools_is_checked_too(
     tags): the last answer became the result and the job ended `completed` with nothing
     written. With expect_lines that end is checked too: `stuck`, saying what is missing."""
     config = {"extends": "creator", "strategy": "react", "llm": SMALL,
-              "completion": {"expect_lines": {"report.md": ["# Report"]}}}
+              "small": {"expect_lines": {"report.md": ["# Report"]}}}
     talk = [step(content="I will write the report now.")] * 12  # 3 attempts of 4 answers
     handle, result, _ = await run(client, task_queue, start_job, model_server, talk, config)
     assert result.status == "stuck" and result.summary == "I will write the report now."
@@ -316,7 +316,7 @@ async def test_a_react_job_whose_model_stops_calling_tools_tries_a_fresh_attempt
     new attempt starts, a fresh conversation told what is missing (patch
     react-quiet-retry)."""
     config = {"extends": "creator", "strategy": "react", "llm": SMALL,
-              "completion": {"expect_lines": {"report.md": ["# Report"]}}}
+              "small": {"expect_lines": {"report.md": ["# Report"]}}}
     echo = step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")
     script = [echo] * 4 + [
         step(call("write_file", path="report.md", content="# Report\n")),
@@ -334,20 +334,20 @@ async def test_a_react_job_whose_model_stops_calling_tools_tries_a_fresh_attempt
                                   "a/./b", "", "a\\b"])
 def test_expect_lines_names_files_in_the_workspace_only(path):
     with pytest.raises(ValidationError, match="not a relative path in the job's workspace"):
-        CompletionSettings(expect_lines={path: ["x"]})
+        SmallProfileSettings(expect_lines={path: ["x"]})
 
 
 def test_expect_lines_is_bounded():
     with pytest.raises(ValidationError, match="at most 50 files"):
-        CompletionSettings(expect_lines={f"f{i}.md": [] for i in range(51)})
+        SmallProfileSettings(expect_lines={f"f{i}.md": [] for i in range(51)})
     with pytest.raises(ValidationError, match="at most 50 lines of 500"):
-        CompletionSettings(expect_lines={"a.md": ["x" * 501]})
+        SmallProfileSettings(expect_lines={"a.md": ["x" * 501]})
     with pytest.raises(ValidationError, match="glob"):
-        CompletionSettings(expect_lines={"a.md": [{"glob": "*" * 201, "describe": "x"}]})
+        SmallProfileSettings(expect_lines={"a.md": [{"glob": "*" * 201, "describe": "x"}]})
     with pytest.raises(ValidationError, match="describe"):
-        CompletionSettings(expect_lines={"a.md": [{"glob": "*"}]})
+        SmallProfileSettings(expect_lines={"a.md": [{"glob": "*"}]})
     with pytest.raises(ValidationError, match="regex"):  # a glob, not some other matcher
-        CompletionSettings(expect_lines={"a.md": [{"regex": ".*", "describe": "x"}]})
+        SmallProfileSettings(expect_lines={"a.md": [{"regex": ".*", "describe": "x"}]})
     with pytest.raises(ValidationError):
         CompletionSettings(max_refusals=-1)
 
@@ -365,11 +365,11 @@ async def test_a_strategic_phase_refused_again_and_again_ends_in_the_workflows_p
         client, task_queue, start_job, model_server, s3):
     """Eval round11, run 1: its two notes written, the 1.5B model was asked to plan the
     missing summary and wrote the transition's own todos as the plan instead, refused each
-    time, until the loop breaker stopped the job. After `completion.plan_after_refusals`
+    time, until the loop breaker stopped the job. After `small.plan_after_refusals`
     refused calls in a strategic phase, the workflow plans the deliverables still short
     itself (patch plan-by-workflow): here the one file the model had not written."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}}}
+              "small": {"expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}}}
     transition_todos = [t if isinstance(t, str) else t.content
                         for t in load_config("defaults", policy=False).strategic_todos.transition]
     again = step(call("todo_write", phase="P", description="d", todos=[
@@ -396,10 +396,10 @@ async def test_a_strategic_phase_refused_again_and_again_ends_in_the_workflows_p
 
 async def test_the_workflow_does_not_plan_when_told_not_to(
         client, task_queue, start_job, model_server):
-    """`completion.plan_after_refusals: 0`: the refusals go on and the loop breaker ends the
+    """`small.plan_after_refusals: 0`: the refusals go on and the loop breaker ends the
     job, as before the rule."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"a.md": ["# A"]}, "plan_after_refusals": 0}}
+              "small": {"expect_lines": {"a.md": ["# A"]}, "plan_after_refusals": 0}}
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
     again = step(call("todo_write", phase="P", description="d", todos=[
@@ -416,11 +416,11 @@ async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_sh
         client, task_queue, start_job, model_server):
     """Eval rounds 11 and 13: the 1.5B model's bootstrap planned twenty todos such as "Read
     the workspace and explore its contents", the tactical phase read_file'd 'workspace' until
-    the loop breaker stopped the job. With `completion.plans_name_deliverables` a todo_write
+    the loop breaker stopped the job. With `small.plans_name_deliverables` a todo_write
     that names none of the files a check finds short is refused, the plan of them shown
     (patch deliverables-plan): a.md and b.md at first, b.md alone once a.md holds its line."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {
+              "small": {
         "expect_lines": {"a.md": ["# A"], "b.md": ["# B"]}, "plans_name_deliverables": True}}
     script = bootstrap()[:-2] + [
         step(call("todo_write", phase="P", description="d", todos=[
@@ -440,23 +440,23 @@ async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_sh
     assert refused == [
         "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
         "still deliver (a.md, b.md); a plan's todos are the task's concrete steps, one per file "
-        "to write. The files this job must deliver are listed in completion.expect_lines; a "
+        "to write. The files this job must deliver are listed in small.expect_lines; a "
         "plan of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\""
         ", todos=[{\"id\": 1, \"content\": \"Write a.md with these lines: # A\"}, {\"id\": 2, "
         "\"content\": \"Write b.md with these lines: # B\"}])",
         "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
         "still deliver (b.md); a plan's todos are the task's concrete steps, one per file to "
-        "write. The files this job must deliver are listed in completion.expect_lines; a plan "
+        "write. The files this job must deliver are listed in small.expect_lines; a plan "
         "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\", "
         "todos=[{\"id\": 1, \"content\": \"Write b.md with these lines: # B\"}])"], msgs
 
 
 async def test_a_plan_naming_no_deliverable_is_taken_unless_the_config_asks(
         client, task_queue, start_job, model_server):
-    """Without `completion.plans_name_deliverables` (a long job's first phases may only read
+    """Without `small.plans_name_deliverables` (a long job's first phases may only read
     and plan) the same vague plan is taken as before."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
+              "small": {"expect_lines": {"work/a_1.md": ["result a 1"]}}}
     script = bootstrap() + tactical(5) + finish()
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed", result
@@ -468,10 +468,10 @@ async def test_a_write_of_todos_yaml_is_refused_and_ends_in_the_workflows_plan(
     """Eval round 13, run 3: asked for todos.yaml, the 1.5B model wrote prose into it with
     write_file over and over (the gate takes only todo_write's), each write taken and
     reminded to call todo_complete. With expect_lines such a write is refused, the
-    todo_write to make shown, and counted: after `completion.plan_after_refusals` the
+    todo_write to make shown, and counted: after `small.plan_after_refusals` the
     workflow plans the deliverables itself (patch deliverables-plan)."""
     config = {"extends": "creator", "breakers": {"no_progress_steps": 0}, "llm": SMALL,
-              "completion": {"expect_lines": {"a.md": ["# A"]}}}
+              "small": {"expect_lines": {"a.md": ["# A"]}}}
     prose = step(call("write_file", path="todos.yaml",
                       content="The revised phase has been planned."))
     script = bootstrap()[:-2] + [prose] * 3 + [
@@ -482,7 +482,7 @@ async def test_a_write_of_todos_yaml_is_refused_and_ends_in_the_workflows_plan(
     refusal = ("Error [todos_by_todo_write]: todos.yaml was not written: only todo_write writes "
                "it (the workflow checks the plan and accepts no other todos.yaml). Call "
                "todo_write(phase=..., todos=[{\"id\": 1, \"content\": ...}, ...]) instead. The "
-               "files this job must deliver are listed in completion.expect_lines; a plan of "
+               "files this job must deliver are listed in small.expect_lines; a plan of "
                "one todo per file not yet done, for example: todo_write(phase=\"Deliverables\", "
                "todos=[{\"id\": 1, \"content\": \"Write a.md with these lines: # A\"}])")
     assert msgs.count(refusal) == 2, msgs  # the third ended the phase

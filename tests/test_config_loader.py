@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import yaml
+from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
+from workflows.contract.config import JobConfig, RetrySettings
+from workflows.retry_policies import retry_policy
 
 
 @pytest.fixture
@@ -95,10 +99,60 @@ def test_unknown_field_names_field_and_files(root: Path) -> None:
 
 
 def test_bad_value_names_field(root: Path) -> None:
-    with pytest.raises(ConfigError, match=r"\(inline\) <- configs/defaults.yaml.*llm\.max_att"):
-        load_config({"llm": {"max_attempts": 0}}, root)
+    with pytest.raises(ConfigError,
+                       match=r"\(inline\) <- configs/defaults.yaml.*llm\.retry\.maximum_att"):
+        load_config({"llm": {"retry": {"maximum_attempts": 0}}}, root)
     with pytest.raises(ConfigError, match=r"phase_settings: .*min_todos \(9\) > max_todos \(3"):
         load_config({"phase_settings": {"min_todos": 9, "max_todos": 3}}, root)
+
+
+def test_retry_settings_are_temporal_retry_policies(root: Path) -> None:
+    """Each activity kind's retry in Temporal's shape; the defaults are the policies the
+    flat settings made before (a job's behaviour did not change with the names)."""
+    c = load_config({"tools": {"retry": {"maximum_attempts": 7}}}, root).config
+    assert retry_policy(c.tools.retry) == RetryPolicy(
+        initial_interval=timedelta(seconds=2), backoff_coefficient=3, maximum_attempts=7)
+    assert retry_policy(c.llm.retry) == RetryPolicy(
+        initial_interval=timedelta(seconds=1), backoff_coefficient=2,
+        maximum_interval=timedelta(seconds=60), maximum_attempts=10)
+    assert retry_policy(c.workspace.retry) == RetryPolicy(
+        initial_interval=timedelta(seconds=1), backoff_coefficient=2,
+        maximum_interval=timedelta(seconds=20), maximum_attempts=8)
+    assert (c.tools.timeout_seconds, c.workspace.timeout_seconds) == (120, 30)
+
+
+def test_earlier_names_load_in_their_new_places(root: Path) -> None:
+    """A config (or a job's carried state) written with the names before the baseline."""
+    c = load_config({"llm": {"max_attempts": 4, "max_retry_interval_seconds": 9,
+                             "profile": "small"},
+                     "retries": {"tool_attempts": 5, "tool_initial_interval_seconds": 0.5,
+                                 "tool_backoff": 1.5, "tool_timeout_seconds": 7,
+                                 "workspace_attempts": 6, "workspace_timeout_seconds": 8},
+                     "completion": {"max_refusals": 2, "expect_lines": {"a.md": ["x"]},
+                                    "plan_after_refusals": 0, "plans_name_deliverables": True}},
+                    root).config
+    assert (c.llm.retry.maximum_attempts, c.llm.retry.maximum_interval_seconds) == (4, 9)
+    assert c.tools.retry == RetrySettings(initial_interval_seconds=0.5, backoff_coefficient=1.5,
+                                          maximum_attempts=5)
+    assert c.tools.timeout_seconds == 7 and c.workspace.timeout_seconds == 8
+    assert (c.workspace.retry.maximum_attempts, c.workspace.retry.maximum_interval_seconds) == (
+        6, 20)
+    assert c.small.expect_lines == {"a.md": ["x"]} and c.small.plan_after_refusals == 0
+    assert c.small.plans_name_deliverables and c.completion.max_refusals == 2
+    assert "retries" not in c.model_dump()
+    assert JobConfig.model_validate(c.model_dump()) == c  # the new shape reads back as itself
+    with pytest.raises(ConfigError, match=r"retries\.tool_atempts: not a setting; the retry "
+                                          r"policies are llm.retry, tools.retry"):
+        load_config({"retries": {"tool_atempts": 5}}, root)
+
+
+def test_prompts_are_replaced_by_name(root: Path) -> None:
+    (root / "prompts" / "mine.md").write_text("my react prompt", encoding="utf-8")
+    r = load_config({"strategy": "react", "prompts": {"react": "prompts/mine.md"}}, root)
+    assert r.prompts["react"] == "my react prompt"
+    assert r.prompts["react_kickoff"] == (root / "prompts" / "react_kickoff.md").read_text()
+    with pytest.raises(ConfigError, match=r"prompts: unknown prompt 'reactt' \(known: strategic, "):
+        load_config({"prompts": {"reactt": "prompts/mine.md"}}, root)
 
 
 def test_unknown_name_lists_known_configs(root: Path) -> None:

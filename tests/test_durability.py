@@ -121,8 +121,8 @@ async def test_tool_failing_three_times_stops_the_job(client, task_queue, start_
     script = bootstrap() + [step(call("fetch_rates", path="rates.json"))] + finish()
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x", documents=[], config={
-            "extends": "creator", "tools": {"domain": ["fetch_rates"]},
-            "retries": {"tool_initial_interval_seconds": 0.1, "tool_backoff": 1}})
+            "extends": "creator", "tools": {"domain": ["fetch_rates"], "retry": {
+                "initial_interval_seconds": 0.1, "backoff_coefficient": 1}}})
         with pytest.raises(WorkflowFailureError) as info:
             await handle.result()
     cause = info.value.cause

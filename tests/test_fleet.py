@@ -26,7 +26,7 @@ from workflows.contract import JobInput, JobResult
 JOBS, WORKERS, LATENCY_MS = 30, 3, 50
 CONFIG = {"extends": "creator",
           "llm": {"heartbeat_timeout_seconds": 2},     # a dead worker's model call: retried in 2 s
-          "retries": {"tool_timeout_seconds": 10}}     # ... its tool call: in 10 s, not 120
+          "tools": {"timeout_seconds": 10}}            # ... its tool call: in 10 s, not 120
 EXPECTED = ({"archive/phase_2.yaml", "archive/phase_4.yaml", "output/completion.json"}
             | {f"work/p{p}_{i}.md" for p in (1, 2) for i in range(1, 6)})
 

@@ -167,7 +167,7 @@ async def test_an_answer_that_stays_unreadable_fails_the_job_cleanly(
     script = bootstrap() + [{"raw": "<html>oops</html>"}] + finish()  # bound: every retry
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x", documents=[], config={
-            **CONFIG, "llm": {"max_attempts": 2}})
+            **CONFIG, "llm": {"retry": {"maximum_attempts": 2}}})
         with pytest.raises(WorkflowFailureError) as info:
             await asyncio.wait_for(handle.result(), 120)
     cause = info.value.cause

@@ -333,7 +333,7 @@ async def retried_answers(w: World) -> None:
     w.model_server.set_script(job_id, script + tactical(5) + finish())
     handle = await w.client.start_workflow(
         "AgentJob", {"config": {"extends": "creator", "breakers": {"no_progress_steps": 0},
-                                "llm": {"max_retry_interval_seconds": 2}},
+                                "llm": {"retry": {"maximum_interval_seconds": 2}}},
                      "instructions": "x", "documents": []}, id=job_id, task_queue=w.queue)
     try:
         result = await asyncio.wait_for(handle.result(), 180)
@@ -369,7 +369,7 @@ async def failing_answers(w: World) -> None:
         w.model_server.set_script(job_id, [body if isinstance(body, dict) and "error" in body
                                            else {"raw": body}])
         handle = await w.client.start_workflow(
-            "AgentJob", {"config": {"extends": "creator", "llm": {"max_attempts": 2}},
+            "AgentJob", {"config": {"extends": "creator", "llm": {"retry": {"maximum_attempts": 2}}},
                          "instructions": "x", "documents": []}, id=job_id, task_queue=w.queue)
         got: dict[str, Any] = {}
         try:

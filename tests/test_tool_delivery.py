@@ -26,8 +26,9 @@ from tests.scripts import call, step
 from tests.test_durability import worker_process
 from workflows.contract import JobInput, JobResult
 
-CONFIG = {"strategy": "react", "tools": {"domain": ["test_send", "test_touch"]},
-          "retries": {"tool_timeout_seconds": 2, "tool_initial_interval_seconds": 0.5}}
+TOOLS = {"domain": ["test_send", "test_touch"], "timeout_seconds": 2,
+         "retry": {"initial_interval_seconds": 0.5, "backoff_coefficient": 3}}
+CONFIG = {"strategy": "react", "tools": TOOLS}
 
 
 def lines(log: Path) -> list[list[str]]:
@@ -48,7 +49,7 @@ async def test_a_timed_out_attempt(client, task_queue, model_server, s3, tmp_pat
                                    monkeypatch) -> None:
     log = tmp_path / "effects.log"
     monkeypatch.setenv("SWITCHBACK_TEST_TOOL_LOG", str(log))
-    monkeypatch.setenv("SWITCHBACK_TEST_TOOL_SLEEP", "6")  # > tool_timeout_seconds
+    monkeypatch.setenv("SWITCHBACK_TEST_TOOL_SLEEP", "6")  # > tools.timeout_seconds
     job_id = f"job-{uuid.uuid4().hex[:8]}"
     model_server.set_script(job_id, [step(call("test_send", message="invoice 7")),
                                      step(call("test_touch", message="note")), finish()])
@@ -83,7 +84,7 @@ async def test_a_worker_killed_mid_call(client, task_queue, model_server, s3, tm
     second = None
     try:
         handle = await client.start_workflow("AgentJob", JobInput(
-            config={**CONFIG, "retries": {"tool_timeout_seconds": 5}}, instructions="pay"),
+            config={**CONFIG, "tools": {**TOOLS, "timeout_seconds": 5}}, instructions="pay"),
             id=job_id, task_queue=task_queue, result_type=JobResult)
         for _ in range(600):  # the effect happened; the answer has not
             if lines(log):

@@ -5,7 +5,7 @@ Deliverables are declared by the job (`deliverables:` in its config or input), e
 the model when it plans (`todo_write(..., deliverables=[...])`, recorded here), and a
 `job_complete` adds the ones it names. Each must match a file that exists, is not empty
 and was written by this job (activities/storage/deliverables.py); with the small model
-profile the files of `completion.expect_lines` must also hold their lines.
+profile the files of `small.expect_lines` must also hold their lines.
 
 The orchestrator asks here at four points:
 
@@ -75,7 +75,7 @@ def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
     """The job's deliverables (with the small profile, expect_lines' files too), else the
     model's."""
     job = list(dict.fromkeys(cfg.config.deliverables + (
-        sorted(cfg.config.completion.expect_lines) if small(cfg) else [])))
+        sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
     return job or state.by_model
 
 
@@ -109,7 +109,7 @@ def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome
 def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]
             ) -> CheckFilesRequest | None:
     """What check_files is asked (None: nothing to check)."""
-    lines = cfg.config.completion.expect_lines if small(cfg) else {}
+    lines = cfg.config.small.expect_lines if small(cfg) else {}
     if not paths and not lines:
         return None
     return CheckFilesRequest(workspace=ws, phase=0, paths=[], lines=lines, deliverables=paths)

@@ -46,6 +46,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.conversation import Conversation
     from workflows.failures import StepFailed, cause_of, is_activity_failure, queue_wait
+    from workflows.retry_policies import retry_policy
     from workflows.strategies.base import CallModel
 
 
@@ -109,9 +110,7 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
             schedule_to_start_timeout=queue_wait(c.task_queues, c.task_queues.model),
             start_to_close_timeout=timedelta(seconds=c.llm.timeout_seconds + 30),
             heartbeat_timeout=timedelta(seconds=c.llm.heartbeat_timeout_seconds),
-            retry_policy=RetryPolicy(maximum_attempts=c.llm.max_attempts,
-                                     maximum_interval=timedelta(
-                                         seconds=c.llm.max_retry_interval_seconds)))
+            retry_policy=retry_policy(c.llm.retry))
     except ActivityError as e:
         if is_cancelled_exception(e):
             raise
@@ -142,10 +141,7 @@ async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,
                 schedule_to_start_timeout=queue_wait(queues, queues.model),
                 start_to_close_timeout=timedelta(seconds=llm.timeout_seconds + 30),
                 heartbeat_timeout=timedelta(seconds=llm.heartbeat_timeout_seconds),
-                retry_policy=RetryPolicy(
-                    initial_interval=timedelta(seconds=1), backoff_coefficient=2,
-                    maximum_interval=timedelta(seconds=llm.max_retry_interval_seconds),
-                    maximum_attempts=llm.max_attempts))
+                retry_policy=retry_policy(llm.retry))
         except ActivityError as e:
             if is_cancelled_exception(e):
                 raise

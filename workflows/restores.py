@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
@@ -30,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
     )
     from workflows.failures import StepFailed, cause_of, is_activity_failure
+    from workflows.retry_policies import retry_policy
     from workflows.visibility import Progress
 
 
@@ -70,22 +70,20 @@ async def rewind_call(call: ToolCallInfo, from_phase: int, cfg: ResolvedConfig,
 
 async def restore(cfg: ResolvedConfig, ws: WorkspaceRef, from_phase: int,
                   phase: int) -> RestoreResult:
-    retries = cfg.config.retries
+    settings = cfg.config.workspace
     try:
         result: RestoreResult = await workflow.execute_activity(
             RESTORE_WORKSPACE, RestoreRequest(workspace=ws, phase=phase, from_phase=from_phase),
             result_type=RestoreResult, summary=f"restore the workspace to the start of phase "
             f"{phase} (rewind from phase {from_phase})",
             start_to_close_timeout=timedelta(seconds=max(120.0,
-                                                         4 * retries.workspace_timeout_seconds)),
-            retry_policy=RetryPolicy(initial_interval=timedelta(seconds=1),
-                                     backoff_coefficient=2, maximum_interval=timedelta(seconds=20),
-                                     maximum_attempts=retries.workspace_attempts))
+                                                         4 * settings.timeout_seconds)),
+            retry_policy=retry_policy(settings.retry))
     except Exception as e:
         if not is_activity_failure(e):
             raise
         raise StepFailed(f"restoring the workspace to phase {phase} failed (retried up to "
-                         f"{retries.workspace_attempts} times): {cause_of(e)}",
+                         f"{settings.retry.maximum_attempts} times): {cause_of(e)}",
                          "workspace_failed") from e
     return result
 

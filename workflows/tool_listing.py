@@ -18,7 +18,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from workflows import job_start
@@ -32,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.contract.config import JobConfig
     from workflows.failures import StepFailed, cause_of
+    from workflows.retry_policies import retry_policy
 
 # tool_search: offered whenever a config defers tools; the control tools: whichever
 # strategy the job runs (or auto picks) may offer its own
@@ -66,11 +66,8 @@ async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig:
         listing: ToolListing = await job_start.execute(  # local unless on its own queue
             LIST_TOOLS, ListToolsRequest(workspace=ws, entries=entries(c)),
             ToolListing, task_queue=c.task_queues.tools, summary="list tools",
-            start_to_close_timeout=timedelta(seconds=c.retries.tool_timeout_seconds),
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
-                backoff_coefficient=c.retries.tool_backoff,
-                maximum_attempts=c.retries.tool_attempts))
+            start_to_close_timeout=timedelta(seconds=c.tools.timeout_seconds),
+            retry_policy=retry_policy(c.tools.retry))
     except Exception as e:
         if not job_start.failed(e):
             raise

@@ -6,7 +6,7 @@ stored with the next model call instead). Workspace tools (`tools.local`) run as
 local activities in the workflow task, each under its own activity type `tool.<name>`
 (the web UI's timeline names a local activity by its type only); the others are
 `run_tool` activities on `task_queues.tools`, whose summary the timeline shows. A tool
-that still fails after `retries.tool_attempts` stops the job (`StepFailed`); what the
+that still fails after `tools.retry` stops the job (`StepFailed`); what the
 model got wrong comes back as a tool error.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from workflows.contract import (
@@ -36,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         is_activity_failure,
         queue_wait,
     )
+    from workflows.retry_policies import retry_policy
 
 INLINE_MAX_CHARS = 500
 
@@ -62,10 +62,8 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                       tool_record=cfg.tool_record)
     req.inline_max_chars = INLINE_MAX_CHARS
     conv.reserve()
-    timeout = timedelta(seconds=c.retries.tool_timeout_seconds)
-    retry = RetryPolicy(
-        initial_interval=timedelta(seconds=c.retries.tool_initial_interval_seconds),
-        backoff_coefficient=c.retries.tool_backoff, maximum_attempts=c.retries.tool_attempts)
+    timeout = timedelta(seconds=c.tools.timeout_seconds)
+    retry = retry_policy(c.tools.retry)
     cancel = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
     try:
         # cheap workspace tools run as local activities, in this workflow task: no
@@ -84,7 +82,8 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
         if not is_activity_failure(e):
             raise
         raise StepFailed(f"tool '{call.name}' ({call.summary}) failed after "
-                         f"{c.retries.tool_attempts} attempts: {cause_of(e, c.task_queues.tools)}",
+                         f"{c.tools.retry.maximum_attempts} attempts: "
+                         f"{cause_of(e, c.task_queues.tools)}",
                          "tool_failed") from e
     if not outcome.stored:  # a short result: stored by the next model call
         conv.inline.append(InlineMessage(index=req.result_index, role="tool",

@@ -1,6 +1,6 @@
 """The job's workspace operations, as activities with the workspace retry policy.
 
-Each is a few S3 requests; S3 trouble is retried up to `retries.workspace_attempts`
+Each is a few S3 requests; S3 trouble is retried up to `workspace.retry.maximum_attempts`
 times with backoff. The reads and writes of phase transitions (`read_memory`,
 `load_todos`, `archive_phase`, `write_output`, `snapshot_phase`, `check_files`) are local
 activities, run in the workflow task by the workflow's own worker: a phase
@@ -21,7 +21,6 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
     from workflows import child_jobs, completion, job_start
@@ -56,6 +55,7 @@ with workflow.unsafe.imports_passed_through():
         layout,
     )
     from workflows.failures import StepFailed, cause_of, is_activity_failure
+    from workflows.retry_policies import retry_policy
     from workflows.steering import Steering
     from workflows.strategies.base import (
         CheckLines,
@@ -222,11 +222,9 @@ class WorkspaceOps:
 
     async def activity(self, name: str, req: Any, result_type: type, summary: str,
                        timeout: float | None = None, task_queue: str | None = None) -> Any:
-        retries = self.cfg.config.retries
-        timeout_ = timedelta(seconds=timeout or retries.workspace_timeout_seconds)
-        retry = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
-                            maximum_interval=timedelta(seconds=20),
-                            maximum_attempts=retries.workspace_attempts)
+        settings = self.cfg.config.workspace
+        timeout_ = timedelta(seconds=timeout or settings.timeout_seconds)
+        retry = retry_policy(settings.retry)
         try:
             if (name in LOCAL_OPERATIONS
                     or name == CREATE_WORKSPACE and job_start.local(name)):
@@ -240,5 +238,5 @@ class WorkspaceOps:
             if not is_activity_failure(e):
                 raise
             raise StepFailed(f"workspace operation '{summary}' failed (retried up to "
-                             f"{retries.workspace_attempts} times): {cause_of(e)}",
+                             f"{settings.retry.maximum_attempts} times): {cause_of(e)}",
                              "workspace_failed") from e

@@ -27,7 +27,7 @@ readable copy goes to the workspace (`summaries/`).
 The request is a plain POST on a pooled httpx client (activities/model/chat.py), raising
 the openai client's error types. Temporal owns retries: no client retries, and HTTP errors
 are translated once (activities/model/waiting.py): 429 -> retryable with Retry-After
-as the next delay (at most `llm.max_retry_interval_seconds`: an endpoint cannot park a
+as the next delay (at most `llm.retry.maximum_interval_seconds`: an endpoint cannot park a
 job for a day); 408/409/5xx, timeouts and connection errors -> retryable; other 4xx
 -> non-retryable. Long calls heartbeat, so a cancelled job stops its model call.
 Two answers are not what their status says:
@@ -242,7 +242,7 @@ class ModelActivities:
                    "X-Switchback-Call": req.call_key}
         try:
             body = await with_heartbeat(self.client(req.llm).create(headers=headers, **kwargs),
-                                        req.llm.max_retry_interval_seconds)
+                                        req.llm.retry.longest_wait())
         except ApplicationError as e:
             counted = count_identical(e, fingerprint, req.llm.max_identical_failures)
             if counted is e:
@@ -304,7 +304,7 @@ class ModelActivities:
             try:
                 raw = await with_heartbeat(self.client(req.llm).create(
                     request, headers, self.target(req.llm).timeout),
-                                            req.llm.max_retry_interval_seconds)
+                                            req.llm.retry.longest_wait())
             except ContextExceeded:
                 continue
             try:

@@ -2,7 +2,7 @@
 
 `assistant_message(body, max_chars)` turns the raw bytes of a 200 response into the
 assistant message switchback stores, or raises `ModelBadResponse` (an `ApplicationError`
-Temporal retries; after `llm.max_attempts` the job fails with `model_call_failed`):
+Temporal retries; after `llm.retry.maximum_attempts` the job fails with `model_call_failed`):
 
     the body is not JSON, not an object, over MAX_BODY_BYTES, nested too deeply
     `choices` is missing, empty or not a list; the first choice has no `message` object

@@ -63,7 +63,7 @@ class VerificationActivities:
                    "X-Switchback-Call": req.call_key}
         raw = await with_heartbeat(self.model.client(req.llm).create(
             request, headers, self.model.target(req.llm).timeout),
-            req.llm.max_retry_interval_seconds)
+            req.llm.retry.longest_wait())
         text, usage = summary_text(redact_bytes(raw))
         ok, said = verdict(text)
         return CheckCompletionResult(ok=ok, output=said[:2000], usage=Usage(**usage) if usage

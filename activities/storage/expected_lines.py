@@ -1,4 +1,4 @@
-"""The lines a deliverable must hold (config `completion.expect_lines`): what a file lacks,
+"""The lines a deliverable must hold (config `small.expect_lines`): what a file lacks,
 and the file mended, to show the model the one write that fixes it.
 
 Told "notes/apples.md lacks the line '# Apples'. Write the file again with exactly those

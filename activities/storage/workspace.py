@@ -187,7 +187,7 @@ class WorkspaceActivities:
     @activity.defn(name=CHECK_FILES)
     async def check_files(self, req: CheckFilesRequest) -> CheckFilesResult:
         """For each path: 'missing', 'unchanged' (the version the phase began with, from its
-        snapshot) or 'changed'; and what the files of `lines` lack (completion.expect_lines)."""
+        snapshot) or 'changed'; and what the files of `lines` lack (small.expect_lines)."""
         ws = req.workspace
         raw = await self.s3.get(ws.bucket, layout.key(ws.job_id, layout.snapshot_path(
             req.phase))) if req.paths else None
@@ -202,7 +202,7 @@ class WorkspaceActivities:
             states[path] = ("missing" if etag is None else "unchanged"
                             if isinstance(old, dict) and old.get("etag") == etag else "changed")
         problems, mends = [], {}
-        for path, want in req.lines.items():  # completion.expect_lines
+        for path, want in req.lines.items():  # small.expect_lines
             data = await self.s3.get(ws.bucket, layout.key(ws.job_id, path))
             text = None if data is None else data[:1_000_000].decode("utf-8", "replace")
             lack = expected_lines.lacks(text, path, want)

@@ -91,10 +91,10 @@ from workflows.contract import ApproveRequest, JobInput, JobResult
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
-LOCAL_FAILURE = {"extends": "creator", "retries": {"tool_initial_interval_seconds": 0.1,
-                                                  "tool_backoff": 1},
+LOCAL_FAILURE = {"extends": "creator",
                  "tools": {"domain": ["fetch_rates"], "local": ["read_file", "write_file",
-                                                                "list_files", "fetch_rates"]}}
+                                                                "list_files", "fetch_rates"],
+                           "retry": {"initial_interval_seconds": 0.1, "backoff_coefficient": 1}}}
 GATED = {"extends": "creator", "approval_required": ["delete_file"],
          "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",
                                  "delete_file"]}}

@@ -34,9 +34,9 @@ async def run_job(client, task_queue, model_server, mcp, job_id, script, timeout
                   while_running=None) -> JobResult:
     model_server.set_script(job_id, script + [step(call(
         "job_complete", summary="done", deliverables=[], confidence=0.9, notes=""))])
-    config = {"strategy": "react", "tools": {"domain": ["notes.send", "notes.send_deduplicated"]},
-              "retries": {"tool_timeout_seconds": timeout_seconds,
-                          "tool_initial_interval_seconds": 0.2, "tool_backoff": 1}}
+    config = {"strategy": "react", "tools": {
+        "domain": ["notes.send", "notes.send_deduplicated"], "timeout_seconds": timeout_seconds,
+        "retry": {"initial_interval_seconds": 0.2, "backoff_coefficient": 1}}}
     async with running_worker(client, task_queue, mcp=mcp):
         handle = await client.start_workflow("AgentJob", JobInput(config=config,
                                                                   instructions="send"),

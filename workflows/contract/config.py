@@ -22,6 +22,66 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
+# Settings renamed for the 0.x baseline: configs and job state (continue-as-new carries the
+# config; committed histories hold it) written with the earlier names still load. The earlier
+# name's value wins over the new one's default: only a config written before sets it.
+EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("llm", "max_attempts"): ("llm", "retry", "maximum_attempts"),
+    ("llm", "max_retry_interval_seconds"): ("llm", "retry", "maximum_interval_seconds"),
+    ("retries", "tool_attempts"): ("tools", "retry", "maximum_attempts"),
+    ("retries", "tool_initial_interval_seconds"): ("tools", "retry", "initial_interval_seconds"),
+    ("retries", "tool_backoff"): ("tools", "retry", "backoff_coefficient"),
+    ("retries", "tool_timeout_seconds"): ("tools", "timeout_seconds"),
+    ("retries", "workspace_attempts"): ("workspace", "retry", "maximum_attempts"),
+    ("retries", "workspace_timeout_seconds"): ("workspace", "timeout_seconds"),
+    ("completion", "expect_lines"): ("small", "expect_lines"),
+    ("completion", "plan_after_refusals"): ("small", "plan_after_refusals"),
+    ("completion", "plans_name_deliverables"): ("small", "plans_name_deliverables"),
+}
+
+
+def earlier_names(data: Any) -> Any:
+    """A raw config (a mapping) with the earlier names moved to their places; `retries`,
+    emptied, goes. Anything else is left for validation to name."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for (section, key), place in EARLIER_NAMES.items():
+        old = out.get(section)
+        if not isinstance(old, dict) or key not in old:
+            continue
+        out[section] = {k: v for k, v in old.items() if k != key}
+        node = out
+        for part in place[:-1]:
+            inner = node.get(part)
+            node[part] = dict(inner) if isinstance(inner, dict) else {}
+            node = node[part]
+        node[place[-1]] = old[key]
+    rest = out.pop("retries", {})
+    if rest:  # (not a mapping, or a key no earlier version had)
+        key = next(iter(rest)) if isinstance(rest, dict) else ""
+        raise ValueError(f"retries{'.' if key else ''}{str(key)[:100]}: not a setting; the "
+                         "retry policies are llm.retry, tools.retry and workspace.retry "
+                         "(docs/config-reference.md)")
+    return out
+
+
+class RetrySettings(_Strict):
+    """Temporal's retry policy of an activity (durations in seconds, as every duration here)."""
+
+    initial_interval_seconds: float = Field(1, gt=0)
+    """The wait before the second attempt."""
+    backoff_coefficient: float = Field(2, ge=1)
+    """Each further wait, this many times the one before."""
+    maximum_interval_seconds: float | None = Field(None, gt=0)
+    """The longest wait between two attempts (null: 100 times the first)."""
+    maximum_attempts: int = Field(3, ge=1)
+    """Attempts in all, the first included."""
+
+    def longest_wait(self) -> float:
+        return self.maximum_interval_seconds or 100 * self.initial_interval_seconds
+
+
 class LlmSettings(_Strict):
     """The model endpoint and how it is called."""
 
@@ -41,10 +101,9 @@ class LlmSettings(_Strict):
     """One model call, at most (a slow endpoint's own timeout raises it)."""
     heartbeat_timeout_seconds: float = Field(3, gt=0)
     """A worker that dies mid-call is noticed after this (it heartbeats every second)."""
-    max_attempts: int = Field(10, ge=1)
-    """Attempts of a model call on 429, 5xx and timeouts (Temporal retries it)."""
-    max_retry_interval_seconds: float = Field(60, gt=0)
-    """The longest wait between two attempts."""
+    retry: RetrySettings = RetrySettings(maximum_interval_seconds=60, maximum_attempts=10)
+    """A model call on 429, 5xx and timeouts (an endpoint's Retry-After is kept to the
+    longest wait)."""
     max_identical_failures: int = Field(3, ge=1)
     """HTTP 500 to the same request this often in a row: the request is at fault, no retry."""
     replay_from: str | None = None
@@ -61,6 +120,11 @@ class LlmSettings(_Strict):
     """Model calls in a row that may run as local activities (0: never; docs/operating.md)."""
     profile: Literal["", "none", "small"] = ""
     """A model profile (docs/profiles.md): "small", "none", or "" for the endpoint's own."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, data: Any) -> Any:  # (a model call's request, sent before)
+        return earlier_names({"llm": data}).get("llm") if isinstance(data, dict) else data
 
 
 class ToolSets(_Strict):
@@ -81,6 +145,10 @@ class ToolSets(_Strict):
     local: list[str] = ["read_file", "write_file", "list_files", "search_files",
                         "delete_file", "todo_write", "tool_search"]
     """Tools run as local activities in the workflow worker (the others: on task_queues.tools)."""
+    timeout_seconds: float = Field(120, gt=0)
+    """One attempt of a tool call (and of listing the tools at the start), at most."""
+    retry: RetrySettings = RetrySettings(initial_interval_seconds=2, backoff_coefficient=3)
+    """A tool call; after the last attempt the job stops with output/error.json."""
 
     def for_phase(self, kind: str) -> list[str]:
         """Strategic: workspace + strategic. Tactical: workspace + tactical + domain
@@ -231,66 +299,38 @@ class RewindSettings(_Strict):
     """todo_rewind(issue, restore_phase=N) may put the files back to phase N's start."""
 
 
-class Retries(_Strict):
-    """Retries of tool and workspace activities (Temporal's retry policy)."""
+PROMPT_FILES: dict[str, tuple[str, str]] = {
+    # name: (its file under the configs folder, what it is)
+    "strategic": ("prompts/strategic.md", "phase_alternation: a strategic phase's system prompt."),
+    "tactical": ("prompts/tactical.md", "phase_alternation: a tactical phase's system prompt."),
+    "kickoff": ("prompts/kickoff.md", "phase_alternation, nested: a phase's first message."),
+    "nudge": ("prompts/nudge.md", "A phase's turn without a tool call."),
+    "cut_off": ("prompts/cut_off.md", "A turn without a tool call, cut off at llm.max_tokens."),
+    "summarization": ("prompts/summarization.md", "Folding older turns into a summary."),
+    "react": ("prompts/react.md", "react: the system prompt."),
+    "react_kickoff": ("prompts/react_kickoff.md", "react: an attempt's first message."),
+    "task_nudge": ("prompts/task_nudge.md",
+                   "react, plan_revise_execute: a turn without a tool call."),
+    "echo_nudge": ("prompts/echo_nudge.md",
+                   "A turn whose text only echoes <tool_response> blocks."),
+    "stage_kickoff": ("prompts/stage_kickoff.md",
+                      "plan_revise_execute, auto: a stage's first message."),
+    "plan": ("prompts/plan.md", "plan_revise_execute: plan, revise, replan."),
+    "evaluate": ("prompts/evaluate.md", "plan_revise_execute: score a plan."),
+    "step": ("prompts/step.md", "plan_revise_execute: one step."),
+    "nested": ("prompts/nested.md", "nested: the outer loop's system prompt."),
+    "subjob": ("prompts/subjob.md", "nested: a child job's instructions.md."),
+    "classify": ("prompts/classify.md", "auto: the complexity matrix."),
+    "verify": ("prompts/verify.md", "completion.check {model: true}: the verification call."),
+    "strategic_todos": ("prompts/strategic_todos.yaml",
+                        "phase_alternation: the strategic phases' predefined todos."),
+    "nested_todos": ("prompts/nested_todos.yaml", "nested: the outer loop's predefined todos."),
+}
 
-    tool_attempts: int = Field(3, ge=1)
-    """Attempts of a tool call; then the job stops with output/error.json."""
-    tool_initial_interval_seconds: float = Field(2, gt=0)
-    """The wait before a tool call's second attempt."""
-    tool_backoff: float = Field(3, ge=1)
-    """Each further wait, this many times the one before."""
-    tool_timeout_seconds: float = Field(120, gt=0)
-    """One attempt of a tool call, at most."""
-    workspace_attempts: int = Field(8, ge=1)
-    """Attempts of a workspace operation (S3 trouble)."""
-    workspace_timeout_seconds: float = Field(30, gt=0)
-    """One workspace operation, at most (a dead worker's is retried after this)."""
 
-
-class Prompts(_Strict):
-    """The prompt files, relative to the configs directory."""
-
-    strategic: str = "prompts/strategic.md"
-    """phase_alternation: a strategic phase's system prompt."""
-    tactical: str = "prompts/tactical.md"
-    """phase_alternation: a tactical phase's system prompt."""
-    kickoff: str = "prompts/kickoff.md"
-    """phase_alternation: a phase's first message."""
-    nudge: str = "prompts/nudge.md"
-    """A phase's turn without a tool call."""
-    cut_off: str = "prompts/cut_off.md"
-    """A turn without a tool call, cut off at llm.max_tokens."""
-    summarization: str = "prompts/summarization.md"
-    """Folding older turns into a summary."""
-    react: str = "prompts/react.md"
-    """react: the system prompt."""
-    react_kickoff: str = "prompts/react_kickoff.md"
-    """react: an attempt's first message."""
-    task_nudge: str = "prompts/task_nudge.md"
-    """react, plan_revise_execute: a turn without a tool call."""
-    echo_nudge: str = "prompts/echo_nudge.md"
-    """A turn whose text only echoes <tool_response> blocks."""
-    stage_kickoff: str = "prompts/stage_kickoff.md"
-    """plan_revise_execute, auto: a stage's first message."""
-    plan: str = "prompts/plan.md"
-    """plan_revise_execute: plan, revise, replan."""
-    evaluate: str = "prompts/evaluate.md"
-    """plan_revise_execute: score a plan."""
-    step: str = "prompts/step.md"
-    """plan_revise_execute: one step."""
-    nested: str = "prompts/nested.md"
-    """nested: the outer loop's system prompt."""
-    subjob: str = "prompts/subjob.md"
-    """nested: a child job's instructions.md."""
-    classify: str = "prompts/classify.md"
-    """auto: the complexity matrix."""
-    verify: str = "prompts/verify.md"
-    """completion.check {model: true}: the verification call."""
-    strategic_todos: str = "prompts/strategic_todos.yaml"
-    """phase_alternation: the strategic phases' predefined todos."""
-    nested_todos: str = "prompts/nested_todos.yaml"
-    """nested: the outer loop's predefined todos."""
+def prompt_file(prompts: dict[str, str], name: str) -> str:
+    """The file of prompt `name`: the config's own (`prompts`), else the default."""
+    return prompts.get(name) or PROMPT_FILES[name][0]
 
 
 class WorkspaceSettings(_Strict):
@@ -300,6 +340,10 @@ class WorkspaceSettings(_Strict):
     """One of the operator's buckets (SWITCHBACK_WORKSPACE_BUCKETS)."""
     within_parent: bool = False
     """Set by a nested job for its children: work in <parent>/subjobs/<child>/."""
+    timeout_seconds: float = Field(30, gt=0)
+    """One workspace operation, at most (a dead worker's is retried after this)."""
+    retry: RetrySettings = RetrySettings(maximum_interval_seconds=20, maximum_attempts=8)
+    """A workspace operation (S3 trouble); after the last attempt the job fails."""
 
 
 InnerStrategy = Literal["react", "phase_alternation", "plan_revise_execute"]
@@ -358,7 +402,7 @@ class AutoSettings(_Strict):
 
 
 class LinePattern(_Strict):
-    """A line of `completion.expect_lines` given by its shape, not its text: some line of the
+    """A line of `small.expect_lines` given by its shape, not its text: some line of the
     file (spaces at its ends aside) matches `glob` (`fnmatch` syntax, case-sensitive: `*`,
     `?`, `[A-Z]`, `[!#]`); `describe` says what such a line is, in the messages the model
     reads ("a sentence about apples"). A 1.5B model under react wrote its notes with their
@@ -402,34 +446,38 @@ class CompletionSettings(_Strict):
     """How a job's completion is verified (docs/completion.md). Every job: a completion
     whose deliverables (the job's `deliverables`, the model's plan's, job_complete's) are
     missing, empty or not written by this job is refused with what is missing, at most
-    `max_refusals` times; then the job ends `stuck` with that list, never `completed`.
-
-    The rest is the `small` model profile's (llm.profile: small): each deliverable file and
-    the lines it must hold (a line equal to the text, spaces at its ends aside, or one that
-    matches a `LinePattern`), and the rules built on them."""
+    `max_refusals` times; then the job ends `stuck` with that list, never `completed`."""
 
     max_refusals: int = Field(default=3, ge=0, le=20)
     """job_complete refused this often while deliverables are missing; then the job ends stuck."""
     check: CompletionCheck | None = None
     """With every deliverable there, this must pass too: {command: check.py} or {model: true}."""
+
+
+class SmallProfileSettings(_Strict):
+    """The `small` model profile's rules (llm.profile: small; docs/profiles.md): each
+    deliverable file and the lines it must hold (a line equal to the text, spaces at its ends
+    aside, or one that matches a `LinePattern`), and the rules built on them. A config that
+    sets them without the profile is refused."""
+
     expect_lines: dict[str, list[str | LinePattern]] = {}
-    """Small profile: {path: [line, ...]}, each deliverable and the lines it must hold."""
+    """{path: [line, ...]}, each deliverable and the lines it must hold."""
     plan_after_refusals: int = Field(default=3, ge=0, le=50)
-    """Small profile: a strategic phase refused this often gets the workflow's plan (0: never)."""
+    """A strategic phase refused this often gets the workflow's plan (0: never)."""
     plans_name_deliverables: bool = False
-    """Small profile: a todo_write naming none of the files still short is refused."""
+    """A todo_write naming none of the files still short is refused."""
 
     @model_validator(mode="after")
-    def _bounded(self) -> CompletionSettings:
+    def _bounded(self) -> SmallProfileSettings:
         if len(self.expect_lines) > 50:
-            raise ValueError("completion.expect_lines: at most 50 files")
+            raise ValueError("small.expect_lines: at most 50 files")
         for path, lines in self.expect_lines.items():
             if not layout.is_workspace_path(path):
-                raise ValueError(f"completion.expect_lines: {path!r} is not a relative path "
+                raise ValueError(f"small.expect_lines: {path!r} is not a relative path "
                                  "in the job's workspace")
             if len(lines) > 50 or any(isinstance(line, str) and len(line) > 500
                                       for line in lines):
-                raise ValueError(f"completion.expect_lines: {path!r}: at most 50 lines of "
+                raise ValueError(f"small.expect_lines: {path!r}: at most 50 lines of "
                                  "500 characters")
         return self
 
@@ -460,8 +508,8 @@ class JobConfig(_Strict):
     tools: ToolSets = ToolSets()
     phase_settings: PhaseSettings = PhaseSettings()
     limits: Limits = Limits()
-    retries: Retries = Retries()
-    prompts: Prompts = Prompts()
+    prompts: dict[str, str] = {}
+    """Prompt files in place of the defaults, by name: {react: my_react.md} (the names: below)."""
     workspace: WorkspaceSettings = WorkspaceSettings()
     documents: list[str] = []
     """Files placed under documents/, relative to the job's config folder."""
@@ -483,6 +531,22 @@ class JobConfig(_Strict):
     nested: NestedSettings = NestedSettings()
     auto: AutoSettings = AutoSettings()
     follow_up: FollowUpSettings = FollowUpSettings()
+    small: SmallProfileSettings = SmallProfileSettings()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, data: Any) -> Any:
+        return earlier_names(data)
+
+    @model_validator(mode="after")
+    def _prompts(self) -> JobConfig:
+        for name, path in self.prompts.items():
+            if name not in PROMPT_FILES:
+                raise ValueError(f"prompts: unknown prompt {name[:100]!r} (known: "
+                                 f"{', '.join(PROMPT_FILES)})")
+            if not isinstance(path, str) or not 0 < len(path) <= 200:
+                raise ValueError(f"prompts.{name}: a file path of at most 200 characters")
+        return self
 
     @model_validator(mode="after")
     def _deliverables(self) -> JobConfig:

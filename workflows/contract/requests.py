@@ -77,7 +77,7 @@ class LoadTodosRequest(BaseModel):
 
 class CheckFilesRequest(BaseModel):
     """Input of `check_files`: which of `paths` changed since `phase` began; and which of
-    the `lines` (path -> lines) the files lack (completion.expect_lines)."""
+    the `lines` (path -> lines) the files lack (small.expect_lines)."""
 
     workspace: WorkspaceRef
     phase: int

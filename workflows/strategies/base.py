@@ -85,7 +85,7 @@ NextStep = CallModel | ExecuteTools | Complete | ReportError
 @dataclass(frozen=True)
 class CheckLines:
     """The lines files must hold (path -> the lines each must hold): the small profile's
-    `completion.expect_lines`, or those of some of its files."""
+    `small.expect_lines`, or those of some of its files."""
 
     lines: tuple[tuple[str, tuple[str | LinePattern, ...]], ...]
 

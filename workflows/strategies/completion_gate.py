@@ -1,7 +1,7 @@
 """The small model profile's completion rules (llm.profile: small; docs/profiles.md), and
 the deliverables' status a strategic phase starts with.
 
-With the profile, `completion.expect_lines` names each deliverable file and the lines it
+With the profile, `small.expect_lines` names each deliverable file and the lines it
 must hold; a todo's file that lacks them is shown mended, its todo restated, a plan held to
 the files still short, and a strategic phase refused too often gets the workflow's plan of
 them. Each answers a failure of a 1.5B model seen in the evals (docs/local-models.md).
@@ -26,7 +26,7 @@ def expected(cfg: ResolvedConfig, paths: list[str] | None = None) -> CheckLines 
     given), or None when there is nothing to check or the job is not on the small profile."""
     if not small_profile(cfg):
         return None
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     wanted = sorted(lines.items()) if paths is None else [
         (p, lines[p]) for p in sorted(set(paths)) if lines.get(p)]
     return CheckLines(tuple((p, tuple(w)) for p, w in wanted)) if wanted else None
@@ -36,10 +36,10 @@ def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
     """For the todo block: the lines the files a todo names must hold ("" for none). The 1.5B
     model's own todo read "Write notes/apples.md with two lines: Apples grow on ...", the
     heading lost, and it wrote just that."""
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     parts = [f"{p}: " + ", ".join(line_text(x) for x in lines[p]) for p in paths if lines.get(p)]
     return ("Its file must hold these lines exactly, each on a line of its own "
-            f"(completion.expect_lines): {'; '.join(parts)}") if parts else ""
+            f"(small.expect_lines): {'; '.join(parts)}") if parts else ""
 
 
 def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:
@@ -47,11 +47,11 @@ def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:
     short), one todo per file, for a refused plan's message ("" without expect_lines). The
     1.5B model, refused for copying the bootstrap's todos, copied them again: it copies
     what it is shown."""
-    todos = deliverable_todos(cfg, sorted(cfg.config.completion.expect_lines)
+    todos = deliverable_todos(cfg, sorted(cfg.config.small.expect_lines)
                               if paths is None else paths)
     if not todos:
         return ""
-    return ("The files this job must deliver are listed in completion.expect_lines; a plan "
+    return ("The files this job must deliver are listed in small.expect_lines; a plan "
             "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\","
             f" todos={json.dumps(todos, ensure_ascii=False)})")
 
@@ -59,7 +59,7 @@ def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:
 def deliverable_todos(cfg: ResolvedConfig, paths: list[str]) -> list[dict[str, object]]:
     """One todo per file of `paths` that expect_lines lists lines for (at most 10): "Write
     <file> with these lines: ..."."""
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     return [{"id": n, "content": f"Write {p} with these lines: " + " / ".join(
         x if isinstance(x, str) else x.describe for x in lines[p])}
         for n, p in enumerate([p for p in paths if lines.get(p)][:10], 1)]
@@ -71,7 +71,7 @@ def workflow_plan(cfg: ResolvedConfig, found: DeliverablesChecked) -> list[dict[
     file of expect_lines, "Write <file>" for any other, "Write the files matching <glob>" for
     a glob. (Told "Write notes/cats.md as instructions.md asks", the 1.5B model wrote
     instructions.md's text into each file.)"""
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     short = [p for p in found.declared if any(
         x.startswith(f"{p} ") or x == f"no file matches {p}" for x in found.problems)][:10]
     return [{"id": n, "content": str(deliverable_todos(cfg, [p])[0]["content"]) if lines.get(p)
@@ -81,7 +81,7 @@ def workflow_plan(cfg: ResolvedConfig, found: DeliverablesChecked) -> list[dict[
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:
     """The files of expect_lines that `problems` (a check's) says fall short, in order."""
-    return [p for p in sorted(cfg.config.completion.expect_lines)
+    return [p for p in sorted(cfg.config.small.expect_lines)
             if any(x.startswith(f"{p} ") for x in problems)]
 
 
@@ -91,7 +91,7 @@ def plan_file_example(cfg: ResolvedConfig, path: str) -> str:
     output/summary.md when main_plan.md was asked for, the 1.5B model wrote output/summary.md
     again, alternating with a refused todo_complete (eval round 10): both refusals now show
     the one call to make."""
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     if path != layout.PLAN or not lines:
         return ""
     body = "# Plan\n" + "".join(
@@ -119,7 +119,7 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     file of expect_lines it names, to copy ("" when none is named). Under react the 1.5B
     model, told "notes/apples.md does not exist", rewrote output/summary.md and called
     job_complete again, three times (eval round 9)."""
-    lines = cfg.config.completion.expect_lines if small_profile(cfg) else {}
+    lines = cfg.config.small.expect_lines if small_profile(cfg) else {}
     for path in sorted(lines):
         if lines[path] and any(p.startswith(f"{path} ") for p in problems):
             want = " and ".join(json.dumps(line, ensure_ascii=False) if isinstance(line, str)
@@ -140,7 +140,7 @@ def mend_example(cfg: ResolvedConfig, found: LinesChecked) -> str:
         return ("Write it again with every line it must hold, this call as it is: "
                 f"write_file(path={json.dumps(path, ensure_ascii=False)}, "
                 f"content={json.dumps(text, ensure_ascii=False)})")
-    lines = cfg.config.completion.expect_lines
+    lines = cfg.config.small.expect_lines
     named = sorted({p.split(" ", 1)[0] for p in found.problems} & set(lines))
     return "Write the file again with every one of these lines, each on a line of its own: " + \
         "; ".join(f"{p}: " + ", ".join(line_text(x) for x in lines[p]) for p in named) + "."

@@ -6,13 +6,13 @@ without the profile never runs any of this (`PhaseAlternation.small` is None); i
 completion is verified the same way for every job (workflows/completion.py).
 
 - `strategic_turn`: a strategic turn's write_file of todos.yaml is refused (the model wrote
-  the file by hand instead of calling todo_write), and with `completion.
-  plans_name_deliverables` a todo_write that names none of the deliverables still short;
+  the file by hand instead of calling todo_write), and with
+  `small.plans_name_deliverables` a todo_write that names none of the deliverables still short;
 - `named_files`: a tactical todo that says "Write X" is held to X (todo_complete is refused
   while X is missing; writing X completes it);
-- `lines_short`: X's lines (`completion.expect_lines`) are checked when its todo is done;
+- `lines_short`: X's lines (`small.expect_lines`) are checked when its todo is done;
   one that lacks them stays open, restated as the write that mends it;
-- `plan_for`: a strategic phase whose calls were refused `completion.plan_after_refusals`
+- `plan_for`: a strategic phase whose calls were refused `small.plan_after_refusals`
   times gets the workflow's plan, one todo per declared deliverable not there yet;
 - `met`: a tactical phase that did all its todos with every declared deliverable there ends
   the job (the model wrote the files, then planned again and never called job_complete);
@@ -38,16 +38,16 @@ class SmallModel:
         self.port = port
 
     async def strategic_turn(self, planned: list[PlannedCall]) -> list[PlannedCall]:
-        """With `completion.expect_lines`, the turn with its write_file of todos.yaml refused
-        (ritual.refuse_todos_file_writes) and, with `completion.plans_name_deliverables`, its
+        """With `small.expect_lines`, the turn with its write_file of todos.yaml refused
+        (ritual.refuse_todos_file_writes) and, with `small.plans_name_deliverables`, its
         todo_write refused when it names none of the deliverables a check finds short
         (ritual.refuse_off_task_plans), each showing the plan of them to copy."""
-        completion = self.cfg.config.completion
+        small = self.cfg.config.small
         writes = ritual.refuse_todos_file_writes(
             planned, partial(completion_gate.plan_example, self.cfg)
-        ) if completion.expect_lines else None
+        ) if small.expect_lines else None
         turn = writes or planned
-        check = completion_gate.expected(self.cfg) if completion.plans_name_deliverables \
+        check = completion_gate.expected(self.cfg) if small.plans_name_deliverables \
             and ritual.plans(turn) else None  # a todo_write to hold to the files still short
         if check is None:
             return turn
@@ -67,7 +67,7 @@ class SmallModel:
             self.cfg, ritual.written_file(todos[cur]))
 
     async def lines_short(self, todo: Todo, paths: list[str]) -> tuple[str, str] | None:
-        """None when the files among `paths` that `completion.expect_lines` lists hold their
+        """None when the files among `paths` that `small.expect_lines` lists hold their
         lines (or none is listed); else (what they lack, how to mend it), with `todo`
         restated (`_restate`)."""
         check = completion_gate.expected(self.cfg, paths)
@@ -94,10 +94,10 @@ class SmallModel:
         todo.content = (None if lines == todo.content else lines) or todo.content
 
     async def plan_for(self, phase: int, refusals: int) -> list[Todo]:
-        """A strategic phase with `refusals` refused calls, at `completion.
-        plan_after_refusals` or more: the workflow's plan, one todo per declared deliverable
+        """A strategic phase with `refusals` refused calls, at
+        `small.plan_after_refusals` or more: the workflow's plan, one todo per declared deliverable
         not there yet, recorded in output/breakers/planned_<phase>.json ([]: no plan)."""
-        limit = self.cfg.config.completion.plan_after_refusals
+        limit = self.cfg.config.small.plan_after_refusals
         if not limit or refusals < limit:
             return []
         found = await self.port.deliverables()
@@ -107,7 +107,7 @@ class SmallModel:
             await self.port.write_output(f"output/breakers/planned_{phase}.json", {
                 "breaker": "plan_after_refusals", "action": "plan", "phase": phase,
                 "message": f"{refusals} refused calls in strategic phase {phase} "
-                           "(completion.plan_after_refusals): the workflow planned the "
+                           "(small.plan_after_refusals): the workflow planned the "
                            "deliverables not there yet",
                 "todos": [t.content for t in todos]})
         return todos
