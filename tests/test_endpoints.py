@@ -153,7 +153,8 @@ async def test_an_allowed_job_url_gets_no_key(client, task_queue, start_job, mod
     with RecordingServer() as attacker:
         async with running_worker(client, task_queue):
             plain = await start_job(None, instructions="x", documents=[], config={
-                "extends": "creator", "llm": {"base_url": attacker.url, "retry": {"maximum_attempts": 1}}})
+                "extends": "creator",
+                "llm": {"base_url": attacker.url, "retry": {"maximum_attempts": 1}}})
             await failure_of(plain)  # the stand-in answers 503
             with_key = await start_job(None, instructions="x", documents=[], config={
                 "extends": "creator", "llm": {"base_url": attacker.url,

@@ -369,7 +369,8 @@ async def failing_answers(w: World) -> None:
         w.model_server.set_script(job_id, [body if isinstance(body, dict) and "error" in body
                                            else {"raw": body}])
         handle = await w.client.start_workflow(
-            "AgentJob", {"config": {"extends": "creator", "llm": {"retry": {"maximum_attempts": 2}}},
+            "AgentJob", {"config": {"extends": "creator",
+                                    "llm": {"retry": {"maximum_attempts": 2}}},
                          "instructions": "x", "documents": []}, id=job_id, task_queue=w.queue)
         got: dict[str, Any] = {}
         try:
