@@ -13,6 +13,8 @@ import inspect
 import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -304,6 +306,31 @@ def test_k8s_manifests_are_valid_kubernetes(k8s):
     broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = 3
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, KUBERNETES, strict=True)
+
+
+def test_the_compose_file_is_valid_compose(tmp_path):
+    """deploy/docker-compose.yml against the Compose Specification's JSON schema, as the
+    check-jsonschema command runs it (the schema ships in the package, nothing is fetched);
+    a misspelt key and a wrong dependency condition are refused, so the check can fail."""
+    text = (DEPLOY / "docker-compose.yml").read_text()
+
+    def check(compose: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "docker-compose.yml"
+        path.write_text(compose)
+        return subprocess.run(
+            [str(Path(sys.executable).parent / "check-jsonschema"), "--builtin-schema",
+             "vendor.compose-spec", "--no-cache", str(path)],
+            capture_output=True, text=True, timeout=120)
+
+    ok = check(text)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for wrong, why in (("healthcheck:", "'healthchek' was unexpected"),
+                       ("condition: service_healthy", "is not valid under any of the given")):
+        broken = text.replace(wrong, wrong.replace("healthcheck", "healthchek").replace(
+            "service_healthy", "service_healty"), 1)
+        assert broken != text
+        out = check(broken)
+        assert out.returncode == 1 and why in out.stdout, out.stdout + out.stderr
 
 
 def test_the_locks_pin_every_dependency():
