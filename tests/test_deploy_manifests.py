@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import yaml
@@ -24,6 +26,8 @@ import worker
 from deploy.local import fleet
 from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
 from switchback.plugin import WorkerParts
+from telemetry.tracing import exporters_from_env
+from telemetry.worker_metrics import bind_address_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -186,6 +190,24 @@ def test_k8s_worker_deployment(k8s):
     assert c["resources"]["requests"]["cpu"]  # the HPA's CPU utilization needs a request
     spec = k8s["Deployment"][0]["spec"]["template"]["spec"]
     assert spec["terminationGracePeriodSeconds"] >= 30
+
+
+def test_the_workers_serve_their_metrics_where_the_manifests_say(k8s, compose):
+    """The metrics port the worker binds (SWITCHBACK_METRICS_PORT: 0.0.0.0, so a scraper
+    outside the container reaches it) is the port the pod declares and its scrape
+    annotations name; compose's workers serve it and pass an OTLP endpoint through."""
+    c = k8s_workers(k8s)[0]
+    port = int(k8s_env(c)["SWITCHBACK_METRICS_PORT"]["value"])
+    assert {"name": "metrics", "containerPort": port, "protocol": "TCP"} in c["ports"]
+    notes = k8s["Deployment"][0]["spec"]["template"]["metadata"]["annotations"]
+    assert notes["prometheus.io/scrape"] == "true" and int(notes["prometheus.io/port"]) == port
+    with mock.patch.dict(os.environ, {"SWITCHBACK_METRICS_PORT": str(port)}, clear=True):
+        assert bind_address_from_env() == f"0.0.0.0:{port}"
+    env = compose["services"]["worker"]["environment"]
+    assert int(env["SWITCHBACK_METRICS_PORT"]) == port
+    assert env["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"
+    with mock.patch.dict(os.environ, {"OTEL_EXPORTER_OTLP_ENDPOINT": ""}, clear=True):
+        assert exporters_from_env() == []  # compose's default: no collector, no tracing
 
 
 def test_k8s_secrets_exist(k8s):
