@@ -172,6 +172,32 @@ async def test_instructions_beyond_max_turns_are_refused(client, task_queue, sta
     assert st.turn == 2 and not st.waiting_until
 
 
+async def test_a_follow_up_turn_names_only_the_files_it_wrote(client, task_queue, start_job,
+                                                              model_server, s3):
+    """Turn 1's files are there, so they would pass the existence check: a turn-2
+    job_complete naming one it did not write is refused (it shows no work of this turn);
+    the turn writes its file and names that one, and the job completes."""
+    config = {**REACT, "follow_up": {"wait_seconds": 600, "max_turns": 2}}
+    turn2 = [step(call("job_complete", summary="done already", deliverables=["notes/a.md"],
+                       confidence=0.9)),
+             step(call("write_file", path="notes/c.md", content=GAMMA)),
+             step(call("job_complete", summary="added notes/c.md",
+                       deliverables=["notes/*.md"], confidence=0.9))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(scripts.react() + turn2, model_server, config=config,
+                                 documents=[], instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        await handle.execute_update("instruct", FOLLOW_UP, result_type=str)
+        result = await handle.result()
+        st = await handle.query("state", result_type=JobState)
+    assert result.status == "completed" and result.summary == "added notes/c.md"
+    assert st.turn == 2 and st.deliverables.refusals == 1
+    refused = model_server.requests(handle.id)[len(scripts.react()) + 1]["messages"][-1]
+    assert refused["role"] == "tool" and "job_complete refused" in refused["content"]
+    assert "notes/a.md was not written in this turn (turn 2)" in refused["content"]
+    assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
+
+
 def test_the_instruction_is_checked_and_an_ended_job_takes_none():
     from workflows.steering import MAX_QUEUED_INSTRUCTIONS, Steering
 

@@ -383,7 +383,7 @@ class AgentJob:
         self.steering.turn += 1
         turn = self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
-        self._workspace_ops().completion.refusals = 0  # the new turn's job_complete
+        completion.new_turn(self._workspace_ops().completion, turn)
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step

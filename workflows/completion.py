@@ -24,6 +24,8 @@ says so. Pure decisions plus one activity call (check_files).
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
 from typing import Any
 
 from pydantic import BaseModel
@@ -69,6 +71,13 @@ class CompletionState(BaseModel):
     # and did not finish: activities/tools/delivery.py), "<tool> (<call id>)": the result's
     # notes list them
     unknown_outcomes: list[str] = []
+    turn: int = 1  # the job's turn (follow-up instructions)
+    # a follow-up turn's files: what its tool calls wrote (turn 2 on; the newest at most
+    # MAX_TURN_WRITTEN): a job_complete of that turn names only these
+    turn_written: list[str] = []
+
+
+MAX_TURN_WRITTEN = 500
 
 
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
@@ -100,10 +109,31 @@ def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome
     if outcome.code == UNKNOWN_OUTCOME:
         state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
         return
+    if state.turn > 1 and outcome.changed:
+        state.turn_written = list(dict.fromkeys(
+            state.turn_written + outcome.changed))[-MAX_TURN_WRITTEN:]
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
     good, _ = valid(call.args.get("deliverables"))
     state.by_model = list(dict.fromkeys(state.by_model + good))[:layout.MAX_DELIVERABLES]
+
+
+def new_turn(state: CompletionState, turn: int) -> None:
+    """A follow-up turn begins: its job_complete is refused afresh, and names its own files."""
+    state.turn, state.turn_written, state.refusals = turn, [], 0
+
+
+def written_this_turn(found: DeliverablesChecked, claimed: list[str],
+                      state: CompletionState) -> DeliverablesChecked:
+    """In a follow-up turn, `found` with a problem for each file a job_complete names that
+    this turn did not write: the files of the turns before do not show this turn's work."""
+    stale = [p for p in claimed if not any(
+        fnmatch.fnmatchcase(w, p) for w in state.turn_written)] if state.turn > 1 else []
+    if not stale:
+        return found
+    return dataclasses.replace(found, problems=found.problems + [
+        f"{p} was not written in this turn (turn {state.turn}): name in `deliverables` only "
+        "files this turn wrote" for p in stale])
 
 
 def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]

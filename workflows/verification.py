@@ -39,7 +39,8 @@ class Verifier:
         if ops.completion.refusals >= cfg.config.completion.max_refusals:
             return None  # let through: `finish` ends the job stuck if they are still missing
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
-        found = await ops.deliverables(claimed, bad)
+        found = completion.written_this_turn(await ops.deliverables(claimed, bad), claimed,
+                                             ops.completion)
         if not found.problems:
             self.passed = (claimed, found)
             return None
@@ -55,7 +56,8 @@ class Verifier:
         if result.status == "completed":
             claimed, bad = completion.valid(result.deliverables)
             found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
-                else await ops.deliverables(claimed, bad)
+                else completion.written_this_turn(await ops.deliverables(claimed, bad), claimed,
+                                                  ops.completion)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
         elif result.status == "stuck":
