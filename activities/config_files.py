@@ -46,7 +46,13 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.model.endpoints import EndpointError, check_job_llm, select
 from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
-from workflows.contract.config import JobConfig, ResolvedConfig, StrategicTodos, prompt_file
+from workflows.contract.config import (
+    JobConfig,
+    ResolvedConfig,
+    StrategicTodos,
+    earlier_names,
+    prompt_file,
+)
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
@@ -172,7 +178,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
             raise ConfigError(f"config 'inline': {e}") from None
     job_dir: Path | None = root / name if isinstance(ref, str) else None
     seen = {name}
-    merged = data
+    merged = _current_names(data, files[0])
     parent = data.get("extends")
     while parent:
         chain = f"config '{name}' ({' <- '.join(files)})"
@@ -188,7 +194,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
         if job_dir is None and parent != "defaults":
             job_dir = root / parent
         files += pfiles
-        merged = _merge(pdata, merged)
+        merged = _merge(_current_names(pdata, pfiles[0]), merged)
         parent = pdata.get("extends")
     where = f"config '{name}' ({' <- '.join(files)})"
     try:
@@ -297,6 +303,16 @@ def _parsed(path: Path, parse: bool = True) -> Any:
         text = path.read_text(encoding="utf-8")
         _PARSED[key] = yaml.safe_load(text) if parse else text
     return copy.deepcopy(_PARSED[key])
+
+
+def _current_names(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """One file's mapping with the settings' names before 0.x moved to their places (before
+    the merge, so that a config's new name wins over its base's old one)."""
+    try:
+        renamed: dict[str, Any] = earlier_names(data)
+    except ValueError as e:
+        raise ConfigError(f"{where}: {e}") from None
+    return renamed
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

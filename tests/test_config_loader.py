@@ -11,7 +11,7 @@ import yaml
 from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
-from workflows.contract.config import JobConfig, RetrySettings
+from workflows.contract.config import JobConfig, LlmSettings, ModelRetry, ToolRetry
 from workflows.retry_policies import retry_policy
 
 
@@ -132,8 +132,8 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
                                     "plan_after_refusals": 0, "plans_name_deliverables": True}},
                     root).config
     assert (c.llm.retry.maximum_attempts, c.llm.retry.maximum_interval_seconds) == (4, 9)
-    assert c.tools.retry == RetrySettings(initial_interval_seconds=0.5, backoff_coefficient=1.5,
-                                          maximum_attempts=5)
+    assert c.tools.retry == ToolRetry(initial_interval_seconds=0.5, backoff_coefficient=1.5,
+                                      maximum_attempts=5)
     assert c.tools.timeout_seconds == 7 and c.workspace.timeout_seconds == 8
     assert (c.workspace.retry.maximum_attempts, c.workspace.retry.maximum_interval_seconds) == (
         6, 20)
@@ -144,6 +144,47 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
     with pytest.raises(ConfigError, match=r"retries\.tool_atempts: not a setting; the retry "
                                           r"policies are llm.retry, tools.retry"):
         load_config({"retries": {"tool_atempts": 5}}, root)
+
+
+def test_carried_state_keeps_each_kinds_retry_defaults() -> None:
+    """A config carried in a job's state before the rename (validated directly, no loader
+    and no defaults.yaml under it): the settings it does not name keep their kind's
+    defaults (the workspace's longest wait 20 s, the tools' 2 s x 3)."""
+    old = {"llm": {"max_attempts": 4}, "retries": {"tool_attempts": 5, "workspace_attempts": 6}}
+    c = JobConfig.model_validate(old)
+    assert c.llm.retry == ModelRetry(maximum_attempts=4) and c.llm.retry.longest_wait() == 60
+    assert (c.tools.retry.initial_interval_seconds, c.tools.retry.backoff_coefficient) == (2, 3)
+    assert c.workspace.retry.maximum_interval_seconds == 20
+    assert LlmSettings.model_validate({"retry": {"maximum_attempts": 3}}).retry.longest_wait() \
+        == 60
+
+
+def test_a_new_name_beats_a_bases_old_one_and_both_in_one_file_are_refused(root: Path) -> None:
+    write(root, "base", {"extends": "defaults", "retries": {"tool_attempts": 5},
+                         "llm": {"max_attempts": 4}})
+    c = load_config({"extends": "base", "tools": {"retry": {"maximum_attempts": 9}},
+                     "llm": {"retry": {"maximum_attempts": 2}}}, root).config
+    assert (c.tools.retry.maximum_attempts, c.llm.retry.maximum_attempts) == (9, 2)
+    with pytest.raises(ConfigError, match=r"\(inline\): retries.tool_attempts and "
+                       r"tools.retry.maximum_attempts are the same setting"):
+        load_config({"retries": {"tool_attempts": 5},
+                     "tools": {"retry": {"maximum_attempts": 9}}}, root)
+    with pytest.raises(ConfigError, match=r"retries: not a setting"):
+        load_config({"retries": None}, root)
+    with pytest.raises(ConfigError, match=r"tools: Input should be a valid dictionary"):
+        load_config({"tools": "x", "retries": {"tool_attempts": 5}}, root)
+
+
+def test_a_retry_policy_temporal_refuses_is_refused_when_the_config_loads(root: Path) -> None:
+    with pytest.raises(ConfigError, match=r"workspace.retry: .*maximum_interval_seconds \(20"
+                                          r"(\.0)?\) is shorter than initial_interval_seconds"):
+        load_config({"workspace": {"retry": {"initial_interval_seconds": 30}}}, root)
+    one = load_config({"workspace": {"retry": {"initial_interval_seconds": 30,
+                                               "maximum_attempts": 1}}}, root).config
+    retry_policy(one.workspace.retry)._validate()  # no retries: Temporal checks nothing else
+    for c in (JobConfig(), one):
+        for settings in (c.llm.retry, c.tools.retry, c.workspace.retry):
+            retry_policy(settings)._validate()
 
 
 def test_prompts_are_replaced_by_name(root: Path) -> None:

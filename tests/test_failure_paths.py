@@ -26,6 +26,8 @@ from workflows.failures import unexpected
 
 LOCAL = ["read_file", "write_file", "list_files", "search_files", "delete_file", "todo_write",
          "tool_search"]
+# the retries block by its names before 0.x (configs/defaults.yaml has them as tools.retry,
+# workspace.retry): a config written then still runs (workflows/contract/config.py)
 FAST = {"tool_initial_interval_seconds": 0.1, "tool_backoff": 1,
         "workspace_attempts": 2, "workspace_timeout_seconds": 5}
 

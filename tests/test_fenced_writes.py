@@ -115,9 +115,9 @@ async def test_a_late_tool_attempt_cannot_overwrite_a_later_steps_file(
                    lambda key, body: key.endswith("/work/a.md") and body == b"v2")
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x", documents=[], config={
-            "extends": "creator", "retries": {"tool_timeout_seconds": 1,
-                                              "tool_initial_interval_seconds": 0.1},
-            **({} if local else {"tools": {"local": []}})})
+            "extends": "creator", "tools": {
+                "timeout_seconds": 1, "retry": {"initial_interval_seconds": 0.1},
+                **({} if local else {"local": []})}})
         result = await handle.result()
     assert result.status == "completed"
     assert held.late == ["PreconditionFailed"]

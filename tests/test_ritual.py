@@ -151,7 +151,7 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
     todo_complete that was refused. Now the rewrite is refused (patch
     off-todo-planning-writes) and both refusals show the one write to copy, main_plan.md
     listing the deliverables; a turn that writes main_plan.md may still update the memory."""
-    config = {**SMALL, "completion": {"expect_lines": {"work/a_1.md": [
+    config = {**SMALL, "small": {"expect_lines": {"work/a_1.md": [
         "result a 1", {"glob": "*", "describe": "anything"}]}}}
     memory = call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")
     script = [step(call("write_file", path="workspace.md", content="# Workspace\n\nx\n")),

@@ -67,7 +67,7 @@ async def run_intruder(client: Client, task_queue: str, model_server, job_id: st
                        steps: list[dict]) -> None:
     """Run a job whose model tries `steps` then stops; wait until it ends (any outcome)."""
     model_server.set_script(job_id, steps)
-    config = {"extends": "creator", "retries": {"workspace_attempts": 1}}
+    config = {"extends": "creator", "workspace": {"retry": {"maximum_attempts": 1}}}
     try:
         handle = await client.start_workflow(
             "AgentJob", JobInput(config=config, instructions="# Intruder\n", documents=[]),

@@ -175,12 +175,14 @@ def contenders() -> dict[str, Contender]:
     from bench.peers.openai_agents_temporal import OpenAIAgentsTemporal
     from bench.peers.pydantic_ai_temporal import PydanticAITemporal
     from bench.peers.switchback_job import (
+        SwitchbackBefore,
         SwitchbackJob,
         SwitchbackLocal,
         SwitchbackReact,
         SwitchbackReactLocal,
     )
 
-    return {c.key: c for c in (Floor(), SwitchbackJob(), SwitchbackReact(), SwitchbackLocal(),
+    return {c.key: c for c in (Floor(), SwitchbackJob(), SwitchbackBefore(), SwitchbackReact(),
+                               SwitchbackLocal(),
                                SwitchbackReactLocal(), OpenAIAgentsTemporal(),
                                PydanticAITemporal())}

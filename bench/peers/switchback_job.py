@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from bench.peers import ROOT, Contender, write_step
@@ -78,15 +79,15 @@ class SwitchbackJob(Contender):
 
     async def run_job(self, client: Any, task_queue: str, job_id: str, n: int,
                       heartbeat: float | None = None) -> None:
-        from workflows.contract import JobInput, JobResult
+        from workflows.contract import JobResult
 
         config = self.config(n)
         if heartbeat:
             config["llm"] = {**config.get("llm", {}), "heartbeat_timeout_seconds": heartbeat}
-        handle = await client.start_workflow(
-            "AgentJob", JobInput(config=config, instructions=f"Write {n} report sections.",
-                                 documents=[]),
-            id=job_id, task_queue=task_queue, result_type=JobResult)
+        # the input as JSON, with the keys every version takes (switchback_before too)
+        job = {"config": config, "instructions": f"Write {n} report sections.", "documents": []}
+        handle = await client.start_workflow("AgentJob", job, id=job_id, task_queue=task_queue,
+                                             result_type=JobResult)
         result = await handle.result()
         if result.status != "completed":
             raise RuntimeError(f"switchback job {job_id} ended {result.status}")
@@ -102,6 +103,31 @@ class SwitchbackJob(Contender):
         if label.startswith("phase 2 tactical step "):
             return int(label.rsplit(" ", 1)[1])
         return 0  # a model call of another phase: it ends the step before it
+
+
+class SwitchbackBefore(SwitchbackJob):
+    """The same job on switchback as another commit has it: the worker.py of the checkout
+    that BENCH_SWITCHBACK_BEFORE names (`git worktree add /tmp/before <commit>`), its
+    modules first on the path, the same venv. Beside `switchback` in one run, the before and
+    after of a change (bench/README.md, "Before and after")."""
+
+    key = "switchback_before"
+    title = "switchback AgentJob (before)"
+
+    def checkout(self) -> Path | None:
+        raw = os.environ.get("BENCH_SWITCHBACK_BEFORE", "")
+        return Path(raw).resolve() if raw and (Path(raw) / "worker.py").is_file() else None
+
+    def missing(self) -> str | None:
+        return None if self.checkout() else (
+            "BENCH_SWITCHBACK_BEFORE=<a checkout of the commit to compare> not set")
+
+    def worker_argv(self, task_queue: str) -> list[str]:
+        return [sys.executable, str(self.checkout() / "worker.py")]  # type: ignore[operator]
+
+    def worker_env(self, task_queue: str, max_activities: int, heartbeat: float | None) -> dict:
+        return {**super().worker_env(task_queue, max_activities, heartbeat),
+                "PYTHONPATH": str(self.checkout())}
 
 
 class SwitchbackReact(SwitchbackJob):

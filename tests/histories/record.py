@@ -187,7 +187,7 @@ BOOTSTRAP_TODOS = [t if isinstance(t, str) else t.content
 SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's path
     "quiet-end": ("react-quiet-end", [step(content="I will write it now.")] * 4, {
         "extends": "creator", "strategy": "react",
-        "completion": {"expect_lines": {"report.md": ["# Report"]}}}),  # quiet-end-gated
+        "small": {"expect_lines": {"report.md": ["# Report"]}}}),  # quiet-end-gated
     "cycles": ("two-calls-by-turns", bootstrap()[:3] + [
         step(call("write_file", path="output/summary.md", content="# Summary\n")),
         step(call("todo_complete", notes="the plan"))] * 20, {
@@ -197,7 +197,7 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         5, "r") + finish()[:2] + [step(call("write_file", path="out.md", content="# Out\n")),
                                   step(call("job_complete", summary="done", deliverables=[],
                                             confidence=0.9, notes=""))], {
-        "extends": "creator", "completion": {"expect_lines": {"out.md": ["# Out"]}}}),
+        "extends": "creator", "small": {"expect_lines": {"out.md": ["# Out"]}}}),
     "todo-lines": ("todo-expected-lines", bootstrap()[:-2] + [
         step(call("todo_write", phase="Notes", description="d",
                   todos=[{"id": 1, "content": "Write notes/apples.md about apples"}])),
@@ -205,7 +205,7 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         step(call("write_file", path="notes/apples.md", content="Apples.\n")),  # not done
         step(call("todo_complete", notes="apples")),  # refused: '# Apples' is missing
         step(call("write_file", path="notes/apples.md", content="# Apples\nApples.\n")),
-    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "small": {
         "expect_lines": {"notes/apples.md": ["# Apples"]}}}),
     "off-todo": ("off-todo-write", bootstrap()[:3] + [
         step(call("write_file", path="output/summary.md", content="# Summary\n")),  # refused
@@ -215,7 +215,7 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         step(call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")),
         step(call("todo_complete", notes="plan")),  # refused, the plan's write shown
     ] + bootstrap()[3:] + tactical(5) + finish(), {
-        "extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+        "extends": "creator", "breakers": {"no_progress_steps": 0}, "small": {
             "expect_lines": {"work/a_1.md": [  # a line given by its glob, in the config
                 "result a 1", {"glob": "result *", "describe": "a result line"}]}}}),
     "planned": ("planned-by-workflow", bootstrap()[:-2] + [
@@ -223,7 +223,7 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
             {"id": i, "content": c} for i, c in enumerate(BOOTSTRAP_TODOS, 1)]))] * 3 + [
         step(call("write_file", path="notes/apples.md", content="Apples are red.\n")),
         step(call("write_file", path="notes/apples.md", content="# Apples\nApples are red.\n")),
-    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+    ] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "small": {
         "expect_lines": {"notes/apples.md": [  # a mended write shown, then the workflow's plan
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
@@ -233,14 +233,14 @@ SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(call("write_file", path="report.md", content="# Report\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9,
               notes=""))], {"extends": "creator", "strategy": "react",
-                            "completion": {"expect_lines": {"report.md": ["# Report"]}}})
+                            "small": {"expect_lines": {"report.md": ["# Report"]}}})
 SINGLE["lines"] = ("todo-restated-lines", bootstrap()[:-2] + [
     step(call("todo_write", phase="Notes", description="d", todos=[
         {"id": 1, "content": "Write notes/apples.md with the first line of instructions.md"}])),
     step(call("todo_complete", notes="todos")),
     step(call("write_file", path="notes/apples.md", content="# Apples")),  # no sentence
     step(call("write_file", path="notes/apples.md", content="# Apples\nApples are red.\n")),
-] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "small": {
     "expect_lines": {"notes/apples.md": [
         "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}})
 SINGLE["deliverables"] = ("deliverables-plan", bootstrap()[:-2] + [
@@ -251,7 +251,7 @@ SINGLE["deliverables"] = ("deliverables-plan", bootstrap()[:-2] + [
               todos=[{"id": 1, "content": "Write a.md with these lines: # A"}])),
     step(call("todo_complete", notes="todos")),
     step(call("write_file", path="a.md", content="# A\n")),
-] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "completion": {
+] + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}, "small": {
     "expect_lines": {"a.md": ["# A"]}, "plans_name_deliverables": True}})
 
 
@@ -367,7 +367,7 @@ async def record() -> None:
                 step(call("todo_write", phase="P", description="d",  # todo-write-checked
                           todos=[{"id": i, "content": c} for i, c in enumerate(boot, 1)]))]
                 + bootstrap()[-2:] + tactical(5) + finish(), {
-                "extends": "creator", "llm": {"profile": "small"}, "completion": {
+                "extends": "creator", "llm": {"profile": "small"}, "small": {
                     "expect_lines": {"work/a_5.md": ["result a 5"]}}})
             await met.result()
             restore = await start("rewind-restore", bootstrap() + tactical(1) + [

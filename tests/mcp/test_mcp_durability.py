@@ -19,7 +19,7 @@ from tests.scripts import bootstrap, call, finish, step
 from tests.waits import wait_for_requests
 from worker import report_tools
 
-FAST_RETRIES = {"tool_initial_interval_seconds": 0.2, "tool_backoff": 1}
+FAST_RETRY = {"initial_interval_seconds": 0.2, "backoff_coefficient": 1}
 
 
 def attempts(history, tool_prefix: str = "") -> list[tuple[int, str]]:
@@ -53,7 +53,7 @@ async def test_a_server_killed_between_calls_is_restarted(client, task_queue, st
         step(call("time__get_current_time", timezone="Asia/Tokyo")),
         step(call("write_file", path="t2.json", content="{{last_tool_result}}")),
     ] + [step(call("todo_complete", notes=f"t{i}")) for i in range(5)] + finish()
-    config = {"tools": {"domain": ["time.*"]}, "retries": FAST_RETRIES}
+    config = {"tools": {"domain": ["time.*"], "retry": FAST_RETRY}}
     async with running_worker(client, task_queue, mcp=mcp):
         handle = await start_job(script, model_server, config=config, instructions="x",
                                  documents=[])
@@ -78,7 +78,7 @@ async def test_a_server_killed_during_a_call_is_retried_on_a_new_one(
         step(call("notes__slow", seconds=120, marker=str(marker))),
         step(call("write_file", path="slow.txt", content="{{last_tool_result}}")),
     ] + [step(call("todo_complete", notes=f"t{i}")) for i in range(5)] + finish()
-    config = {"tools": {"domain": ["notes.slow"]}, "retries": FAST_RETRIES}
+    config = {"tools": {"domain": ["notes.slow"], "retry": FAST_RETRY}}
     async with running_worker(client, task_queue, mcp=mcp):
         handle = await start_job(script, model_server, config=config, instructions="x",
                                  documents=[])
@@ -105,7 +105,7 @@ async def test_a_server_that_does_not_start_is_named(client, task_queue, start_j
     assert "switchback worker: MCP server 'time' ready" in out
     assert ("switchback worker: ERROR: MCP server 'broken' (stdio: "
             f"{sys.executable}) did not start: MCPError: Connection closed") in out
-    config = {"tools": {"domain": ["broken.*"]}, "retries": FAST_RETRIES}
+    config = {"tools": {"domain": ["broken.*"], "retry": FAST_RETRY}}
     async with running_worker(client, task_queue, mcp=mcp):
         handle = await start_job(None, None, config=config, instructions="x", documents=[])
         with pytest.raises(WorkflowFailureError) as info:

@@ -23,8 +23,9 @@ class _Strict(BaseModel):
 
 
 # Settings renamed for the 0.x baseline: configs and job state (continue-as-new carries the
-# config; committed histories hold it) written with the earlier names still load. The earlier
-# name's value wins over the new one's default: only a config written before sets it.
+# config; committed histories hold it) written with the earlier names still load. The loader
+# renames each file's mapping before it merges them (a config's new name beats its base's old
+# one); a mapping that sets both names of one setting is refused.
 EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("llm", "max_attempts"): ("llm", "retry", "maximum_attempts"),
     ("llm", "max_retry_interval_seconds"): ("llm", "retry", "maximum_interval_seconds"),
@@ -42,28 +43,47 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
 
 def earlier_names(data: Any) -> Any:
     """A raw config (a mapping) with the earlier names moved to their places; `retries`,
-    emptied, goes. Anything else is left for validation to name."""
+    emptied, goes. A config whose target sections are not mappings is left as it is, for
+    validation to name what is wrong. Raises ValueError for a setting given under both
+    names, and for a `retries` key no earlier version had."""
     if not isinstance(data, dict):
         return data
+    moves = [(section, key, place) for (section, key), place in EARLIER_NAMES.items()
+             if isinstance(data.get(section), dict) and key in data[section]]
+    if any(not _mapping_path(data, place[:-1]) for _, _, place in moves):
+        return data
     out = dict(data)
-    for (section, key), place in EARLIER_NAMES.items():
-        old = out.get(section)
-        if not isinstance(old, dict) or key not in old:
-            continue
-        out[section] = {k: v for k, v in old.items() if k != key}
+    for section, key, place in moves:
+        old = out[section]
         node = out
         for part in place[:-1]:
-            inner = node.get(part)
-            node[part] = dict(inner) if isinstance(inner, dict) else {}
+            node[part] = dict(node.get(part) or {})
             node = node[part]
+        if place[-1] in node:
+            raise ValueError(f"{section}.{key} and {'.'.join(place)} are the same setting "
+                             f"({section}.{key} is its name before 0.x): give it once")
         node[place[-1]] = old[key]
-    rest = out.pop("retries", {})
-    if rest:  # (not a mapping, or a key no earlier version had)
-        key = next(iter(rest)) if isinstance(rest, dict) else ""
-        raise ValueError(f"retries{'.' if key else ''}{str(key)[:100]}: not a setting; the "
-                         "retry policies are llm.retry, tools.retry and workspace.retry "
-                         "(docs/config-reference.md)")
+        out[section] = {k: v for k, v in out[section].items() if k != key}
+    if "retries" in out:
+        rest = out.pop("retries")
+        if rest != {}:  # (not a mapping, or a key no earlier version had)
+            key = next(iter(rest), "") if isinstance(rest, dict) else ""
+            raise ValueError(f"retries{'.' if key else ''}{str(key)[:100]}: not a setting; the "
+                             "retry policies are llm.retry, tools.retry and workspace.retry "
+                             "(docs/config-reference.md)")
     return out
+
+
+def _mapping_path(data: dict[str, Any], path: tuple[str, ...]) -> bool:
+    """Is each section along `path` in `data` a mapping, or absent?"""
+    node: Any = data
+    for part in path:
+        node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            return True
+        if not isinstance(node, dict):
+            return False
+    return True
 
 
 class RetrySettings(_Strict):
@@ -78,8 +98,44 @@ class RetrySettings(_Strict):
     maximum_attempts: int = Field(3, ge=1)
     """Attempts in all, the first included."""
 
+    @model_validator(mode="after")
+    def _temporal_takes_it(self) -> RetrySettings:
+        longest = self.maximum_interval_seconds
+        if self.maximum_attempts > 1 and longest is not None \
+                and longest < self.initial_interval_seconds:
+            raise ValueError(f"maximum_interval_seconds ({longest}) is shorter than "
+                             f"initial_interval_seconds ({self.initial_interval_seconds})")
+        return self
+
     def longest_wait(self) -> float:
         return self.maximum_interval_seconds or 100 * self.initial_interval_seconds
+
+
+class ModelRetry(RetrySettings):
+    """A model call's retry policy."""
+
+    maximum_interval_seconds: float | None = Field(60, gt=0)
+    """The longest wait between two attempts (null: 100 times the first)."""
+    maximum_attempts: int = Field(10, ge=1)
+    """Attempts in all, the first included."""
+
+
+class ToolRetry(RetrySettings):
+    """A tool call's retry policy."""
+
+    initial_interval_seconds: float = Field(2, gt=0)
+    """The wait before the second attempt."""
+    backoff_coefficient: float = Field(3, ge=1)
+    """Each further wait, this many times the one before."""
+
+
+class WorkspaceRetry(RetrySettings):
+    """A workspace operation's retry policy."""
+
+    maximum_interval_seconds: float | None = Field(20, gt=0)
+    """The longest wait between two attempts (null: 100 times the first)."""
+    maximum_attempts: int = Field(8, ge=1)
+    """Attempts in all, the first included."""
 
 
 class LlmSettings(_Strict):
@@ -101,7 +157,7 @@ class LlmSettings(_Strict):
     """One model call, at most (a slow endpoint's own timeout raises it)."""
     heartbeat_timeout_seconds: float = Field(3, gt=0)
     """A worker that dies mid-call is noticed after this (it heartbeats every second)."""
-    retry: RetrySettings = RetrySettings(maximum_interval_seconds=60, maximum_attempts=10)
+    retry: ModelRetry = ModelRetry()
     """A model call on 429, 5xx and timeouts (an endpoint's Retry-After is kept to the
     longest wait)."""
     max_identical_failures: int = Field(3, ge=1)
@@ -147,7 +203,7 @@ class ToolSets(_Strict):
     """Tools run as local activities in the workflow worker (the others: on task_queues.tools)."""
     timeout_seconds: float = Field(120, gt=0)
     """One attempt of a tool call (and of listing the tools at the start), at most."""
-    retry: RetrySettings = RetrySettings(initial_interval_seconds=2, backoff_coefficient=3)
+    retry: ToolRetry = ToolRetry()
     """A tool call; after the last attempt the job stops with output/error.json."""
 
     def for_phase(self, kind: str) -> list[str]:
@@ -342,7 +398,7 @@ class WorkspaceSettings(_Strict):
     """Set by a nested job for its children: work in <parent>/subjobs/<child>/."""
     timeout_seconds: float = Field(30, gt=0)
     """One workspace operation, at most (a dead worker's is retried after this)."""
-    retry: RetrySettings = RetrySettings(maximum_interval_seconds=20, maximum_attempts=8)
+    retry: WorkspaceRetry = WorkspaceRetry()
     """A workspace operation (S3 trouble); after the last attempt the job fails."""
 
 
@@ -509,7 +565,7 @@ class JobConfig(_Strict):
     phase_settings: PhaseSettings = PhaseSettings()
     limits: Limits = Limits()
     prompts: dict[str, str] = {}
-    """Prompt files in place of the defaults, by name: {react: my_react.md} (the names: below)."""
+    """Prompt files in place of the defaults, by name: {react: my.md} (docs/config-reference.md)."""
     workspace: WorkspaceSettings = WorkspaceSettings()
     documents: list[str] = []
     """Files placed under documents/, relative to the job's config folder."""
