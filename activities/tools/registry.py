@@ -23,7 +23,9 @@ from switchback import ToolResult as PublicToolResult
 
 
 class PathArgs(BaseModel):
-    path: str = Field(description="File path relative to the workspace root, e.g. 'notes/a.md'")
+    # no example path: a 1.5B model wrote notes/shopping.md for shopping.md, copying one
+    path: str = Field(description="File path relative to the workspace root, as the task "
+                                  "or the todo names it")
 
 
 class ReadFileArgs(PathArgs):
