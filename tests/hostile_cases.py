@@ -497,6 +497,8 @@ SIGNALS = [
     signal("instruct-number", "instruct", "5", "instruct: the instruction must be a non-empty "
            "string of markdown (at most 20000 characters; longer material belongs in a "
            "workspace document), got 5; the signal was ignored"),
+    signal("instruct-tools-path", "instruct", '{"instruction": "x", "tools": ["../../bin/sh"]}',
+           "instruct: 'tools' must be a list of at most 50 tool names or globs"),
     signal("instruct-two-inputs", "instruct", ['"a"', '"b"'], "instruct: takes one input (the "
            "instruction), got 2; the signal was ignored"),
     signal("instruct-surrogate", "instruct", '"a\\ud800"', "instruct: the payload contains "
@@ -534,7 +536,7 @@ UPDATES = [
     update("instruct-empty", '"  "', "instruct: the instruction must be a non-empty string",
            update_name="instruct"),
     update("instruct-unknown-key", '{"text": "more"}',
-           'instruct: unknown key "text" (known: instruction)', update_name="instruct"),
+           'instruct: unknown key "text" (known: instruction, tools)', update_name="instruct"),
     update("unknown-update", '{"call_id": "$CALL", "approved": true}',
            "Update handler for 'aprove' expected but not found, and there is no dynamic "
            "handler. known updates: [approve instruct]", update_name="aprove"),

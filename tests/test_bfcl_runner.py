@@ -204,13 +204,26 @@ def test_the_job_config_per_strategy() -> None:
     assert runner.job_id(opts, case, "react") == "p-multi_turn_base_0-react"
 
 
-async def test_miss_func_runs_under_the_baseline_only(client, s3) -> None:
+async def test_miss_func_adds_the_withheld_function_in_its_turn(
+        client, task_queue, model_server, s3) -> None:
+    """A job starts without the function BFCL withholds (`sort`, turn 4 of 5); the turn that
+    adds it is an `instruct` with it as a tool, and the ground truth calls it there: valid.
+    Offered from the start, the model could call it in turn 3, where BFCL expects none."""
     case = cases.load_case("multi_turn_miss_func_0")
-    opts = runner.Options(prefix="p", strategies=["react"])
-    [r] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
-    assert r.status == "skipped" and "fixed at its start" in r.skipped
-    rows = runner.summarize([r])
-    assert "| miss_func | react | - | skipped |" in runner.table(rows)
+    assert "sort" not in cases.tool_names(case, 2) and "sort" in cases.tool_names(case, 3)
+    assert runner.instruction(case, 2) == cases.turn_text(case, 2)
+    assert runner.instruction(case, 3) == {"instruction": cases.turn_text(case, 3),
+                                           "tools": ["sort"]}
+    opts = runner.Options(prefix=f"m{task_queue[3:]}", strategies=["react"], baseline=False,
+                          task_queue=task_queue, wait_seconds=120, poll_seconds=0.2)
+    model_server.set_script(runner.job_id(opts, case, "react"),
+                            answers(truth(case["id"]), DONE))
+    async with running_worker(client, task_queue):
+        [r] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
+    assert (r.status, r.reached, r.valid) == ("completed", 5, True), r
+    offered = [{t["function"]["name"] for t in q["tools"]}
+               for q in model_server.requests(r.job_id)]
+    assert "sort" not in offered[0] and "sort" in offered[-1]
 
 
 def test_the_command_is_registered_and_checks_its_arguments() -> None:

@@ -198,11 +198,51 @@ async def test_a_follow_up_turn_names_only_the_files_it_wrote(client, task_queue
     assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
 
 
+async def test_a_follow_up_instruction_adds_tools(client, task_queue, start_job, model_server):
+    """`instruct` with "tools": the next turn lists them with the job's own (a record of its
+    own) and the model calls them; a name that resolves to nothing leaves the tools as they
+    were, and `rejected` says so."""
+    config = {**REACT, "follow_up": {"wait_seconds": 600, "max_turns": 3}}
+    count = call("word_count", path="notes/a.md")
+    script = scripts.react() + [step(count), step(call(  # turn 2: the tool it was given
+        "job_complete", summary="counted", deliverables=[], confidence=0.9)),
+        step(call("job_complete", summary="turn 3", deliverables=[], confidence=0.9))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        answer = await handle.execute_update(
+            "instruct", {"instruction": "Count the words of notes/a.md.",
+                         "tools": ["word_count"]}, result_type=str)
+        assert answer.endswith("with 1 more tools")
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
+                         and s.turn == 2)
+        await handle.execute_update("instruct", {"instruction": "And more.",
+                                                 "tools": ["no_such_tool"]}, result_type=str)
+        result = await handle.result()
+        st = await handle.query("state", result_type=JobState)
+    assert result.status == "completed" and result.summary == "turn 3"
+    requests = model_server.requests(handle.id)
+    offered = [{t["function"]["name"] for t in r["tools"]} for r in requests]
+    assert "word_count" not in offered[0] and "word_count" in offered[len(scripts.react())]
+    counted = requests[len(scripts.react()) + 1]["messages"][-1]
+    assert counted["role"] == "tool" and "Error" not in counted["content"], counted
+    assert "word_count" in offered[-1]  # turn 3 keeps the tools turn 2 added
+    assert any("turn 3 runs without the tools it asked for (no_such_tool)" in r
+               for r in st.rejected), st.rejected
+
+
 def test_the_instruction_is_checked_and_an_ended_job_takes_none():
     from workflows.steering import MAX_QUEUED_INSTRUCTIONS, Steering
 
     s = Steering()
-    assert s.check_instruction("more", None, False) == "more"  # config not loaded yet
+    assert s.check_instruction("more", None, False) == ("more", [])  # config not loaded yet
+    assert s.check_instruction({"instruction": "more", "tools": ["notes.*", "cd", "cd"]}, 5,
+                               False) == ("more", ["notes.*", "cd"])
+    for bad in ({"instruction": "x", "tools": "cd"}, {"instruction": "x", "tools": ["a b"]},
+                {"instruction": "x", "tools": ["../x"]}, {"instruction": "x", "tools": [1]}):
+        with pytest.raises(ApplicationError, match="'tools' must be a list of at most 50"):
+            s.check_instruction(bad, 5, False)
     with pytest.raises(ApplicationError, match="the job has ended"):
         s.check_instruction("more", 20, True)
     s.instructions = ["x"] * MAX_QUEUED_INSTRUCTIONS

@@ -155,7 +155,7 @@ class AgentJob:
     def _validate_instruct(self, req: RawValue = NO_INPUT) -> None:
         self._check_instruction(req)  # rejected: an ApplicationError saying why
 
-    def _check_instruction(self, req: RawValue) -> str:
+    def _check_instruction(self, req: RawValue) -> tuple[str, list[str]]:
         return self.steering.check_instruction(req, self._max_turns(), self._ended)
 
     def _max_turns(self) -> int | None:
@@ -384,9 +384,26 @@ class AgentJob:
         turn = self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
         completion.new_turn(self._workspace_ops().completion, turn)
+        tools = self.steering.instruction_tools.pop(turn, [])
+        if tools:
+            await self._add_tools(turn, tools)
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step
+
+    async def _add_tools(self, turn: int, names: list[str]) -> None:
+        """The tools an instruction adds (`instruct` "tools"), listed with the job's own, in
+        place: the strategy reads the same resolved config. Names that resolve to nothing
+        leave the tools as they were, and `rejected` says why."""
+        assert self.cfg and self.ws
+        try:
+            more = await tool_listing.add(self.cfg, self.ws, names, turn)
+        except StepFailed as e:
+            self.steering.reject(f"instruct: turn {turn} runs without the tools it asked for "
+                                 f"({', '.join(names)[:300]}): {e.what}")
+            return
+        self.cfg.config.tools, self.cfg.tool_record = more.config.tools, more.tool_record
+        self.cfg.tool_entries = more.tool_entries
 
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers

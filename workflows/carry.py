@@ -52,6 +52,7 @@ class Carried(BaseModel):
     # follow-up instructions not yet taken (steering.MAX_QUEUED_INSTRUCTIONS at most)
     instructions: list[str] = Field([], max_length=10)
     turn: int = Field(1, ge=1)
+    instruction_tools: dict[int, list[str]] = Field({}, max_length=10)  # by the turn they start
 
 
 def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,
@@ -64,7 +65,8 @@ def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerStat
                    last_error=p.last_error, last_rewind=p.last_rewind,
                    closing=conversation.inline, closing_conversation=conversation.key,
                    completion=completion or CompletionState(),
-                   instructions=s.instructions, turn=s.turn)
+                   instructions=s.instructions, turn=s.turn,
+                   instruction_tools=s.instruction_tools)
 
 
 def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversation) -> None:
@@ -74,6 +76,10 @@ def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversati
     s.paused, s.rewinds = s.paused or carry.paused, carry.rewinds + s.rewinds
     s.rejected = carry.rejected + s.rejected
     s.restore_phase = s.restore_phase or carry.restore_phase
+    # instructions this run queued before it took over were numbered from turn 1
+    shift = carry.turn + len(carry.instructions) - 1
+    s.instruction_tools = carry.instruction_tools | {
+        t + shift: tools for t, tools in s.instruction_tools.items()}
     s.instructions, s.turn = carry.instructions + s.instructions, carry.turn
     conversation.inline, conversation.key = carry.closing, carry.closing_conversation
 

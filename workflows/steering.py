@@ -29,8 +29,8 @@ with workflow.unsafe.imports_passed_through():
         PendingApproval,
         ToolCallInfo,
         approve_request,
+        follow_up,
         from_raw,
-        instruction,
         rewind_request,
     )
     from workflows.contract.config import ApprovalSettings
@@ -55,6 +55,8 @@ class Steering:
         self.children: dict[str, str] = {}
         self.instructions: list[str] = []  # follow-up instructions not yet taken (`instruct`)
         self.turn = 1  # the job's turn: 1, then one more per instruction taken
+        # the tools a queued instruction adds, by the turn it starts (`instruct` "tools")
+        self.instruction_tools: dict[int, list[str]] = {}
         self.waiting = False  # a completed turn waits for its next instruction
 
     def on_signal(self, name: str, args: Sequence[object], phase: int,
@@ -114,12 +116,14 @@ class Steering:
         if req.restore_phase is not None:
             self.restore_phase = req.restore_phase
 
-    def check_instruction(self, raw: object, max_turns: int | None, ended: bool) -> str:
+    def check_instruction(self, raw: object, max_turns: int | None, ended: bool
+                          ) -> tuple[str, list[str]]:
         """The `instruct` update's validator (and the signal's check): a well-formed
         instruction for a job that can still take a turn (`max_turns` None: the config is
-        not loaded yet - the first task of a run; the turn takes it or says why not)."""
+        not loaded yet - the first task of a run; the turn takes it or says why not), and
+        the tools it adds."""
         try:
-            text = instruction(from_raw(raw, "instruct"))
+            text, tools = follow_up(from_raw(raw, "instruct"))
         except InputError as e:
             raise ApplicationError(str(e), type="BadRequest", non_retryable=True) from None
         if ended:
@@ -131,12 +135,16 @@ class Steering:
         if max_turns is not None and turns >= max_turns:
             raise ApplicationError(f"instruct: the job has {turns} turns (follow_up.max_turns="
                                    f"{max_turns}); the instruction was refused")
-        return text
+        return text, tools
 
-    def queue_instruction(self, text: str) -> str:
+    def queue_instruction(self, checked: tuple[str, list[str]]) -> str:
+        text, tools = checked
         self.instructions.append(text)
-        return (f"instruction queued as turn {self.turn + len(self.instructions)}: it starts "
-                "when the current turn completes")
+        turn = self.turn + len(self.instructions)
+        if tools:
+            self.instruction_tools[turn] = tools
+        return (f"instruction queued as turn {turn}: it starts when the current turn "
+                "completes" + (f", with {len(tools)} more tools" if tools else ""))
 
     def on_instruct_signal(self, raw: object, max_turns: int | None, ended: bool) -> None:
         """The `instruct` signal (the Temporal CLI's and the web UI's way): like the update,
@@ -150,7 +158,7 @@ class Steering:
         """The job ends: instructions still queued are not taken; `rejected` says so."""
         for n, _ in enumerate(self.instructions, self.turn + 1):
             self.reject(f"instruct: the instruction for turn {n} was not taken: {why}")
-        self.instructions = []
+        self.instructions, self.instruction_tools = [], {}
 
     def drop_rewinds(self, why: str) -> None:
         """Rewinds still waiting for a step boundary when a turn ends are not acted on;

@@ -61,11 +61,32 @@ def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
 async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig:
     """The config with its tools resolved and recorded. Raises StepFailed when a name
     resolves to nothing or a server does not start (after the tool retry rules)."""
+    listed = entries(cfg.config)
+    listing = await _list(cfg, ListToolsRequest(workspace=ws, entries=listed), "list tools")
+    return apply(cfg, listing).model_copy(update={"tool_entries": listed})
+
+
+async def add(cfg: ResolvedConfig, ws: WorkspaceRef, names: list[str],
+              turn: int) -> ResolvedConfig:
+    """`cfg` (resolved) with `names` (names or globs, as `tools.domain` takes them) added to
+    its domain tools: listed again with the entries the job started with, in a new record
+    (the one in use is never written over). Raises StepFailed like `resolve`."""
+    base = cfg.tool_entries or entries(cfg.config)
+    listing = await _list(cfg, ListToolsRequest(workspace=ws, entries=base + names, turn=turn),
+                          f"list tools with {', '.join(names)[:80]} (turn {turn})")
+    wire = [w for n in names for w in listing.names.get(n, [])]
+    tools = cfg.config.tools.model_copy(update={
+        "domain": list(dict.fromkeys(cfg.config.tools.domain + wire))})
+    return cfg.model_copy(update={"config": cfg.config.model_copy(update={"tools": tools}),
+                                  "tool_record": listing.record,
+                                  "tool_entries": list(dict.fromkeys(base + names))})
+
+
+async def _list(cfg: ResolvedConfig, req: ListToolsRequest, summary: str) -> ToolListing:
     c = cfg.config
     try:
         listing: ToolListing = await job_start.execute(  # local unless on its own queue
-            LIST_TOOLS, ListToolsRequest(workspace=ws, entries=entries(c)),
-            ToolListing, task_queue=c.task_queues.tools, summary="list tools",
+            LIST_TOOLS, req, ToolListing, task_queue=c.task_queues.tools, summary=summary,
             start_to_close_timeout=timedelta(seconds=c.tools.timeout_seconds),
             retry_policy=retry_policy(c.tools.retry))
     except Exception as e:
@@ -73,4 +94,4 @@ async def resolve(cfg: ResolvedConfig, ws: WorkspaceRef) -> ResolvedConfig:
             raise
         raise StepFailed(f"config '{cfg.name}': tools: {cause_of(e)}", "tools_unavailable") \
             from e
-    return apply(cfg, listing)
+    return listing

@@ -109,8 +109,9 @@ class ToolListingActivities:
             for t in listed if t.offered.wire in wanted})
         info = activity.info()
         ws = req.workspace
+        turn = f"t{req.turn}_" if req.turn > 1 else ""
         key = layout.key(ws.job_id, layout.tool_record_path(
-            f"{(info.workflow_run_id or 'run')[:13]}_{info.attempt}"))
+            f"{(info.workflow_run_id or 'run')[:13]}_{turn}{info.attempt}"))
         await self.s3.ensure_bucket(ws.bucket)
         await self.s3.put(ws.bucket, key, record.dump(), "application/json")
         return ToolListing(record=key, names=names)

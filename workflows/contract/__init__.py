@@ -27,6 +27,7 @@ from workflows.contract.inputs import (
     NO_INPUT,
     InputError,
     approve_request,
+    follow_up,
     from_raw,
     instruction,
     job_id_problem,
@@ -139,6 +140,6 @@ __all__ = [
     "TokenCount", "ToolCallInfo", "ToolLimits", "ToolListing", "ToolOutcome", "ToolRequest",
     "Usage", "VerifyCompletionRequest", "WorkspaceRef",
     "WriteOutputRequest", "RewindRequest",
-    "NO_INPUT", "approve_request", "from_raw", "instruction", "job_id_problem", "job_input",
-    "rewind_request",
+    "NO_INPUT", "approve_request", "follow_up", "from_raw", "instruction", "job_id_problem",
+    "job_input", "rewind_request",
 ]

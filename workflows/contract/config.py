@@ -642,6 +642,9 @@ class ResolvedConfig(BaseModel):
     # set by `list_tools` at the job's start: the S3 key of the job's tool record (the
     # schemas the model sees); `config.tools` & co. then hold the names the model calls
     tool_record: str = ""
+    # the config's tool entries (names and globs) as `list_tools` resolved them at the start
+    # (a follow-up instruction's tools are listed with them again; [] before this was kept)
+    tool_entries: list[str] = []
     source: str | dict[str, Any] | None = None  # the config as the job named it (children)
     nested_todos: StrategicTodos | None = None  # the nested outer loop's predefined todos
     # set by the worker's `load_config`: its payloads are encrypted (SWITCHBACK_CODEC_KEYS).

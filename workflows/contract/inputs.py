@@ -32,6 +32,8 @@ from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, Rewin
 
 MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
 MAX_FOLLOW_UP_CHARS = 20_000  # a follow-up instruction (`instruct`)
+MAX_ADDED_TOOLS = 50  # tools one follow-up instruction may add
+TOOL_ENTRY = re.compile(r"[A-Za-z0-9_*?][A-Za-z0-9_.*?-]{0,199}")
 MAX_DOCUMENTS = 200
 MAX_REWIND_CHARS = 2_000
 MAX_NOTE_CHARS = 2_000
@@ -134,17 +136,30 @@ def job_input(raw: object) -> JobInput:
 
 def instruction(raw: object) -> str:
     """The `instruct` update or signal: the job's next instruction, markdown (or
-    {"instruction": markdown})."""
+    {"instruction": markdown, "tools": [...]})."""
+    return follow_up(raw)[0]
+
+
+def follow_up(raw: object) -> tuple[str, list[str]]:
+    """The `instruct` update or signal: (the instruction, markdown; the tools it adds to the
+    job's domain tools, names or globs among the worker's, as `tools.domain` takes them)."""
+    tools: list[str] = []
     if isinstance(raw, Mapping):
-        d = _object(raw, "instruct", ("instruction",), 'e.g. {"instruction": "Now add ..."}')
-        raw = d.get("instruction")
+        d = _object(raw, "instruct", ("instruction", "tools"),
+                    'e.g. {"instruction": "Now add ...", "tools": ["notes.send"]}')
+        raw, tools = d.get("instruction"), d.get("tools", [])
+        if not isinstance(tools, list) or len(tools) > MAX_ADDED_TOOLS or not all(
+                isinstance(t, str) and TOOL_ENTRY.fullmatch(t) for t in tools):
+            raise InputError(f"instruct: 'tools' must be a list of at most {MAX_ADDED_TOOLS} "
+                             "tool names or globs (letters, digits, '_', '-', '.', '*', '?'), "
+                             f"got {shown(tools)}")
     if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_FOLLOW_UP_CHARS:
         raise InputError(f"instruct: the instruction must be a non-empty string of markdown "
                          f"(at most {MAX_FOLLOW_UP_CHARS} characters; longer material belongs "
                          f"in a workspace document), got {shown(raw)}")
     if _SURROGATE.search(raw):
         raise InputError("instruct: the instruction is not valid Unicode")
-    return raw.strip()
+    return raw.strip(), list(dict.fromkeys(tools))
 
 
 def rewind_request(raw: object, restore: bool = True) -> RewindRequest:

@@ -268,6 +268,7 @@ class ListToolsRequest(BaseModel):
 
     workspace: WorkspaceRef
     entries: list[str]
+    turn: int = 1  # > 1: a follow-up instruction's tools (a record of its own)
 
 
 class ToolListing(BaseModel):

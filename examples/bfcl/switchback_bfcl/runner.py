@@ -21,8 +21,9 @@ cannot touch bfcl/calls.json or read documents/); phase_alternation keeps the co
 the model could overwrite bfcl/calls.json (a record that no longer parses is scored
 invalid, `switchback:bad_workspace`).
 
-miss_func is run by the baseline only: a job's tools are fixed at its start, BFCL withholds
-a function until a later turn.
+miss_func: a job starts without the withheld functions; the turn that adds them (BFCL's
+"I have updated some more functions ...") is an `instruct` with `"tools"`, so the job lists
+them from that turn on, as BFCL offers them to a function-calling model.
 """
 
 from __future__ import annotations
@@ -42,8 +43,7 @@ STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
 # strategies whose ritual writes planning files with write_file: they keep the workspace tools
 WRITES_PLANNING_FILES = frozenset({"phase_alternation"})
 BASELINE = "baseline"
-NOT_FOR_JOBS = {"miss_func": "a job's tools are fixed at its start; BFCL adds the withheld "
-                             "function at a later turn (the baseline runs it)"}
+NOT_FOR_JOBS: dict[str, str] = {}  # category -> why jobs do not run it (the baseline does)
 
 
 @dataclass
@@ -100,6 +100,15 @@ def job_config(opts: Options, case: dict[str, Any], strategy: str) -> dict[str, 
             "display_name": f"BFCL {case['id']} ({strategy})",
             "follow_up": {"wait_seconds": opts.wait_seconds,
                           "max_turns": len(case["question"])}}
+
+
+def instruction(case: dict[str, Any], turn: int) -> str | dict[str, Any]:
+    """The `instruct` payload that starts `turn` (>= 1): its user text, with the functions
+    BFCL adds in it (miss_func) as the tools the turn adds."""
+    before = set(cases.tool_names(case, turn - 1))
+    added = [n for n in cases.tool_names(case, turn) if n not in before]
+    text = cases.turn_text(case, turn)
+    return {"instruction": text, "tools": added} if added else text
 
 
 def job_id(opts: Options, case: dict[str, Any], strategy: str) -> str:
@@ -163,7 +172,7 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
         if (st.status == "waiting_for_instructions" and st.waiting_until
                 and not st.instructions_waiting):
             try:  # BFCL turn st.turn (0-based) is the job's turn st.turn + 1
-                await handle.execute_update(INSTRUCT, cases.turn_text(case, st.turn),
+                await handle.execute_update(INSTRUCT, instruction(case, st.turn),
                                             result_type=str)
                 log(f"{run.job_id}: turn {st.turn + 1}/{run.turns}")
             except Exception as e:  # noqa: BLE001 - refused (the job ended meanwhile)
@@ -344,5 +353,6 @@ def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str) -> tup
 
 
 __all__ = ["BASELINE", "NOT_FOR_JOBS", "STRATEGIES", "Options", "Row", "Run", "base_config",
-           "job_config", "job_id", "run_baseline", "run_cases", "run_job", "summarize",
+           "instruction", "job_config", "job_id", "run_baseline", "run_cases", "run_job",
+           "summarize",
            "table", "write_report"]
