@@ -198,6 +198,31 @@ async def test_a_follow_up_turn_names_only_the_files_it_wrote(client, task_queue
     assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
 
 
+async def test_a_plan_revise_execute_follow_up_turn_completes_with_its_own_files(
+        client, task_queue, start_job, model_server, s3):
+    """The strategy's own result names every done step's files, turn 1's too: the turn's
+    result keeps only the files it wrote, and the job completes (not `stuck` on turn 1's)."""
+    config = {"extends": "creator", "strategy": "plan_revise_execute",
+              "llm": {"heartbeat_timeout_seconds": 2},
+              "follow_up": {"wait_seconds": 600, "max_turns": 2}}
+    turn2 = [step(call("submit_plan", steps=[{"id": 5, "name": "Write notes/c.md",
+                                               "detail": "gamma"}], rationale="one more")),
+             step(call("submit_evaluation", score=0.9, reasons="complete")),
+             step(call("write_file", path="notes/c.md", content=GAMMA)),
+             step(call("step_result", status="done", summary="notes/c.md: gamma",
+                       files=["notes/c.md"]))]
+    script = scripts.plan_revise_execute(revise=False, fail_step=False) + turn2
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        await handle.execute_update("instruct", FOLLOW_UP, result_type=str)
+        result = await handle.result()
+    assert result.status == "completed", result
+    assert result.deliverables == ["notes/c.md"] and result.verified == ["notes/c.md"]
+    assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
+
+
 async def test_a_follow_up_instruction_adds_tools(client, task_queue, start_job, model_server):
     """`instruct` with "tools": the next turn lists them with the job's own (a record of its
     own) and the model calls them; a name that resolves to nothing leaves the tools as they
@@ -239,6 +264,8 @@ def test_the_instruction_is_checked_and_an_ended_job_takes_none():
     assert s.check_instruction("more", None, False) == ("more", [])  # config not loaded yet
     assert s.check_instruction({"instruction": "more", "tools": ["notes.*", "cd", "cd"]}, 5,
                                False) == ("more", ["notes.*", "cd"])
+    assert s.check_instruction({"instruction": "x", "tools": ["[!a]*", "git.*"]}, 5,
+                               False)[1] == ["[!a]*", "git.*"]  # globs as tools.domain has them
     for bad in ({"instruction": "x", "tools": "cd"}, {"instruction": "x", "tools": ["a b"]},
                 {"instruction": "x", "tools": ["../x"]}, {"instruction": "x", "tools": [1]}):
         with pytest.raises(ApplicationError, match="'tools' must be a list of at most 50"):

@@ -329,7 +329,7 @@ class AgentJob:
         if self.steering.rewinds and not isinstance(step, Complete | ReportError):
             issue, restore = self.steering.take_rewinds()
             issue = await restores.rewind_issue(issue, restore, self._phase_number(),
-                                                *self._job(), self.progress)
+                                                *self._job(), self.progress, self._restored)
             step = await self._strategy().interrupt("rewind", issue)
             self._on_new_phase()
             self._publish()
@@ -390,6 +390,10 @@ class AgentJob:
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step
+
+    def _restored(self) -> None:
+        """The workspace was put back to a phase's start: what this turn wrote may be gone."""
+        completion.restored(self._workspace_ops().completion)
 
     async def _add_tools(self, turn: int, names: list[str]) -> None:
         """The tools an instruction adds (`instruct` "tools"), listed with the job's own, in
@@ -473,7 +477,7 @@ class AgentJob:
             outcome = refused
         elif strategy.owns_tool(call.name):
             call = await restores.rewind_call(call, self._phase_number(), *self._job(),
-                                              self.progress)
+                                              self.progress, self._restored)
             outcome = await strategy.own_tool(call)
         else:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,

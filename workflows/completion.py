@@ -42,7 +42,7 @@ from workflows.contract import (
     layout,
 )
 from workflows.strategies import completion_gate
-from workflows.strategies.base import DeliverablesChecked
+from workflows.strategies.base import ChildOutcome, DeliverablesChecked
 from workflows.strategies.ritual import small_profile as small
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
@@ -118,22 +118,58 @@ def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome
     state.by_model = list(dict.fromkeys(state.by_model + good))[:layout.MAX_DELIVERABLES]
 
 
+def record_children(state: CompletionState, outcomes: list[ChildOutcome]) -> None:
+    """A nested job's children: in a follow-up turn, their files are this turn's work."""
+    if state.turn > 1:
+        state.turn_written = list(dict.fromkeys(state.turn_written + [
+            f"{o.folder}/{d}" for o in outcomes for d in o.deliverables]))[-MAX_TURN_WRITTEN:]
+
+
 def new_turn(state: CompletionState, turn: int) -> None:
     """A follow-up turn begins: its job_complete is refused afresh, and names its own files."""
     state.turn, state.turn_written, state.refusals = turn, [], 0
 
 
+def restored(state: CompletionState) -> None:
+    """A restore put files back: this turn's writes count again only once made again."""
+    state.turn_written = []
+
+
+def not_this_turns(claimed: list[str], state: CompletionState,
+                   delivered: list[str] | None = None) -> list[str]:
+    """In a follow-up turn, the paths or globs of `claimed` that match no file this turn
+    wrote (among `delivered`, the files found there, when given: a deleted one does not
+    count): the files of the turns before do not show this turn's work. [] in turn 1."""
+    if state.turn < 2:
+        return []
+    written = [w for w in state.turn_written if delivered is None or w in delivered]
+    return [p for p in claimed if not any(fnmatch.fnmatchcase(w, p) for w in written)]
+
+
 def written_this_turn(found: DeliverablesChecked, claimed: list[str],
                       state: CompletionState) -> DeliverablesChecked:
-    """In a follow-up turn, `found` with a problem for each file a job_complete names that
-    this turn did not write: the files of the turns before do not show this turn's work."""
-    stale = [p for p in claimed if not any(
-        fnmatch.fnmatchcase(w, p) for w in state.turn_written)] if state.turn > 1 else []
+    """`found` with a problem for each claimed file this turn did not write (a job_complete
+    of a follow-up turn names only the files of its own work)."""
+    stale = not_this_turns(claimed, state, found.delivered if not found.problems else None)
     if not stale:
         return found
-    return dataclasses.replace(found, problems=found.problems + [
-        f"{p} was not written in this turn (turn {state.turn}): name in `deliverables` only "
-        "files this turn wrote" for p in stale])
+    return dataclasses.replace(found, problems=found.problems + stale_problems(stale, state))
+
+
+def stale_problems(stale: list[str], state: CompletionState) -> list[str]:
+    return [f"{p} was not written in this turn (turn {state.turn}): name in `deliverables` "
+            "only files this turn wrote" for p in stale]
+
+
+def this_turns(result: JobResult, state: CompletionState) -> JobResult:
+    """A follow-up turn's result lists as its deliverables only the files the turn wrote
+    (a strategy's own list, e.g. plan_revise_execute's steps, spans the turns before)."""
+    claimed, _ = valid(result.deliverables)
+    stale = set(not_this_turns(claimed, state))
+    if not stale:
+        return result
+    return result.model_copy(update={"deliverables": [
+        p for p in result.deliverables if p not in stale]})
 
 
 def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]
@@ -168,14 +204,16 @@ def listed(problems: list[str]) -> str:
     return "; ".join(problems[:SHOWN]) + ("; ..." if len(problems) > SHOWN else "")
 
 
-def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig) -> ToolOutcome:
+def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig,
+            turn: int = 1) -> ToolOutcome:
     """What the model reads when its job_complete is refused."""
+    whose = "the job" if turn < 2 else f"this turn (turn {turn})"
     return ToolOutcome(ok=False, code="job_incomplete", summary=(
         f"Error [job_incomplete]: job_complete refused ({refusals} of "
         f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
         f"{listed(found.problems)}. Do the work that makes them so with the tools."
         f"{completion_gate.fix_example(cfg, found.problems)} Then call job_complete again "
-        "(name in `deliverables` the files the job wrote)."))
+        f"(name in `deliverables` the files {whose} wrote)."))
 
 
 def unverified(result: JobResult, found: DeliverablesChecked) -> JobResult:

@@ -15,6 +15,7 @@ touched. The rewind phase's prompt carries the issue with a note of what was res
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -34,12 +35,15 @@ with workflow.unsafe.imports_passed_through():
 
 
 async def rewind_issue(issue: str, restore_phase: int | None, from_phase: int,
-                       cfg: ResolvedConfig, ws: WorkspaceRef, progress: Progress) -> str:
+                       cfg: ResolvedConfig, ws: WorkspaceRef, progress: Progress,
+                       restored: Callable[[], None] = lambda: None) -> str:
     """The issue the rewind phase sees, after restoring the workspace to the start of
-    `restore_phase` (None: the files stay as they are). Records the rewind in `progress`."""
+    `restore_phase` (None: the files stay as they are; `restored` is called after a
+    restore). Records the rewind in `progress`."""
     note = ""
     if restore_phase is not None:
         note = describe(await restore(cfg, ws, from_phase, restore_phase), restore_phase)
+        restored()
         issue = f"{issue}\n\n({note})"
     progress.last_rewind = (f"from phase {from_phase}: {issue.splitlines()[0][:200]}"
                             + (f" - {note}" if note else ""))
@@ -47,7 +51,8 @@ async def rewind_issue(issue: str, restore_phase: int | None, from_phase: int,
 
 
 async def rewind_call(call: ToolCallInfo, from_phase: int, cfg: ResolvedConfig,
-                      ws: WorkspaceRef, progress: Progress) -> ToolCallInfo:
+                      ws: WorkspaceRef, progress: Progress,
+                      restored: Callable[[], None] = lambda: None) -> ToolCallInfo:
     """`todo_rewind` as the strategy will carry it out: restored first when it names a phase
     and the config allows it; its issue says what happened. Other calls pass unchanged."""
     args = call.args or {}
@@ -64,7 +69,7 @@ async def rewind_call(call: ToolCallInfo, from_phase: int, cfg: ResolvedConfig,
     elif not isinstance(phase, int) or not 1 <= phase <= from_phase:
         issue += f"\n\n(restore_phase {phase} was not applied: it is not a phase that started)"
         phase = None
-    issue = await rewind_issue(issue, phase, from_phase, cfg, ws, progress)
+    issue = await rewind_issue(issue, phase, from_phase, cfg, ws, progress, restored)
     return call.model_copy(update={"args": {**args, "issue": issue}})
 
 

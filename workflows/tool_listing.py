@@ -74,7 +74,8 @@ async def add(cfg: ResolvedConfig, ws: WorkspaceRef, names: list[str],
     base = cfg.tool_entries or entries(cfg.config)
     listing = await _list(cfg, ListToolsRequest(workspace=ws, entries=base + names, turn=turn),
                           f"list tools with {', '.join(names)[:80]} (turn {turn})")
-    wire = [w for n in names for w in listing.names.get(n, [])]
+    # (a glob such as "*" matches the control tools too: each strategy offers its own)
+    wire = [w for n in names for w in listing.names.get(n, []) if w not in CONTROL_TOOLS]
     tools = cfg.config.tools.model_copy(update={
         "domain": list(dict.fromkeys(cfg.config.tools.domain + wire))})
     return cfg.model_copy(update={"config": cfg.config.model_copy(update={"tools": tools}),

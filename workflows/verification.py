@@ -39,13 +39,18 @@ class Verifier:
         if ops.completion.refusals >= cfg.config.completion.max_refusals:
             return None  # let through: `finish` ends the job stuck if they are still missing
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
-        found = completion.written_this_turn(await ops.deliverables(claimed, bad), claimed,
-                                             ops.completion)
+        stale = completion.not_this_turns(claimed, ops.completion)
+        if stale:  # refused before any check (a completion.check command or model call)
+            found = DeliverablesChecked(claimed, [], bad + completion.stale_problems(
+                stale, ops.completion))
+        else:
+            found = completion.written_this_turn(await ops.deliverables(claimed, bad),
+                                                 claimed, ops.completion)
         if not found.problems:
             self.passed = (claimed, found)
             return None
         ops.completion.refusals += 1
-        return completion.refusal(found, ops.completion.refusals, cfg)
+        return completion.refusal(found, ops.completion.refusals, cfg, ops.completion.turn)
 
     async def finish(self, result: JobResult, upgrade: bool = True) -> JobResult:
         """The strategy's end, verified: `completed` only with the deliverables there; a
@@ -54,10 +59,10 @@ class Verifier:
         do not show)."""
         ops = self.ops
         if result.status == "completed":
+            result = completion.this_turns(result, ops.completion)
             claimed, bad = completion.valid(result.deliverables)
             found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
-                else completion.written_this_turn(await ops.deliverables(claimed, bad), claimed,
-                                                  ops.completion)
+                else await ops.deliverables(claimed, bad)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
         elif result.status == "stuck":

@@ -152,7 +152,9 @@ class WorkspaceOps:
         return written
 
     async def run_children(self, children: RunChildren) -> list[ChildOutcome]:
-        return await child_jobs.run(children, self.ws, self.steering)
+        outcomes = await child_jobs.run(children, self.ws, self.steering)
+        completion.record_children(self.completion, outcomes)
+        return outcomes
 
     async def deliverables(self, claimed: list[str] | None = None,
                            bad: list[str] | None = None) -> DeliverablesChecked:

@@ -33,7 +33,7 @@ from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, Rewin
 MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
 MAX_FOLLOW_UP_CHARS = 20_000  # a follow-up instruction (`instruct`)
 MAX_ADDED_TOOLS = 50  # tools one follow-up instruction may add
-TOOL_ENTRY = re.compile(r"[A-Za-z0-9_*?][A-Za-z0-9_.*?-]{0,199}")
+TOOL_ENTRY = re.compile(r"[A-Za-z0-9_*?\[][A-Za-z0-9_.*?!\[\]-]{0,199}")
 MAX_DOCUMENTS = 200
 MAX_REWIND_CHARS = 2_000
 MAX_NOTE_CHARS = 2_000
@@ -151,7 +151,8 @@ def follow_up(raw: object) -> tuple[str, list[str]]:
         if not isinstance(tools, list) or len(tools) > MAX_ADDED_TOOLS or not all(
                 isinstance(t, str) and TOOL_ENTRY.fullmatch(t) for t in tools):
             raise InputError(f"instruct: 'tools' must be a list of at most {MAX_ADDED_TOOLS} "
-                             "tool names or globs (letters, digits, '_', '-', '.', '*', '?'), "
+                             "tool names or globs (letters, digits, '_', '-', '.', '*', '?', "
+                             "'[', ']', '!'), "
                              f"got {shown(tools)}")
     if not isinstance(raw, str) or not raw.strip() or len(raw) > MAX_FOLLOW_UP_CHARS:
         raise InputError(f"instruct: the instruction must be a non-empty string of markdown "

@@ -177,8 +177,9 @@ def restore_record_path(from_phase: int) -> str:
 
 
 def tool_record_path(tag: str) -> str:
-    """Written once per job by `list_tools` (`tag`: run and attempt, so a late attempt the
-    workflow did not accept never replaces the record it did)."""
+    """Written by `list_tools` at the job's start, and again for a follow-up turn that adds
+    tools (`tag`: run, turn and attempt, so a late attempt the workflow did not accept never
+    replaces the record it did)."""
     return f"{INTERNAL}/tools/{tag}.json"
 
 
