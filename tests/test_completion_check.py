@@ -4,6 +4,8 @@ outside the config's folder is refused when the config loads."""
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from activities.config_files import ConfigError, load_config
@@ -112,3 +114,21 @@ def test_a_verdict_that_is_neither_pass_nor_fail_fails():
     assert not ok and "neither PASS nor FAIL" in said
     with pytest.raises(ConfigError, match="either `command` or `model: true`"):
         load_config({"extends": "notes", "completion": {"check": {}}}, policy=False)
+
+
+async def test_a_missing_deliverable_names_a_file_of_its_name_elsewhere(s3):
+    """The deliverables check (every job's completion): a file of the same name at another
+    path is named in the problem, so the model learns where its file went."""
+    from activities.storage import deliverables
+    from workflows.contract import WorkspaceRef
+
+    ws = WorkspaceRef(bucket="switchback", job_id=f"misplaced-{uuid.uuid4().hex[:8]}")
+    await s3.ensure_bucket(ws.bucket)
+    await s3.put(ws.bucket, f"{ws.job_id}/workspace/report.md", b"secret.md: absent\n")
+    await s3.put(ws.bucket, f"{ws.job_id}/notes.md", b"x\n")
+    delivered, problems = await deliverables.check(s3, ws, ["report.md", "notes/*.md",
+                                                            "summary.md"])
+    assert delivered == []
+    assert problems == ["report.md does not exist (workspace/report.md does: the deliverable "
+                        "is report.md, at that path)", "no file matches notes/*.md",
+                        "summary.md does not exist"]

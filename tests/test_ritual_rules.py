@@ -242,3 +242,18 @@ def test_a_plan_that_names_no_deliverable_still_short_is_refused():
         "one per file to write. todo_write(...)")
     assert ritual.refuse_off_task_plans([vague], [], "x") is None  # nothing is short
     assert ritual.refuse_off_task_plans([plan("Write notes/apples.md")], short, "x") is None
+
+
+def test_a_missing_file_names_one_of_its_name_written_elsewhere():
+    """Exact names only: the local 1.5B model wrote workspace/report.md and notes/shopping.md
+    for the report.md and shopping.md its todos named, again and again."""
+    todo = Todo(id=1, content="Write report.md")
+    said = ritual.missing_named(todo, {"report.md": "missing"},
+                                ["workspace/report.md", "workspace.md", "reports.md"])
+    assert said is not None and said.startswith(
+        "Todo 1 is not done: report.md does not exist (workspace/report.md was written "
+        "instead: the file must be at the path named, exactly).")
+    assert "instead" not in (ritual.missing_named(todo, {"report.md": "missing"},
+                                                  ["report.txt", "a/reports.md"]) or "")
+    assert ritual.elsewhere(["a/b.md"], ["b.md", "c/b.md", "a/b.md"]) == (
+        " (b.md, c/b.md was written instead: the file must be at the path named, exactly)")

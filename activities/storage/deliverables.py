@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import posixpath
 from typing import Any
 
 from activities.storage.s3 import S3Store
@@ -29,13 +30,17 @@ async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str]
     listed: dict[str, tuple[int, str]] | None = None
     delivered: list[str] = []
     problems: list[str] = []
+    async def listing() -> dict[str, tuple[int, str]]:
+        nonlocal listed
+        if listed is None:
+            listed = {o.key[len(root):]: (o.size, o.etag) for o in await s3.list(
+                ws.bucket, root, limit=MAX_LISTED) if not layout.is_internal(o.key[len(root):])}
+        return listed
+
     for pattern in dict.fromkeys(patterns):
         if GLOB_CHARS & set(pattern):
-            if listed is None:
-                listed = {o.key[len(root):]: (o.size, o.etag) for o in await s3.list(
-                    ws.bucket, root, limit=MAX_LISTED) if not layout.is_internal(
-                    o.key[len(root):])}
-            found = {p: v for p, v in listed.items() if fnmatch.fnmatchcase(p, pattern)}
+            found = {p: v for p, v in (await listing()).items()
+                     if fnmatch.fnmatchcase(p, pattern)}
         else:  # one request: the listing of its own key carries size and ETag
             found = {o.key[len(root):]: (o.size, o.etag) for o in await s3.list(
                 ws.bucket, root + pattern, limit=1) if o.key == root + pattern}
@@ -43,9 +48,14 @@ async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str]
                 if size > 0 and _written(p, etag, start)]
         if good:
             delivered += [p for p in good if p not in delivered]
-        elif not found:
-            problems.append(f"no file matches {pattern}" if GLOB_CHARS & set(pattern)
-                            else f"{pattern} does not exist")
+        elif not found and GLOB_CHARS & set(pattern):
+            problems.append(f"no file matches {pattern}")
+        elif not found:  # a file of that name elsewhere: where the model put it, exactly
+            name = posixpath.basename(pattern)
+            other = sorted(p for p in await listing() if posixpath.basename(p) == name)
+            problems.append(f"{pattern} does not exist" + (
+                f" ({', '.join(other[:3])} does: the deliverable is {pattern}, at that path)"
+                if other else ""))
         elif all(size == 0 for size, _ in found.values()):
             problems.append(f"{', '.join(sorted(found))[:300]} is empty")
         else:

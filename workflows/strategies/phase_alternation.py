@@ -410,10 +410,10 @@ class PhaseAlternation(Strategy):
         if paths:  # its files must have changed in this phase
             missing = ritual.missing_evidence(
                 todo, await self.port.check_files(ph.number, tuple(paths)),
-                partial(completion_gate.plan_file_example, self.cfg))
+                partial(completion_gate.plan_file_example, self.cfg), ph.changed)
         elif named:  # small profile: the file a todo says to write must exist
             missing = ritual.missing_named(
-                todo, await self.port.check_files(ph.number, tuple(named)))
+                todo, await self.port.check_files(ph.number, tuple(named)), ph.changed)
         else:
             return await self._done(todo, notes)
         if missing is not None:

@@ -30,8 +30,9 @@ Pure functions of the strategy's state; `PLANNING_FILES` do not count as work do
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -67,9 +68,12 @@ def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, 
 
 
 def missing_evidence(todo: Todo, states: dict[str, str] | None,
-                     example: Callable[[str], str] = lambda path: "") -> str | None:
+                     example: Callable[[str], str] = lambda path: "",
+                     written: Sequence[str] = ()) -> str | None:
     """Why `todo` is not done yet (its files missing or unchanged), or None; `example(path)`:
-    a write of the first such file to copy."""
+    a write of the first such file to copy; `written`: the files the phase wrote (one of
+    the same name elsewhere is named: a model that wrote workspace/report.md for report.md
+    is told where its file went)."""
     if not states:
         return None
     missing = [p for p, s in states.items() if s == "missing"]
@@ -77,7 +81,8 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None,
     if not missing and not same:
         return None
     what = "; ".join(
-        ([f"{', '.join(missing)} does not exist"] if missing else [])
+        ([f"{', '.join(missing)} does not exist{elsewhere(missing, written)}"] if missing
+         else [])
         + ([f"{', '.join(same)} has not changed since this phase began"] if same else []))
     first = (missing + same)[0]
     shown = example(first)
@@ -103,10 +108,23 @@ def written_file(todo: Todo) -> list[str]:
     return [path]
 
 
-def missing_named(todo: Todo, states: dict[str, str] | None) -> str | None:
+def missing_named(todo: Todo, states: dict[str, str] | None,
+                  written: Sequence[str] = ()) -> str | None:
     """Why `todo` is not done yet (a file it names does not exist; unchanged is fine), or
     None."""
-    return missing_evidence(todo, {p: s for p, s in (states or {}).items() if s == "missing"})
+    return missing_evidence(todo, {p: s for p, s in (states or {}).items() if s == "missing"},
+                            written=written)
+
+
+def elsewhere(missing: Sequence[str], written: Sequence[str]) -> str:
+    """' (... was written instead)' when files of the same name as `missing` were written at
+    other paths; '' else. Exact names only: nothing is guessed from a todo's words."""
+    names = {posixpath.basename(m): m for m in missing}
+    other = [w for w in written if w not in missing and posixpath.basename(w) in names]
+    if not other:
+        return ""
+    return (f" ({', '.join(other[:3])} was written instead: the file must be at the path "
+            "named, exactly)")
 
 
 def completion_hint(todos: list[Todo], evidence: dict[int, list[str]],
