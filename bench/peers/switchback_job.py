@@ -109,7 +109,7 @@ class SwitchbackBefore(SwitchbackJob):
     """The same job on switchback as another commit has it: the worker.py of the checkout
     that BENCH_SWITCHBACK_BEFORE names (`git worktree add /tmp/before <commit>`), its
     modules first on the path, the same venv. Beside `switchback` in one run, the before and
-    after of a change (bench/README.md, "Before and after")."""
+    after of a change (docs/benchmarks.md, "Before and after the 0.x baseline")."""
 
     key = "switchback_before"
     title = "switchback AgentJob (before)"
