@@ -198,6 +198,25 @@ async def test_a_follow_up_turn_names_only_the_files_it_wrote(client, task_queue
     assert await s3.get("switchback", f"{handle.id}/notes/c.md") == GAMMA.encode()
 
 
+async def test_a_follow_up_job_complete_let_through_on_earlier_files_ends_stuck(
+        client, task_queue, start_job, model_server):
+    """Its refusals used up, a job_complete naming only turn 1's files is let through and
+    verified whole: the turn shows no work of its own, so the job ends `stuck`, never
+    `completed`."""
+    config = {**REACT, "completion": {"max_refusals": 1},
+              "follow_up": {"wait_seconds": 600, "max_turns": 2}}
+    stale = step(call("job_complete", summary="done already", deliverables=["notes/a.md"],
+                      confidence=0.9))
+    async with running_worker(client, task_queue):
+        handle = await start_job(scripts.react() + [stale, stale], model_server, config=config,
+                                 documents=[], instructions=scripts.INSTRUCTIONS)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions")
+        await handle.execute_update("instruct", FOLLOW_UP, result_type=str)
+        result = await handle.result()
+    assert result.status == "stuck", result
+    assert any("notes/a.md was not written in this turn (turn 2)" in m for m in result.missing)
+
+
 async def test_a_plan_revise_execute_follow_up_turn_completes_with_its_own_files(
         client, task_queue, start_job, model_server, s3):
     """The strategy's own result names every done step's files, turn 1's too: the turn's

@@ -28,17 +28,21 @@ class Verifier:
         # the claim of a job_complete that passed its check in this turn (the job ends in
         # this turn: `finish` takes it instead of checking again)
         self.passed: tuple[list[str], DeliverablesChecked] | None = None
+        # the claim of a job_complete let through unchecked (its refusals used up): `finish`
+        # holds it to the whole check, this turn's files included
+        self.let_through: list[str] | None = None
 
     def new_turn(self) -> None:
-        self.passed = None
+        self.passed = self.let_through = None
 
     async def refuse(self, call: ToolCallInfo) -> ToolOutcome | None:
         """A job_complete whose deliverables are not there, refused (the model reads why),
         while refusals are left; None: the strategy takes it."""
         ops, cfg = self.ops, self.ops.cfg
-        if ops.completion.refusals >= cfg.config.completion.max_refusals:
-            return None  # let through: `finish` ends the job stuck if they are still missing
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
+        if ops.completion.refusals >= cfg.config.completion.max_refusals:
+            self.let_through = claimed  # `finish` ends the job stuck if still not there
+            return None
         stale = completion.not_this_turns(claimed, ops.completion)
         if stale:  # refused before any check (a completion.check command or model call)
             found = DeliverablesChecked(claimed, [], bad + completion.stale_problems(
@@ -59,10 +63,14 @@ class Verifier:
         do not show)."""
         ops = self.ops
         if result.status == "completed":
-            result = completion.this_turns(result, ops.completion)
+            model_said = completion.valid(result.deliverables)[0] == self.let_through
+            if not model_said:  # a strategy's own list keeps only this turn's files
+                result = completion.this_turns(result, ops.completion)
             claimed, bad = completion.valid(result.deliverables)
             found = self.passed[1] if self.passed and self.passed[0] == claimed and not bad \
                 else await ops.deliverables(claimed, bad)
+            if model_said:
+                found = completion.written_this_turn(found, claimed, ops.completion)
             final = (completion.verified(result, found) if not found.problems
                      else completion.unverified(result, found))
         elif result.status == "stuck":
