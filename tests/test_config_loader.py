@@ -11,7 +11,7 @@ import yaml
 from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
-from workflows.contract.config import JobConfig, LlmSettings, ModelRetry, ToolRetry
+from workflows.contract.config import JobConfig, LlmSettings, RetrySettings
 from workflows.retry_policies import retry_policy
 
 
@@ -132,8 +132,8 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
                                     "plan_after_refusals": 0, "plans_name_deliverables": True}},
                     root).config
     assert (c.llm.retry.maximum_attempts, c.llm.retry.maximum_interval_seconds) == (4, 9)
-    assert c.tools.retry == ToolRetry(initial_interval_seconds=0.5, backoff_coefficient=1.5,
-                                      maximum_attempts=5)
+    assert c.tools.retry == RetrySettings(initial_interval_seconds=0.5, backoff_coefficient=1.5,
+                                          maximum_attempts=5)
     assert c.tools.timeout_seconds == 7 and c.workspace.timeout_seconds == 8
     assert (c.workspace.retry.maximum_attempts, c.workspace.retry.maximum_interval_seconds) == (
         6, 20)
@@ -152,7 +152,8 @@ def test_carried_state_keeps_each_kinds_retry_defaults() -> None:
     defaults (the workspace's longest wait 20 s, the tools' 2 s x 3)."""
     old = {"llm": {"max_attempts": 4}, "retries": {"tool_attempts": 5, "workspace_attempts": 6}}
     c = JobConfig.model_validate(old)
-    assert c.llm.retry == ModelRetry(maximum_attempts=4) and c.llm.retry.longest_wait() == 60
+    assert c.llm.retry == RetrySettings(maximum_interval_seconds=60, maximum_attempts=4)
+    assert c.llm.retry.longest_wait() == 60
     assert (c.tools.retry.initial_interval_seconds, c.tools.retry.backoff_coefficient) == (2, 3)
     assert c.workspace.retry.maximum_interval_seconds == 20
     assert LlmSettings.model_validate({"retry": {"maximum_attempts": 3}}).retry.longest_wait() \

@@ -9,9 +9,9 @@ carried in workflow state: editing a config file never changes a running job.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from workflows.contract import layout
 
@@ -111,31 +111,18 @@ class RetrySettings(_Strict):
         return self.maximum_interval_seconds or 100 * self.initial_interval_seconds
 
 
-class ModelRetry(RetrySettings):
-    """A model call's retry policy."""
-
-    maximum_interval_seconds: float | None = Field(60, gt=0)
-    """The longest wait between two attempts (null: 100 times the first)."""
-    maximum_attempts: int = Field(10, ge=1)
-    """Attempts in all, the first included."""
+def _kind_defaults(defaults: dict[str, Any]) -> BeforeValidator:
+    """What a config or a carried state leaves out of one kind's retry is that kind's
+    default, not RetrySettings' own."""
+    return BeforeValidator(lambda v: {**defaults, **v} if isinstance(v, dict) else v)
 
 
-class ToolRetry(RetrySettings):
-    """A tool call's retry policy."""
-
-    initial_interval_seconds: float = Field(2, gt=0)
-    """The wait before the second attempt."""
-    backoff_coefficient: float = Field(3, ge=1)
-    """Each further wait, this many times the one before."""
-
-
-class WorkspaceRetry(RetrySettings):
-    """A workspace operation's retry policy."""
-
-    maximum_interval_seconds: float | None = Field(20, gt=0)
-    """The longest wait between two attempts (null: 100 times the first)."""
-    maximum_attempts: int = Field(8, ge=1)
-    """Attempts in all, the first included."""
+_MODEL_RETRY = {"maximum_interval_seconds": 60, "maximum_attempts": 10}
+_TOOL_RETRY = {"initial_interval_seconds": 2, "backoff_coefficient": 3}
+_WORKSPACE_RETRY = {"maximum_interval_seconds": 20, "maximum_attempts": 8}
+ModelRetry = Annotated[RetrySettings, _kind_defaults(_MODEL_RETRY)]
+ToolRetry = Annotated[RetrySettings, _kind_defaults(_TOOL_RETRY)]
+WorkspaceRetry = Annotated[RetrySettings, _kind_defaults(_WORKSPACE_RETRY)]
 
 
 class LlmSettings(_Strict):
@@ -157,7 +144,7 @@ class LlmSettings(_Strict):
     """One model call, at most (a slow endpoint's own timeout raises it)."""
     heartbeat_timeout_seconds: float = Field(3, gt=0)
     """A worker that dies mid-call is noticed after this (it heartbeats every second)."""
-    retry: ModelRetry = ModelRetry()
+    retry: ModelRetry = RetrySettings(**_MODEL_RETRY)
     """A model call on 429, 5xx and timeouts (an endpoint's Retry-After is kept to the
     longest wait)."""
     max_identical_failures: int = Field(3, ge=1)
@@ -203,7 +190,7 @@ class ToolSets(_Strict):
     """Tools run as local activities in the workflow worker (the others: on task_queues.tools)."""
     timeout_seconds: float = Field(120, gt=0)
     """One attempt of a tool call (and of listing the tools at the start), at most."""
-    retry: ToolRetry = ToolRetry()
+    retry: ToolRetry = RetrySettings(**_TOOL_RETRY)
     """A tool call; after the last attempt the job stops with output/error.json."""
 
     def for_phase(self, kind: str) -> list[str]:
@@ -398,7 +385,7 @@ class WorkspaceSettings(_Strict):
     """Set by a nested job for its children: work in <parent>/subjobs/<child>/."""
     timeout_seconds: float = Field(30, gt=0)
     """One workspace operation, at most (a dead worker's is retried after this)."""
-    retry: WorkspaceRetry = WorkspaceRetry()
+    retry: WorkspaceRetry = RetrySettings(**_WORKSPACE_RETRY)
     """A workspace operation (S3 trouble); after the last attempt the job fails."""
 
 
