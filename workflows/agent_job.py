@@ -482,7 +482,7 @@ class AgentJob:
         else:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 self.cfg, self.ws)
-            completion.record_plan(self._workspace_ops().completion, call, outcome)
+            completion.record_outcome(self._workspace_ops().completion, call, outcome)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome

@@ -103,15 +103,14 @@ def valid(paths: Any) -> tuple[list[str], list[str]]:
     return good, bad
 
 
-def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome) -> None:
-    """A todo_write that ran: the deliverables it names join the model's. A call whose
-    outcome is unknown: remembered for the result's notes."""
+def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome) -> None:
+    """A tool call that ran: the files it wrote (a follow-up turn's own); a todo_write's
+    deliverables join the model's; a call whose outcome is unknown is remembered for the
+    result's notes."""
     if outcome.code == UNKNOWN_OUTCOME:
         state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
         return
-    if state.turn > 1 and outcome.changed:
-        state.turn_written = list(dict.fromkeys(
-            state.turn_written + outcome.changed))[-MAX_TURN_WRITTEN:]
+    _written(state, outcome.changed)
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
     good, _ = valid(call.args.get("deliverables"))
@@ -120,9 +119,13 @@ def record_plan(state: CompletionState, call: ToolCallInfo, outcome: ToolOutcome
 
 def record_children(state: CompletionState, outcomes: list[ChildOutcome]) -> None:
     """A nested job's children: in a follow-up turn, their files are this turn's work."""
-    if state.turn > 1:
-        state.turn_written = list(dict.fromkeys(state.turn_written + [
-            f"{o.folder}/{d}" for o in outcomes for d in o.deliverables]))[-MAX_TURN_WRITTEN:]
+    _written(state, [f"{o.folder}/{d}" for o in outcomes for d in o.deliverables])
+
+
+def _written(state: CompletionState, paths: list[str]) -> None:
+    """Files the job wrote: in a follow-up turn, the turn's own (the newest MAX_TURN_WRITTEN)."""
+    if state.turn > 1 and paths:
+        state.turn_written = list(dict.fromkeys(state.turn_written + paths))[-MAX_TURN_WRITTEN:]
 
 
 def new_turn(state: CompletionState, turn: int) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import posixpath
 from typing import Any
 
 from activities.storage.s3 import S3Store
@@ -51,8 +50,7 @@ async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str]
         elif not found and GLOB_CHARS & set(pattern):
             problems.append(f"no file matches {pattern}")
         elif not found:  # a file of that name elsewhere: where the model put it, exactly
-            name = posixpath.basename(pattern)
-            other = sorted(p for p in await listing() if posixpath.basename(p) == name)
+            other = layout.named_alike(pattern, await listing())
             problems.append(f"{pattern} does not exist" + (
                 f" ({', '.join(other[:3])} does: the deliverable is {pattern}, at that path)"
                 if other else ""))

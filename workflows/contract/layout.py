@@ -44,6 +44,9 @@ Paths are relative to the workspace; `key(job, path)` makes the S3 key.
 
 from __future__ import annotations
 
+import posixpath
+from collections.abc import Iterable
+
 INTERNAL = ".switchback"
 
 INSTRUCTIONS = "instructions.md"
@@ -232,3 +235,10 @@ def is_workflow_owned(path: str) -> bool:
     """`path` (normalised, relative) is a file the model may not write or delete."""
     return any(path == p or (p.endswith("/") and (path + "/").startswith(p))
                for p in WORKFLOW_OWNED)
+
+
+def named_alike(path: str, paths: Iterable[str]) -> list[str]:
+    """The files among `paths` with `path`'s file name at another path (a model that wrote
+    workspace/report.md for report.md is told where its file went; exact names only)."""
+    name = posixpath.basename(path)
+    return sorted(p for p in paths if p != path and posixpath.basename(p) == name)

@@ -30,7 +30,6 @@ Pure functions of the strategy's state; `PLANNING_FILES` do not count as work do
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable, Sequence
 
@@ -119,8 +118,8 @@ def missing_named(todo: Todo, states: dict[str, str] | None,
 def elsewhere(missing: Sequence[str], written: Sequence[str]) -> str:
     """' (... was written instead)' when files of the same name as `missing` were written at
     other paths; '' else. Exact names only: nothing is guessed from a todo's words."""
-    names = {posixpath.basename(m): m for m in missing}
-    other = [w for w in written if w not in missing and posixpath.basename(w) in names]
+    other = list(dict.fromkeys(p for m in missing for p in layout.named_alike(m, written)
+                               if p not in missing))
     if not other:
         return ""
     return (f" ({', '.join(other[:3])} was written instead: the file must be at the path "
