@@ -52,6 +52,7 @@ from workflows.contract.config import (
     StrategicTodos,
     earlier_names,
     prompt_file,
+    retired,
 )
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
@@ -307,7 +308,10 @@ def _parsed(path: Path, parse: bool = True) -> Any:
 
 def _current_names(data: dict[str, Any], where: str) -> dict[str, Any]:
     """One file's mapping with the settings' names before 0.x moved to their places (before
-    the merge, so that a config's new name wins over its base's old one)."""
+    the merge, so that a config's new name wins over its base's old one). A retired setting
+    is refused with what it became."""
+    if gone := retired(data):
+        raise ConfigError(f"{where}: {'; '.join(gone)}")
     try:
         renamed: dict[str, Any] = earlier_names(data)
     except ValueError as e:

@@ -11,7 +11,7 @@ import yaml
 from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
-from workflows.contract.config import JobConfig, LlmSettings, RetrySettings
+from workflows.contract.config import ContextPolicy, JobConfig, LlmSettings, RetrySettings
 from workflows.retry_policies import retry_policy
 
 
@@ -144,6 +144,28 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
     with pytest.raises(ConfigError, match=r"retries\.tool_atempts: not a setting; the retry "
                                           r"policies are llm.retry, tools.retry"):
         load_config({"retries": {"tool_atempts": 5}}, root)
+
+
+def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(
+        root: Path) -> None:
+    """A setting the baseline made a fixed rule: a config that sets it is told what it
+    became; a job's state or a history that holds it still loads (requests in flight too)."""
+    with pytest.raises(ConfigError, match=r"\(inline\): breakers.similarity_threshold: no "
+                                          r"longer a setting \(texts 90 % alike"):
+        load_config({"breakers": {"similarity_threshold": 0.8, "repetition_window": 4}}, root)
+    write(root, "base", {"extends": "defaults", "budget": {"warn_at": [0.5]}})
+    with pytest.raises(ConfigError, match=r"base.*budget.warn_at: no longer a setting"):
+        load_config({"extends": "base"}, root)
+    old = {"breakers": {"similarity_threshold": 0.8, "repetition_window": 4},
+           "context": {"clear_min_chars": 10, "window_fraction": 0.5, "keep_tool_results": 2},
+           "llm": {"max_identical_failures": 2, "max_attempts": 4},
+           "limits": {"max_output_chars": 5000, "todo_completes_per_turn": 0}}
+    c = JobConfig.model_validate(old)
+    assert (c.breakers.repetition_window, c.context.keep_tool_results) == (4, 2)
+    assert c.llm.retry.maximum_attempts == 4 and c == JobConfig.model_validate(c.model_dump())
+    assert "similarity_threshold" not in c.breakers.model_dump()
+    assert LlmSettings.model_validate({"max_identical_failures": 2}) == LlmSettings()
+    assert ContextPolicy.model_validate({"window_fraction": 0.5}).threshold() == 76_800
 
 
 def test_carried_state_keeps_each_kinds_retry_defaults() -> None:

@@ -58,7 +58,7 @@ def test_assemble_layers_and_policy_off():
     out = assemble("SYSTEM", "TODOS", "SUMMARY TEXT", msgs, 5, policy)
     assert out[0] == {"role": "system", "content": "SYSTEM"}
     assert out[1]["role"] == "user" and "SUMMARY TEXT" in out[1]["content"]
-    assert out[2:-1] == clear_tool_results(msgs[5:], 2, policy.clear_min_chars)
+    assert out[2:-1] == clear_tool_results(msgs[5:], 2)
     assert out[-1] == {"role": "user", "content": f"{TODO_HEADER}\n\nTODOS"}  # last
     off = assemble("SYSTEM", "TODOS", "SUMMARY TEXT", msgs, 5, ContextPolicy(enabled=False))
     assert off[1:-1] == msgs  # whole conversation, no summary, nothing cleared

@@ -27,6 +27,9 @@ from pydantic import BaseModel
 
 from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettings
 
+BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
+SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker
+
 Action = Literal["note", "rewind", "stop", "wrap_up"]
 
 
@@ -109,9 +112,9 @@ class Breakers:
             return Trip(breaker="budget", action="wrap_up", message=(
                 f"The job's budget is used up ({used:.0%}: {f.tokens} tokens, ${f.cost:.4f}). "
                 "A final strategic phase now records the state of the work."))
-        for level in sorted(self.budget.warn_at, reverse=True):
+        for level in sorted(BUDGET_WARNINGS, reverse=True):
             if used >= level and level not in self.state.budget_warned:
-                self.state.budget_warned += [w for w in self.budget.warn_at if w <= level]
+                self.state.budget_warned += [w for w in BUDGET_WARNINGS if w <= level]
                 left = []
                 if self.budget.max_tokens:
                     left.append(f"{max(0, self.budget.max_tokens - f.tokens)} tokens")
@@ -154,7 +157,7 @@ class Breakers:
             return None
         same_calls = s.window[0] != "" and len(set(s.window)) == 1
         same_text = all(len(t) >= 20 for t in s.texts) and all(
-            SequenceMatcher(None, s.texts[0], t).ratio() > self.cfg.similarity_threshold
+            SequenceMatcher(None, s.texts[0], t).ratio() > SAME_TEXT
             for t in s.texts[1:])
         taking_turns = not (same_calls or same_text) and len(s.cycle) == 2 * n and (
             "" not in s.cycle and len(set(s.cycle)) == 2)

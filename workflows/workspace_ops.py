@@ -65,6 +65,7 @@ with workflow.unsafe.imports_passed_through():
         RunChildren,
     )
 
+WORKSPACE_MD_CHARS = 12_000  # workspace.md in the system prompt, cut at this many characters
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,
                     CHECK_FILES}
 
@@ -97,7 +98,7 @@ class WorkspaceOps:
 
     async def read_memory(self) -> str:
         memory: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
-            workspace=self.ws, max_chars=self.cfg.config.limits.workspace_md_max_chars),
+            workspace=self.ws, max_chars=WORKSPACE_MD_CHARS),
             str, "read workspace.md")
         return memory
 

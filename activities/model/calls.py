@@ -37,7 +37,7 @@ Two answers are not what their status says:
   (`needs_compaction`, as when the estimate passes the threshold); only a prompt that cannot
   be made smaller fails the job;
 - HTTP 500 to the identical request (same prompt sha) with the identical message
-  `llm.max_identical_failures` times in a row is the request's own fault (llama-server
+  three times in a row (IDENTICAL_FAILURES) is the request's own fault (llama-server
   answers a history it cannot parse that way, every time): not retried further. The count
   travels in the attempt's heartbeat details, so any worker's next attempt sees it.
 
@@ -95,6 +95,8 @@ from workflows.contract import (
     layout,
 )
 from workflows.contract.config import LlmSettings
+
+IDENTICAL_FAILURES = 3  # the same HTTP 500 to the same request this often: the request's fault
 
 SLOT = "{{instructions}}"
 MAX_REPLY_TEXT = 2000
@@ -244,7 +246,7 @@ class ModelActivities:
             body = await with_heartbeat(self.client(req.llm).create(headers=headers, **kwargs),
                                         req.llm.retry.longest_wait())
         except ApplicationError as e:
-            counted = count_identical(e, fingerprint, req.llm.max_identical_failures)
+            counted = count_identical(e, fingerprint, IDENTICAL_FAILURES)
             if counted is e:
                 raise
             raise counted from e
@@ -288,8 +290,7 @@ class ModelActivities:
         if cut <= req.done:
             return SummarizeResult(upto=req.done)
         previous = (await self.store.summary(ws, conv, req.done)) if req.done else ""
-        folded = clear_tool_results(history[req.done:cut], req.context.keep_tool_results,
-                                    req.context.clear_min_chars)
+        folded = clear_tool_results(history[req.done:cut], req.context.keep_tool_results)
         headers = {"X-Switchback-Job": layout.job_of(ws.job_id),
                    "X-Switchback-Call": req.call_key}
         text, usage, messages = "", None, []

@@ -49,7 +49,7 @@ def assemble(system: str, todo_block: str, summary: str | None, messages: list[d
         out.append({"role": "user", "content": "Summary of the earlier part of this phase "
                     f"(the messages it replaces are gone):\n\n{summary}"})
     recent = messages[start:]
-    return (out + clear_tool_results(recent, policy.keep_tool_results, policy.clear_min_chars)
+    return (out + clear_tool_results(recent, policy.keep_tool_results)
             + todo)
 
 
@@ -81,7 +81,11 @@ def _parses_to_object(text: str, _: str) -> bool:
 _decodes_to_object = TextMemo(_parses_to_object, 4096)  # (arguments kept by hash, not held)
 
 
-def clear_tool_results(messages: list[dict], keep: int, min_chars: int) -> list[dict]:
+CLEAR_MIN_CHARS = 300  # tool results shorter than this are never cleared (not worth a placeholder)
+
+
+def clear_tool_results(messages: list[dict], keep: int,
+                       min_chars: int = CLEAR_MIN_CHARS) -> list[dict]:
     """All but the last `keep` tool results longer than `min_chars` become placeholders."""
     tool_at = [i for i, m in enumerate(messages) if m.get("role") == "tool"]
     old = set(tool_at[:-keep] if keep else tool_at)

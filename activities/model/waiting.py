@@ -95,7 +95,7 @@ def count_identical(e: ApplicationError, fingerprint: str, limit: int) -> Applic
         return e
     return ApplicationError(f"{e.message} - the identical request got this answer {count} "
                             "times in a row, so it is the request that fails, not the "
-                            "endpoint; not retried (llm.max_identical_failures)",
+                            "endpoint; not retried",
                             type="ModelRequestRejected", non_retryable=True)
 
 

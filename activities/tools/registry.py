@@ -185,7 +185,7 @@ def openai_tool(name: str) -> dict:
             "function": {"name": name, "description": spec.description, "parameters": schema}}
 
 
-MAX_ARGUMENT_CHARS = 1 << 24  # a backstop: model replies cap arguments at limits.max_output_chars
+MAX_ARGUMENT_CHARS = 1 << 24  # a backstop: model replies cap arguments at max_output_chars
 
 
 def parse_arguments(name: str, raw: str | None,

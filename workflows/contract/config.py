@@ -41,13 +41,43 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
+# Settings the 0.x baseline made fixed rules of the engine (docs/configs.md, "Names before
+# 0.x"): a config file that sets one is refused with what it became (activities/config_files.py);
+# job state and committed histories that hold one still load, the value dropped.
+RETIRED: dict[tuple[str, str], str] = {
+    ("llm", "max_identical_failures"): "the same HTTP 500 three times in a row ends the retries",
+    ("phase_settings", "archive_on_transition"): "every phase is archived",
+    ("limits", "workspace_md_max_chars"): "workspace.md is shown up to 12,000 characters",
+    ("limits", "max_output_chars"): "a model answer is cut at 200,000 characters",
+    ("limits", "todo_completes_per_turn"): "one todo_complete counts per model turn",
+    ("context", "clear_min_chars"): "tool results under 300 characters are never cleared",
+    ("context", "window_fraction"): "a summary comes at 60 % of context_window at the latest",
+    ("budget", "warn_at"): "the model is told at 80 % and 95 % of the budget",
+    ("breakers", "similarity_threshold"): "texts 90 % alike count as the same",
+}
+WINDOW_FRACTION = 0.6  # context.window_fraction before 0.x
+
+
+def retired(data: Any) -> list[str]:
+    """The retired settings a raw config sets, each as `section.key: what it is now`."""
+    if not isinstance(data, dict):
+        return []
+    return [f"{section}.{key}: no longer a setting ({now})"
+            for (section, key), now in RETIRED.items()
+            if isinstance(data.get(section), dict) and key in data[section]]
+
+
 def earlier_names(data: Any) -> Any:
-    """A raw config (a mapping) with the earlier names moved to their places; `retries`,
-    emptied, goes. A config whose target sections are not mappings is left as it is, for
-    validation to name what is wrong. Raises ValueError for a setting given under both
-    names, and for a `retries` key no earlier version had."""
+    """A raw config (a mapping) with the earlier names moved to their places and the retired
+    settings dropped; `retries`, emptied, goes. A config whose target sections are not
+    mappings is left as it is, for validation to name what is wrong. Raises ValueError for a
+    setting given under both names, and for a `retries` key no earlier version had."""
     if not isinstance(data, dict):
         return data
+    if retired(data):
+        data = {section: ({k: v for k, v in value.items() if (section, k) not in RETIRED}
+                          if isinstance(value, dict) else value)
+                for section, value in data.items()}
     moves = [(section, key, place) for (section, key), place in EARLIER_NAMES.items()
              if isinstance(data.get(section), dict) and key in data[section]]
     if any(not _mapping_path(data, place[:-1]) for _, _, place in moves):
@@ -147,8 +177,6 @@ class LlmSettings(_Strict):
     retry: ModelRetry = RetrySettings(**_MODEL_RETRY)
     """A model call on 429, 5xx and timeouts (an endpoint's Retry-After is kept to the
     longest wait)."""
-    max_identical_failures: int = Field(3, ge=1)
-    """HTTP 500 to the same request this often in a row: the request is at fault, no retry."""
     replay_from: str | None = None
     """Rerun: answer from this job's recorded responses, until the prompts differ."""
     replay_on_divergence: Literal["live", "stop"] = "live"
@@ -213,8 +241,6 @@ class PhaseSettings(_Strict):
     """The fewest todos a plan may have."""
     max_todos: int = Field(20, ge=1)
     """The most todos a plan may have (a nested job: children per delegation)."""
-    archive_on_transition: bool = True
-    """Write archive/phase_<n>.yaml when a phase ends."""
 
     @model_validator(mode="after")
     def _bounds(self) -> PhaseSettings:
@@ -238,14 +264,8 @@ class Limits(_Strict):
     """read_file answers are cut at this many characters."""
     max_file_bytes: int = Field(5_000_000, ge=1)
     """The largest write or document accepted."""
-    workspace_md_max_chars: int = Field(12_000, ge=100)
-    """workspace.md in the system prompt, cut at this many characters."""
-    max_output_chars: int = Field(200_000, ge=1000)
-    """A model answer's text is cut at this; longer tool arguments are refused, never parsed."""
     instructions_max_chars: int = Field(6000, ge=0)
     """instructions.md in the system prompt (`{{instructions}}`), cut at this many characters."""
-    todo_completes_per_turn: int = Field(1, ge=0)
-    """todo_complete calls that count in one model turn (0: any number)."""
 
 
 class ContextPolicy(_Strict):
@@ -255,21 +275,22 @@ class ContextPolicy(_Strict):
     """false: the whole conversation, nothing cleared or summarized (for comparison)."""
     keep_tool_results: int = Field(5, ge=0)
     """The last N tool results stay intact; older ones become a placeholder naming their file."""
-    clear_min_chars: int = Field(300, ge=0)
-    """Tool results shorter than this are never cleared."""
     max_tool_result_chars: int = Field(6000, ge=200)
     """Longer tool results are cut; the full text is kept in tool_outputs/."""
     summarize_at_tokens: int = Field(80_000, ge=1000)
     """Older turns are folded into a summary above this many prompt tokens ..."""
     context_window: int = Field(128_000, ge=1000)
-    """The model's context window, in tokens."""
-    window_fraction: float = Field(0.6, gt=0, le=1)
-    """... or above this share of the window, if that is smaller."""
+    """The model's context window, in tokens (... or above 60 % of it, if that is smaller)."""
     keep_recent_messages: int = Field(6, ge=2)
     """Raw messages kept after a summary."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, data: Any) -> Any:  # (a model call's request, sent before)
+        return earlier_names({"context": data}).get("context") if isinstance(data, dict) else data
+
     def threshold(self) -> int:
-        return min(self.summarize_at_tokens, int(self.context_window * self.window_fraction))
+        return min(self.summarize_at_tokens, int(self.context_window * WINDOW_FRACTION))
 
 
 class TaskQueues(_Strict):
@@ -301,8 +322,6 @@ class BudgetSettings(_Strict):
     """Prompt and completion tokens for the whole job (null: no limit)."""
     max_cost_usd: float | None = Field(None, gt=0)
     """Estimated USD for the whole job (null: no limit)."""
-    warn_at: list[float] = [0.8, 0.95]
-    """Shares of the budget at which the model is told how much is left."""
     wrap_up_steps: int = Field(12, ge=1)
     """Model steps the final wrap-up phase may take."""
 
@@ -312,8 +331,6 @@ class BreakerSettings(_Strict):
 
     repetition_window: int = Field(5, ge=2)
     """The same call or near-identical text across this many steps trips the loop breaker."""
-    similarity_threshold: float = Field(0.9, gt=0, le=1)
-    """How alike two texts must be to count as the same."""
     exempt_tools: list[str] = []
     """Polling tools whose repetition is legitimate, e.g. [check_status]."""
     no_progress_steps: int = Field(15, ge=0)

@@ -184,7 +184,7 @@ class ModelRequest(BaseModel):
     closing: list[InlineMessage] = []
     closing_conversation: str = ""
     tool_record: str = ""  # S3 key of the job's tool record ("": the worker's own schemas)
-    max_output_chars: int = 200_000  # limits.max_output_chars
+    max_output_chars: int = 200_000  # a longer answer text is cut; longer arguments refused
     # `{{instructions}}` in the system prompt becomes instructions.md, cut at this many chars
     instructions_max_chars: int = 0
 

@@ -174,8 +174,7 @@ class PhaseAlternation(Strategy):
             return self._next_call([nudge_for(self.cfg, reply)])
         ph.nudges, self._turn_start = 0, self.todos_completed
         planned = ritual.limit_todo_completes(
-            plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind),
-            limits.todo_completes_per_turn)
+            plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind), 1)
         if ph.kind != "strategic":
             return self._execute(planned)
         cur = current_index(ph.todos)
@@ -336,8 +335,7 @@ class PhaseAlternation(Strategy):
     def _strategic_phase(self, number: int, variant: Variant, issue: str = "",
                          before: Phase | None = None, status: str = "") -> Phase:
         ps = self.cfg.config.phase_settings
-        archived = (layout.archive_path(number - 1) if number > 1 and ps.archive_on_transition
-                    else "(none yet)")
+        archived = layout.archive_path(number - 1) if number > 1 else "(none yet)"
         todos, evidence = ritual.strategic_todos(
             self._predefined(), "transition" if variant in ("work", "follow_up") else variant,
             {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
@@ -373,10 +371,8 @@ class PhaseAlternation(Strategy):
 
     def _first_call(self, phase: Phase, memory: str, deliverables: str = "") -> CallModel:
         self._system = self._system_prompt(phase, memory)
-        ps = self.cfg.config.phase_settings
         archived = (f" The todos of phase {phase.number - 1}, with what was done, are in "
-                    f"{layout.archive_path(phase.number - 1)}."
-                    if phase.number > 1 and ps.archive_on_transition else "")
+                    f"{layout.archive_path(phase.number - 1)}." if phase.number > 1 else "")
         kickoff = render(self.cfg.prompts["kickoff"], {
             "phase_number": str(phase.number), "phase_kind": phase.kind,
             "phase_title": phase.title,
@@ -469,16 +465,14 @@ class PhaseAlternation(Strategy):
             tokens_in=ph.tokens_in, tokens_out=ph.tokens_out)])[-20:]
 
     async def _archive(self, ph: Phase, status: str, issue: str) -> None:
-        """Record the phase, write archive/phase_<n>.yaml (when configured)."""
+        """Record the phase, write archive/phase_<n>.yaml."""
         self._record(ph, status)
         if ph.kind == "tactical":  # a later plan must not do this again
             self.loops.archived([t.content for t in ph.todos if t.status == "completed"])
         await self._write_archive(ph, status, issue)
 
     async def _write_archive(self, ph: Phase, status: str, issue: str) -> None:
-        """archive/phase_<n>.yaml (when configured)."""
-        if not self.cfg.config.phase_settings.archive_on_transition:
-            return
+        """archive/phase_<n>.yaml."""
         record = {"phase": ph.number, "title": ph.title, "status": status,
                   "todos": [t.model_dump() for t in ph.todos],
                   "completed": sum(t.status == "completed" for t in ph.todos),
