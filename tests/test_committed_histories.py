@@ -33,7 +33,8 @@ def test_there_is_a_history_of_each_scenario():
     assert SCENARIOS <= names, SCENARIOS - names
     assert {"react.strategies", "plan-revise-execute-run1.strategies", "nested.strategies",
             "nested-child-1.strategies", "auto.strategies",
-            "hostile-steering.hostile"} <= names
+            "hostile-steering.hostile", "follow-up-react.follow-up",
+            "follow-up-phases.follow-up"} <= names
     assert len(FILES) <= 40
 
 
@@ -132,3 +133,23 @@ def test_the_completion_histories_verify_the_deliverables():
     assert '"deliverables":["out.md"]' in payloads("completion-gate.json")
     assert "job_incomplete" in payloads("completion-gate.json")
     assert "Completed by the workflow" in payloads("complete-when-met.json")
+
+
+def test_the_follow_up_set_has_a_second_turn():
+    """follow-up-react: an `instruct` update adding a tool, the tools listed again for turn 2
+    (which calls it), a cancel in the wait after it, completed with turn 2's result;
+    follow-up-phases: an `instruct` signal, turn 2 re-planned by a strategic phase."""
+    events = json.loads((HERE / "follow-up-react.follow-up.json").read_text())["events"]
+    kinds = [k for e in events for k in e if k.endswith("EventAttributes")]
+    assert "workflowExecutionUpdateAcceptedEventAttributes" in kinds
+    assert "workflowExecutionCancelRequestedEventAttributes" in kinds
+    assert kinds[-1] == "workflowExecutionCompletedEventAttributes"
+    assert local_types("follow-up-react.follow-up.json").count("list_tools") == 2
+    text = payloads("follow-up-react.follow-up.json")
+    assert '"word_count"' in text and '"summary":"counted"' in text
+    events = json.loads((HERE / "follow-up-phases.follow-up.json").read_text())["events"]
+    names = [e["workflowExecutionSignaledEventAttributes"]["signalName"] for e in events
+             if "workflowExecutionSignaledEventAttributes" in e]
+    assert names == ["instruct"]
+    text = payloads("follow-up-phases.follow-up.json")
+    assert "Also write the gamma notes." in text and '"summary":"turn two"' in text

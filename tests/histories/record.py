@@ -45,7 +45,13 @@ it in) restated as the lines its file must hold (`todo-restated-lines`); a react
 model echoes tool responses until the nudges run out, tried again in a fresh attempt
 (`react-quiet-retry`).
 
-    python -m tests.histories.record strategies
+    python -m tests.histories.record follow-up
+
+records follow-up turns (#33): a react job whose completed turn waits, takes an `instruct`
+update that adds a tool, uses it in turn 2, waits again and is cancelled in the wait (it ends
+completed with turn 2's result: `follow-up-react`); a phase_alternation job sent an
+instruction by signal during turn 1, whose second turn is a strategic phase that re-plans
+(`follow-up-phases`).
 
     python -m tests.histories.record local-calls
 
@@ -87,7 +93,7 @@ from devstack.processes import venv_bin
 from tests import strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, todos, transition
-from workflows.contract import ApproveRequest, JobInput, JobResult
+from workflows.contract import ApproveRequest, JobInput, JobResult, JobState
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -180,6 +186,48 @@ async def record_strategies() -> None:
         for n, wf in enumerate(runs, 1):
             h = await b.client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
             write(f"plan-revise-execute-run{n}", h)
+
+
+async def record_follow_up() -> None:
+    async with bench_stack() as b, running_worker(b.client, "record"):
+        async def start(name: str, script: list[dict], config: dict):
+            b.model.set_script(name, script)
+            return await b.client.start_workflow(
+                "AgentJob", JobInput(config={"extends": "creator", **config},
+                                     instructions=strategy_scripts.INSTRUCTIONS, documents=[]),
+                id=name, task_queue="record", result_type=JobResult)
+
+        async def waiting(handle, turn: int) -> None:
+            while True:
+                st = await handle.query("state", result_type=JobState)
+                if st.status == "waiting_for_instructions" and st.turn == turn:
+                    return
+                await asyncio.sleep(0.1)
+
+        react = await start("follow-up-react", strategy_scripts.react() + [
+            step(call("word_count", path="notes/a.md")),
+            step(call("write_file", path="notes/count.md", content="words: 3\n")),
+            step(call("job_complete", summary="counted", deliverables=["notes/count.md"],
+                      confidence=0.9))],
+            {"strategy": "react", "follow_up": {"wait_seconds": 600}})
+        await waiting(react, 1)
+        await react.execute_update("instruct", {
+            "instruction": "Count the words of notes/a.md into notes/count.md.",
+            "tools": ["word_count"]}, result_type=str)
+        await waiting(react, 2)
+        await react.cancel()  # the wait ends; the job with turn 2's result
+        await react.result()
+
+        turn1 = bootstrap("Phase A", 2) + tactical(2, "a") + finish("turn one", ["work/a_1.md"])
+        turn2 = transition("Gamma", 2) + tactical(2, "g") + finish("turn two", ["work/g_1.md"])
+        turn1[2] = {**turn1[2], "latency_ms": 1500}  # the signal lands during turn 1
+        phases = await start("follow-up-phases", turn1 + turn2, {})
+        while len(b.model.requests("follow-up-phases")) < 2:
+            await asyncio.sleep(0.05)
+        await phases.signal("instruct", "Also write the gamma notes.")
+        await phases.result()
+        for name in ("follow-up-react", "follow-up-phases"):
+            write(name, await b.client.get_workflow_handle(name).fetch_history())
 
 
 BOOTSTRAP_TODOS = [t if isinstance(t, str) else t.content
@@ -395,5 +443,6 @@ def write(name: str, history) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(record_strategies() if TAG == "strategies" else record_hostile()
-                if TAG == "hostile" else record_single() if TAG in SINGLE else record())
+    asyncio.run(record_strategies() if TAG == "strategies" else record_follow_up()
+                if TAG == "follow-up" else record_hostile() if TAG == "hostile"
+                else record_single() if TAG in SINGLE else record())
