@@ -1,7 +1,8 @@
 """Re-run a job under a new id from the start of its phase N, replaying its model answers.
 
 The new job's workspace is the old one as it was at the start of phase N (the phase
-snapshot), its state is the old job's state then (todos, totals, breakers), and its
+snapshot), its state is the old job's state then (todos, totals, breakers, the follow-up
+turn and what that turn wrote), and its
 model calls are answered from the old job's recorded responses for as long as the
 prompts are identical (`llm.replay_from`). After a fix to a tool or a prompt, the
 first prompt that differs is where the new code changes the story; from there the
@@ -34,7 +35,7 @@ async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: s
         "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})
     cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={"llm": llm})})
     carry = Carried(cfg=cfg, objective=state.objective, strategy=state.strategy,
-                    breakers=state.breakers)
+                    breakers=state.breakers, turn=state.turn, completion=state.completion)
     return await client.start_workflow(WORKFLOW_TYPE, JobRun(config=cfg.name, carry=carry),
                                        id=new_id, task_queue=task_queue,
                                        result_type=JobResult)

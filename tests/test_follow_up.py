@@ -16,6 +16,7 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
@@ -122,6 +123,27 @@ async def test_an_instruction_sent_while_the_turn_runs_starts_the_next_phase_alt
         assert await s3.get("switchback", f"{handle.id}/{path}") is not None
     archived = await s3.get("switchback", f"{handle.id}/archive/phase_3.yaml")
     assert archived is not None and b"status: completed" in archived
+
+
+async def test_a_rerun_from_a_follow_up_phase_is_that_turn(client, task_queue, start_job,
+                                                         model_server, s3):
+    """`starter.py rerun --from-phase N` of a phase of turn 2: the new job is in turn 2 (its
+    snapshot carries the turn and what the turn wrote), every answer replayed."""
+    turn1 = bootstrap("Phase A", 2) + tactical(2, "a") + finish("turn one", ["work/a_1.md"])
+    turn2 = transition("Gamma", 2) + tactical(2, "g") + finish("turn two", ["work/g_1.md"])
+    async with running_worker(client, task_queue):
+        old = await start_job(turn1 + turn2, model_server, config=PA, documents=[],
+                              instructions=scripts.INSTRUCTIONS)
+        await old.signal("instruct", FOLLOW_UP)  # queued: taken when turn 1 completes
+        assert (await old.result()).summary == "turn two"
+        st = await old.query("state", result_type=JobState)
+        first = next(p["number"] for p in st.phases if p["variant"] == "follow_up")
+        new_id = f"{old.id}-rerun"
+        handle = await rerun(client, s3, "switchback", old.id, new_id, first, task_queue, True)
+        result = await handle.result()
+        again = await handle.query("state", result_type=JobState)
+    assert result.status == "completed" and result.summary == "turn two"
+    assert again.turn == 2 and model_server.requests(new_id) == []
 
 
 async def test_without_an_instruction_the_job_ends_completed_and_takes_no_more(

@@ -340,7 +340,8 @@ class AgentJob:
             assert self.cfg and self.breakers
             await self.starts.snapshot(self._workspace_ops(), self._view().phase, PhaseStart(
                 objective=self.progress.objective, strategy=self._strategy().snapshot(),
-                breakers=self.breakers.state), self.cfg)
+                breakers=self.breakers.state, turn=self.steering.turn,
+                completion=self._workspace_ops().completion.model_copy()), self.cfg)
         return step
 
     async def _next_turn(self, result: JobResult) -> NextStep | None:

@@ -90,6 +90,10 @@ class PhaseStart(BaseModel):
     objective: str
     strategy: dict[str, Any]
     breakers: BreakerState
+    # the turn and its completion record (a rerun of a follow-up turn's phase is that turn;
+    # snapshots taken before these were kept: turn 1)
+    turn: int = Field(1, ge=1)
+    completion: CompletionState = CompletionState()
 
 
 class JobRun(JobInput):
