@@ -137,6 +137,8 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--id", help="prefix of the job ids; an eval started again with the same "
                     "prefix takes up its jobs (default eval-<config>-<time>)")
     ev.add_argument("--check", help="checker command or script (default: the config's own)")
+    ev.add_argument("--undeclared", action="store_true", help="run without the config's "
+                    "`deliverables` (as a user who declares none: the model names them)")
     ev.add_argument("--price-in", type=float, help="USD per million prompt tokens for the "
                     "cost estimate (default: the config's llm.price_in_per_mtok)")
     ev.add_argument("--price-out", type=float, help="USD per million completion tokens")

@@ -4,7 +4,8 @@
                            [--concurrency 1] [--id PREFIX] [--out reports]
 
 Every run is an ordinary job (`<prefix>-<strategy>-<n>`, config `{"extends": <config>,
-"strategy": <strategy>}`): durable, visible in the web UI, at most `--concurrency` at a time.
+"strategy": <strategy>}`; `--undeclared` adds `"deliverables": []`: the job as a user who
+declares none would run it): durable, visible in the web UI, at most `--concurrency` at a time.
 Started again with the same `--id`, eval takes up the jobs that exist instead of starting them
 again, so an interrupted eval resumes. Each finished run is checked with the job's own checker
 (`configs/<config>/check.py <workspace folder>`, exit status 0 = success; or
@@ -149,7 +150,8 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
               checker, sem: asyncio.Semaphore, log) -> Run:
     run = Run(strategy=strategy, n=n, job_id=f"{a.id}-{strategy.replace('_', '-')}-{n}")
     async with sem:
-        config = {"extends": a.config, "strategy": strategy}
+        config = {"extends": a.config, "strategy": strategy,
+                  **({"deliverables": []} if getattr(a, "undeclared", False) else {})}
         try:
             handle = await client.start_workflow(  # an existing one, even closed, is taken up
                 WORKFLOW_TYPE, JobInput(config=config), id=run.job_id,
@@ -226,8 +228,10 @@ async def evaluate(client: Client, a: argparse.Namespace) -> int:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{a.id}.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
+    bare = " without its deliverables" if getattr(a, "undeclared", False) else ""
     table = write_report(runs, strategies, out / a.id, title=(
-        f"{a.id}: config {a.config}, {a.runs} runs per strategy, {a.concurrency} at a time, "
+        f"{a.id}: config {a.config}{bare}, "
+        f"{a.runs} runs per strategy, {a.concurrency} at a time, "
         f"{time.monotonic() - t0:.0f} s in all"))
     print(table)
     print(f"\nreport {out / a.id}.md, chart {out / a.id}.png, runs {out / a.id}.json")

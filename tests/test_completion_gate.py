@@ -17,6 +17,7 @@ from tests import strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
+from workflows import completion
 from workflows.contract.config import CompletionSettings, SmallProfileSettings
 
 EXPECT = {"work/a_1.md": ["result a 1"], "out.md": ["# Out", "- a: 1"]}
@@ -509,3 +510,33 @@ async def test_the_small_profile_plans_the_declared_deliverables_after_refusals(
     assert any("NEXT STEP (task 1): Write out.md\n" in b for b in blocks), blocks[-3:]
     assert any("Write the files matching notes/*.md" in b for b in blocks)
     assert result.verified == ["out.md", "notes/a.md"]
+
+
+def claim() -> dict:
+    return step(call("job_complete", summary="The task was completed successfully.",
+                     deliverables=[], confidence=0.9))
+
+
+@pytest.mark.parametrize("profile", ["small", "none"])
+async def test_a_claim_with_nothing_written_and_nothing_declared(
+        profile, client, task_queue, start_job, model_server):
+    """The 1.5B model under react claimed completion with none of the task's files written
+    and no deliverable named: with the small profile that is refused (nothing the task did
+    not ask for is named), and a job that never writes ends `stuck` saying so; without it,
+    the claim is an answer-only completion."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile}}
+    _, result, msgs = await run(client, task_queue, start_job, model_server,
+                                [claim()] * 4, config)
+    if profile == "none":
+        assert result.status == "completed" and result.answer_only and not msgs
+        return
+    assert result.status == "stuck" and result.missing == [completion.NOTHING_WRITTEN]
+    assert len(msgs) == 3 and all(completion.NOTHING_WRITTEN in m for m in msgs)
+    script = [claim(), step(call("write_file", path="sum.txt", content="100\n")), claim()]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed" and result.answer_only, result
+    assert [m.startswith("Error [job_incomplete]") for m in msgs] == [True, False]
+    script = [step(call("write_file", path="workspace.md", content="# Plan\n")), claim(),
+              step(call("write_file", path="sum.txt", content="100\n")), claim()]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed" and "job_incomplete" in msgs[1]  # memory is no work

@@ -19,7 +19,9 @@ The orchestrator asks here at four points:
     `state`                    what is declared, by whom
 
 A job that declares none and whose model names none is an answer-only job: its result
-says so. Pure decisions plus one activity call (check_files).
+says so. With the small model profile, only once some file of the work was written (not
+the memory files): the 1.5B model claimed completion with nothing written (`NOTHING_WRITTEN`).
+Pure decisions plus one activity call (check_files).
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it complet
 UPGRADABLE = frozenset({"no_tool_call", "phase_limit"})
 SHOWN = 20  # problems listed in a refusal or a result
 UNKNOWN_OUTCOME = "unknown_outcome"  # a tool outcome's code (activities/tools/delivery.py)
+# the small profile's problem with a completion that names no file in a job that declares
+# none and has written none: the 1.5B model claimed completion with the task's files unwritten
+NOTHING_WRITTEN = ("no deliverable is named and no file of the work has been written yet: if "
+                   "the task asks for files, write them and name them in job_complete's "
+                   "`deliverables`")
+MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 
 
 def with_unknown(result: JobResult, state: CompletionState) -> JobResult:
@@ -75,6 +83,7 @@ class CompletionState(BaseModel):
     # a follow-up turn's files: what its tool calls wrote (turn 2 on; the newest at most
     # MAX_TURN_WRITTEN): a job_complete of that turn names only these
     turn_written: list[str] = []
+    wrote: bool = False  # a tool call wrote a file of the work (not memory, not the workflow's)
 
 
 MAX_TURN_WRITTEN = 500
@@ -124,8 +133,20 @@ def record_children(state: CompletionState, outcomes: list[ChildOutcome]) -> Non
 
 def _written(state: CompletionState, paths: list[str]) -> None:
     """Files the job wrote: in a follow-up turn, the turn's own (the newest MAX_TURN_WRITTEN)."""
+    state.wrote = state.wrote or any(_work(p) for p in paths)
     if state.turn > 1 and paths:
         state.turn_written = list(dict.fromkeys(state.turn_written + paths))[-MAX_TURN_WRITTEN:]
+
+
+def _work(path: str) -> bool:
+    return path not in MEMORY_FILES and layout.deliverable_problem(path) is None
+
+
+def nothing_written(cfg: ResolvedConfig, state: CompletionState) -> bool:
+    """The small profile's answer-only check: no file of the work written (in this turn,
+    in a follow-up turn)."""
+    wrote = any(map(_work, state.turn_written)) if state.turn > 1 else state.wrote
+    return small(cfg) and not wrote
 
 
 def new_turn(state: CompletionState, turn: int) -> None:

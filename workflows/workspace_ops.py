@@ -164,6 +164,8 @@ class WorkspaceOps:
         paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
                                    + (claimed or [])))
         req = completion.request(self.cfg, self.ws, paths)
+        if not paths and completion.nothing_written(self.cfg, self.completion):
+            return completion.checked(paths, None, (bad or []) + [completion.NOTHING_WRITTEN])
         if req is None:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
