@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import NoReturn
 
 from temporalio import workflow
@@ -361,54 +360,32 @@ class AgentJob:
         if not (self.steering.instructions or wait):
             return None
         self.steering.drop_rewinds(f"turn {self.steering.turn} completed first")
-        if not self.steering.instructions:
-            self.progress.status = "waiting_for_instructions"
-            until = workflow.now() + timedelta(seconds=wait)
-            self.progress.waiting_until = until.isoformat(timespec="seconds")
-            self.steering.waiting = True
-            self._publish()
-            try:
-                await workflow.wait_condition(lambda: bool(self.steering.instructions),
-                                              timeout=timedelta(seconds=wait))
-            except TimeoutError:
-                if not self.steering.instructions:  # (one may arrive with the timer)
-                    return None
-            except asyncio.CancelledError:  # a cancel ends the wait, not the completed turn
-                self._end_turns("a cancel request ended the wait")
-                return None
-            finally:
-                self.progress.waiting_until = ""
-                self.steering.waiting = False
-        self.progress.status = "running"
-        text = self.steering.instructions.pop(0)
-        self.steering.turn += 1
-        turn = self.steering.turn
+        try:
+            text = await self.steering.next_instruction(wait, self._waiting)
+        except asyncio.CancelledError:  # a cancel ends the wait, not the completed turn
+            self._end_turns("a cancel request ended the wait")
+            return None
+        if text is None:
+            return None
+        self.progress.status, turn = "running", self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
         completion.new_turn(self._workspace_ops().completion, turn)
-        tools = self.steering.instruction_tools.pop(turn, [])
-        if tools:
-            await self._add_tools(turn, tools)
+        assert self.ws
+        await tool_listing.add_for_turn(self.cfg, self.ws, turn, self.steering)
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step
 
+    def _waiting(self, until: str) -> None:
+        """A completed turn waits for its next instruction `until` ("": no longer)."""
+        self.progress.waiting_until = until
+        if until:
+            self.progress.status = "waiting_for_instructions"
+            self._publish()
+
     def _restored(self) -> None:
         """The workspace was put back to a phase's start: what this turn wrote may be gone."""
         completion.restored(self._workspace_ops().completion)
-
-    async def _add_tools(self, turn: int, names: list[str]) -> None:
-        """The tools an instruction adds (`instruct` "tools"), listed with the job's own, in
-        place: the strategy reads the same resolved config. Names that resolve to nothing
-        leave the tools as they were, and `rejected` says why."""
-        assert self.cfg and self.ws
-        try:
-            more = await tool_listing.add(self.cfg, self.ws, names, turn)
-        except StepFailed as e:
-            self.steering.reject(f"instruct: turn {turn} runs without the tools it asked for "
-                                 f"({', '.join(names)[:300]}): {e.what}")
-            return
-        self.cfg.config.tools, self.cfg.tool_record = more.config.tools, more.tool_record
-        self.cfg.tool_entries = more.tool_entries
 
     async def _continue_as_new(self, job: JobRun) -> None:
         assert self.cfg and self.breakers

@@ -196,6 +196,27 @@ class Steering:
         restore, self.restore_phase = self.restore_phase, None
         return issue, restore
 
+    async def next_instruction(self, wait_seconds: float,
+                               on_wait: Callable[[str], None]) -> str | None:
+        """A completed turn's next instruction: the first queued, else one that arrives
+        within `wait_seconds` (`waiting` meanwhile; `on_wait` is told until when, then "");
+        the turn counts on. None: none came. A cancel request ends the wait (it raises)."""
+        if not self.instructions:
+            self.waiting = True
+            on_wait((workflow.now() + timedelta(seconds=wait_seconds)).isoformat(
+                timespec="seconds"))
+            try:
+                await workflow.wait_condition(lambda: bool(self.instructions),
+                                              timeout=timedelta(seconds=wait_seconds))
+            except TimeoutError:
+                if not self.instructions:  # (one may arrive with the timer)
+                    return None
+            finally:
+                self.waiting = False
+                on_wait("")
+        self.turn += 1
+        return self.instructions.pop(0)
+
     async def wait_for_approval(self, call: ToolCallInfo, settings: ApprovalSettings,
                                 phase: int, on_status: Callable[[str], None]) -> str:
         """Wait for the `approve` update on `call`: 'approved…' or why it was denied."""

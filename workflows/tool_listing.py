@@ -32,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.contract.config import JobConfig
     from workflows.failures import StepFailed, cause_of
     from workflows.retry_policies import retry_policy
+    from workflows.steering import Steering
 
 # tool_search: offered whenever a config defers tools; the control tools: whichever
 # strategy the job runs (or auto picks) may offer its own
@@ -81,6 +82,24 @@ async def add(cfg: ResolvedConfig, ws: WorkspaceRef, names: list[str],
     return cfg.model_copy(update={"config": cfg.config.model_copy(update={"tools": tools}),
                                   "tool_record": listing.record,
                                   "tool_entries": list(dict.fromkeys(base + names))})
+
+
+async def add_for_turn(cfg: ResolvedConfig, ws: WorkspaceRef, turn: int,
+                       steering: Steering) -> None:
+    """The tools the instruction of `turn` adds (`instruct` "tools"), listed with the job's
+    own, in place: the strategy reads the same resolved config. Names that resolve to
+    nothing leave the tools as they were, and `rejected` says why."""
+    names = steering.instruction_tools.pop(turn, [])
+    if not names:
+        return
+    try:
+        more = await add(cfg, ws, names, turn)
+    except StepFailed as e:
+        steering.reject(f"instruct: turn {turn} runs without the tools it asked for "
+                        f"({', '.join(names)[:300]}): {e.what}")
+        return
+    cfg.config.tools, cfg.tool_record = more.config.tools, more.tool_record
+    cfg.tool_entries = more.tool_entries
 
 
 async def _list(cfg: ResolvedConfig, req: ListToolsRequest, summary: str) -> ToolListing:
