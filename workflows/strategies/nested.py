@@ -37,7 +37,8 @@ from workflows.strategies.base import (
     RunChildren,
     StrategyView,
 )
-from workflows.strategies.phase_alternation import Phase, PhaseAlternation
+from workflows.strategies.phase_alternation import PhaseAlternation
+from workflows.strategies.phases import Phase
 
 
 class Nested(PhaseAlternation):

@@ -32,8 +32,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from workflows.contract import (
     LoadTodosResult,
     ModelReply,
@@ -64,58 +62,11 @@ from workflows.strategies.base import (
     nudge_for,
     plan_calls,
 )
+from workflows.strategies.phases import TITLES, Pending, Phase, Snapshot, Variant
 from workflows.strategies.small_model import PLANNED_BY_WORKFLOW, SmallModel
 from workflows.todos import current_index, todo_block
 
 OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
-Kind = Literal["strategic", "tactical"]
-Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work", "follow_up"]
-
-TITLES = {"bootstrap": "Bootstrap: explore and plan", "transition": "Transition: review and plan",
-          "rewind": "Rewind: reconsider the plan", "wrap_up": "Wrap-up: record the state of work",
-          "follow_up": "Follow-up: plan the new instruction"}
-
-
-class Phase(BaseModel):
-    number: int
-    kind: Kind
-    variant: Variant
-    title: str
-    todos: list[Todo]
-    issue: str = ""  # rewind phases: what went wrong
-    previous: str = ""  # strategic phases: what the phase before did (ritual.digest)
-    loaded: list[str] = []  # deferred tools tool_search loaded in this phase
-    evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
-    writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
-    changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
-    refusals: int = 0  # calls the ritual refused in the phase (ritual.REFUSALS)
-    steps: int = 0
-    nudges: int = 0
-    tool_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-
-
-class Snapshot(BaseModel):
-    """The strategy's state at a phase start: what continue-as-new carries."""
-
-    phase: Phase
-    totals: Totals
-    history: list[PhaseRecord]
-    todos_completed: int
-    final_status: Literal["completed", "budget_exhausted"]
-    loops: ritual.Loops = ritual.Loops()
-
-
-class Pending(BaseModel):
-    """A transition decided during a batch of tool calls, carried out after it."""
-
-    to: Literal["tactical", "strategic", "rewind"]
-    title: str = ""
-    todos: list[Todo] = []
-    issue: str = ""
-
-
 class PhaseAlternation(Strategy):
     name = "phase_alternation"
 
