@@ -1,7 +1,7 @@
 """`starter.py eval`: the same job N times under each strategy, against the configured endpoint.
 
     python starter.py eval --config notes --runs 3 [--strategies phase_alternation,react]
-                           [--concurrency 1] [--id PREFIX] [--out reports]
+                           [--concurrency 1] [--id PREFIX] [--out reports] [--undeclared]
 
 Every run is an ordinary job (`<prefix>-<strategy>-<n>`, config `{"extends": <config>,
 "strategy": <strategy>}`; `--undeclared` adds `"deliverables": []`: the job as a user who

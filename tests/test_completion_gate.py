@@ -19,6 +19,7 @@ from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
 from workflows import completion
 from workflows.contract.config import CompletionSettings, SmallProfileSettings
+from workflows.strategies.base import ChildOutcome
 
 EXPECT = {"work/a_1.md": ["result a 1"], "out.md": ["# Out", "- a: 1"]}
 SMALL = {"profile": "small"}
@@ -518,25 +519,55 @@ def claim() -> dict:
 
 
 @pytest.mark.parametrize("profile", ["small", "none"])
-async def test_a_claim_with_nothing_written_and_nothing_declared(
+async def test_a_claim_before_any_work_in_a_job_that_declares_nothing(
         profile, client, task_queue, start_job, model_server):
     """The 1.5B model under react claimed completion with none of the task's files written
-    and no deliverable named: with the small profile that is refused (nothing the task did
-    not ask for is named), and a job that never writes ends `stuck` saying so; without it,
-    the claim is an answer-only completion."""
-    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile}}
-    _, result, msgs = await run(client, task_queue, start_job, model_server,
-                                [claim()] * 4, config)
-    if profile == "none":
-        assert result.status == "completed" and result.answer_only and not msgs
-        return
-    assert result.status == "stuck" and result.missing == [completion.NOTHING_WRITTEN]
-    assert len(msgs) == 3 and all(completion.NOTHING_WRITTEN in m for m in msgs)
-    script = [claim(), step(call("write_file", path="sum.txt", content="100\n")), claim()]
+    and no deliverable named: with the small profile that claim is refused while no work is
+    done (nothing the task did not ask for is named), then let through as answer-only; a
+    read, a delete or a memory write is no work, a file of the work or a tool of the task
+    is. Without the profile the first claim is an answer-only completion."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile},
+              "tools": {"domain": ["word_count"], "workspace": [
+                  "read_file", "write_file", "list_files", "delete_file"]}}
+    script = [step(call("list_files")), claim(), claim(), claim(), claim()]
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed" and result.answer_only, result
-    assert [m.startswith("Error [job_incomplete]") for m in msgs] == [True, False]
-    script = [step(call("write_file", path="workspace.md", content="# Plan\n")), claim(),
-              step(call("write_file", path="sum.txt", content="100\n")), claim()]
+    refused = [m for m in msgs if m.startswith("Error [job_incomplete]")]
+    if profile == "none":
+        assert not refused and len(model_server.requests(_.id)) == 2
+        return
+    assert len(refused) == 3 and all(completion.NOTHING_DONE in m for m in refused)
+    for work, refusals in (
+            ([step(call("write_file", path="sum.txt", content="100\n"))], 0),
+            ([step(call("write_file", path="sum.txt", content="100\n")),
+              step(call("delete_file", path="sum.txt"))], 0),  # the write was work
+            ([step(call("write_file", path="workspace.md", content="# Plan\n"))], 3),
+            ([step(call("write_file", path="a.md", content="words here\n")),
+              step(call("word_count", path="a.md"))], 0)):
+        script = work + [claim()] * (refusals + 1)
+        _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
+        assert result.status == "completed" and result.answer_only, result
+        assert sum("job_incomplete" in m for m in msgs) == refusals, (work, msgs)
+    script = [step(call("word_count", path="instructions.md")), claim()]  # a tool of the task
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
-    assert result.status == "completed" and "job_incomplete" in msgs[1]  # memory is no work
+    assert result.status == "completed" and not any("job_incomplete" in m for m in msgs)
+
+
+def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
+    """State kept before `worked` was recorded (a carry, a snapshot), and a restore: not
+    known, taken as done. A nested job's child is never held to it; a follow-up turn is,
+    afresh; a nested parent's children are work."""
+    cfg = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    child = cfg.model_copy(update={"config": cfg.config.model_copy(update={
+        "workspace": cfg.config.workspace.model_copy(update={"within_parent": True})})})
+    old = completion.CompletionState.model_validate({"by_model": [], "refusals": 1})
+    assert old.worked is None and not completion.nothing_done(cfg, old)
+    fresh = completion.CompletionState(worked=False)
+    assert completion.nothing_done(cfg, fresh) and not completion.nothing_done(child, fresh)
+    completion.restored(fresh)
+    assert not completion.nothing_done(cfg, fresh)
+    completion.new_turn(fresh, 2)
+    assert completion.nothing_done(cfg, fresh)
+    completion.record_children(fresh, [ChildOutcome(key="t1", job_id="c", status="completed",
+                                                    folder="subjobs/c")])
+    assert not completion.nothing_done(cfg, fresh)

@@ -163,7 +163,6 @@ def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(
     c = JobConfig.model_validate(old)
     assert (c.breakers.repetition_window, c.context.keep_tool_results) == (4, 2)
     assert c.llm.retry.maximum_attempts == 4 and c == JobConfig.model_validate(c.model_dump())
-    assert "similarity_threshold" not in c.breakers.model_dump()
     assert LlmSettings.model_validate({"max_identical_failures": 2}) == LlmSettings()
     assert ContextPolicy.model_validate({"window_fraction": 0.5}).threshold() == 76_800
 

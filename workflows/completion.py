@@ -19,9 +19,11 @@ The orchestrator asks here at four points:
     `state`                    what is declared, by whom
 
 A job that declares none and whose model names none is an answer-only job: its result
-says so. With the small model profile, only once some file of the work was written (not
-the memory files): the 1.5B model claimed completion with nothing written (`NOTHING_WRITTEN`).
-Pure decisions plus one activity call (check_files).
+says so. With the small model profile, a claim of that kind before any work was done (a
+file of the work written, a tool of the task called) is first refused like a missing
+deliverable (`NOTHING_DONE`), at most `completion.max_refusals` times: the 1.5B model
+claimed completion with the task's files unwritten. Pure decisions plus one activity call
+(check_files).
 """
 
 from __future__ import annotations
@@ -52,12 +54,15 @@ BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it complet
 UPGRADABLE = frozenset({"no_tool_call", "phase_limit"})
 SHOWN = 20  # problems listed in a refusal or a result
 UNKNOWN_OUTCOME = "unknown_outcome"  # a tool outcome's code (activities/tools/delivery.py)
-# the small profile's problem with a completion that names no file in a job that declares
-# none and has written none: the 1.5B model claimed completion with the task's files unwritten
-NOTHING_WRITTEN = ("no deliverable is named and no file of the work has been written yet: if "
-                   "the task asks for files, write them and name them in job_complete's "
-                   "`deliverables`")
+# the small profile's problem with a claim that names no file in a job that declares none,
+# before any work was done: the 1.5B model claimed completion with the task's files unwritten
+NOTHING_DONE = ("no deliverable is named and no work is done yet (no file of the work written, "
+                "no tool of the task called): if the task asks for files, write them and name "
+                "them in job_complete's `deliverables`; if it asks only for an answer, give it "
+                "in `summary`")
 MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
+# workspace tools that do no work of the task (reads, and a delete: no file is made)
+NOT_WORK = frozenset({"read_file", "list_files", "search_files", "tool_search", "delete_file"})
 
 
 def with_unknown(result: JobResult, state: CompletionState) -> JobResult:
@@ -83,7 +88,10 @@ class CompletionState(BaseModel):
     # a follow-up turn's files: what its tool calls wrote (turn 2 on; the newest at most
     # MAX_TURN_WRITTEN): a job_complete of that turn names only these
     turn_written: list[str] = []
-    wrote: bool = False  # a tool call wrote a file of the work (not memory, not the workflow's)
+    # this turn did work of the task: a file of the work written (not memory, not the
+    # workflow's), a tool of the task called, a child job run. None: not known (state kept
+    # before this was recorded, a restore): taken as done
+    worked: bool | None = None
 
 
 MAX_TURN_WRITTEN = 500
@@ -119,6 +127,9 @@ def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutc
     if outcome.code == UNKNOWN_OUTCOME:
         state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
         return
+    if outcome.ok and call.name not in NOT_WORK and (
+            not outcome.changed or any(map(_work, outcome.changed))):
+        state.worked = True
     _written(state, outcome.changed)
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
@@ -128,12 +139,12 @@ def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutc
 
 def record_children(state: CompletionState, outcomes: list[ChildOutcome]) -> None:
     """A nested job's children: in a follow-up turn, their files are this turn's work."""
+    state.worked = state.worked or bool(outcomes)
     _written(state, [f"{o.folder}/{d}" for o in outcomes for d in o.deliverables])
 
 
 def _written(state: CompletionState, paths: list[str]) -> None:
     """Files the job wrote: in a follow-up turn, the turn's own (the newest MAX_TURN_WRITTEN)."""
-    state.wrote = state.wrote or any(_work(p) for p in paths)
     if state.turn > 1 and paths:
         state.turn_written = list(dict.fromkeys(state.turn_written + paths))[-MAX_TURN_WRITTEN:]
 
@@ -142,21 +153,21 @@ def _work(path: str) -> bool:
     return path not in MEMORY_FILES and layout.deliverable_problem(path) is None
 
 
-def nothing_written(cfg: ResolvedConfig, state: CompletionState) -> bool:
-    """The small profile's answer-only check: no file of the work written (in this turn,
-    in a follow-up turn)."""
-    wrote = any(map(_work, state.turn_written)) if state.turn > 1 else state.wrote
-    return small(cfg) and not wrote
+def nothing_done(cfg: ResolvedConfig, state: CompletionState) -> bool:
+    """The small profile's check of an answer-only claim: no work done in this turn (a
+    nested job's child is exempt: its parent asked it for an answer)."""
+    return small(cfg) and state.worked is False and not cfg.config.workspace.within_parent
 
 
 def new_turn(state: CompletionState, turn: int) -> None:
     """A follow-up turn begins: its job_complete is refused afresh, and names its own files."""
-    state.turn, state.turn_written, state.refusals = turn, [], 0
+    state.turn, state.turn_written, state.refusals, state.worked = turn, [], 0, False
 
 
 def restored(state: CompletionState) -> None:
-    """A restore put files back: this turn's writes count again only once made again."""
-    state.turn_written = []
+    """A restore put files back: this turn's writes count again only once made again (what
+    work the restored files hold is not known)."""
+    state.turn_written, state.worked = [], None
 
 
 def not_this_turns(claimed: list[str], state: CompletionState,

@@ -48,8 +48,8 @@ class Verifier:
             found = DeliverablesChecked(claimed, [], bad + completion.stale_problems(
                 stale, ops.completion))
         else:
-            found = completion.written_this_turn(await ops.deliverables(claimed, bad),
-                                                 claimed, ops.completion)
+            found = completion.written_this_turn(
+                await ops.deliverables(claimed, bad, claim=True), claimed, ops.completion)
         if not found.problems:
             self.passed = (claimed, found)
             return None

@@ -76,7 +76,8 @@ class WorkspaceOps:
         self.ws = ws
         self.cfg = cfg
         self.steering = steering or Steering()  # what reaches a nested job's children
-        self.completion = completion.CompletionState()  # the deliverables, as declared
+        # the deliverables, as declared (a new job: no work done yet)
+        self.completion = completion.CompletionState(worked=False)
         self.on_usage: Callable[[int, int], None] = lambda tokens_in, tokens_out: None
 
     @staticmethod
@@ -158,14 +159,17 @@ class WorkspaceOps:
         return outcomes
 
     async def deliverables(self, claimed: list[str] | None = None,
-                           bad: list[str] | None = None) -> DeliverablesChecked:
+                           bad: list[str] | None = None,
+                           claim: bool = False) -> DeliverablesChecked:
         """The job's declared deliverables (and `claimed`, a job_complete's) checked; `bad`:
-        problems already found with the claim."""
+        problems already found with the claim. `claim`: the model claims completion (a
+        job_complete, a final answer): with the small profile, one that names nothing
+        before any work is done is a problem (completion.NOTHING_DONE)."""
         paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
                                    + (claimed or [])))
         req = completion.request(self.cfg, self.ws, paths)
-        if not paths and completion.nothing_written(self.cfg, self.completion):
-            return completion.checked(paths, None, (bad or []) + [completion.NOTHING_WRITTEN])
+        if claim and not paths and completion.nothing_done(self.cfg, self.completion):
+            return completion.checked(paths, None, (bad or []) + [completion.NOTHING_DONE])
         if req is None:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")

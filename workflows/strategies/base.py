@@ -165,9 +165,12 @@ class Port(Protocol):
     async def mend_lines(self, check: CheckLines) -> LinesChecked:
         """What the files lack, and each file with its lacking lines put in."""
 
-    async def deliverables(self) -> DeliverablesChecked:
+    async def deliverables(self, claimed: list[str] | None = None,
+                           bad: list[str] | None = None,
+                           claim: bool = False) -> DeliverablesChecked:
         """Are the job's declared deliverables there? The job's own (config, input) or,
-        without those, the ones the model named when it planned."""
+        without those, the ones the model named when it planned. `claim`: the model claims
+        completion (the small profile's check of an answer-only claim applies)."""
 
     async def archive(self, phase: int, record: dict[str, Any]) -> str:
         """Write archive/phase_<n>.yaml; its path."""

@@ -111,7 +111,7 @@ class React(Strategy):
             return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react"))
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
-            return await self._quiet(reply, await self.port.deliverables())
+            return await self._quiet(reply, await self.port.deliverables(claim=True))
         return self._call([nudge_for(self.cfg, reply, self._nudge())])
 
     async def _quiet(self, reply: ModelReply, found: DeliverablesChecked) -> NextStep:
