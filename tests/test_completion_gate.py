@@ -571,3 +571,33 @@ def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
     completion.record_children(fresh, [ChildOutcome(key="t1", job_id="c", status="completed",
                                                     folder="subjobs/c")])
     assert not completion.nothing_done(cfg, fresh)
+
+
+@pytest.mark.parametrize("profile", ["small", "none"])
+async def test_a_write_under_a_workspace_folder(profile, client, task_queue, start_job,
+                                                model_server, s3):
+    """The 1.5B model wrote workspace/report.md for report.md: with the small profile the
+    write is refused with the path to write; without it, or in a job that declares a
+    deliverable under workspace/, it is an ordinary path."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile},
+              "deliverables": ["report.md"]}
+    script = [step(call("write_file", path="workspace/report.md", content="x: absent\n")),
+              step(call("write_file", path="report.md", content="x: absent\n")),
+              step(call("job_complete", summary="done", deliverables=["report.md"],
+                        confidence=0.9))]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed"
+    placed = await s3.get("switchback", f"{handle.id}/workspace/report.md")
+    if profile == "small":
+        assert msgs[0] == ("Error [workspace_path]: paths are relative to the workspace root, "
+                           "which is no folder named workspace/: this file was not written. "
+                           "Call write_file again with path 'report.md'")
+        assert placed is None
+    else:
+        assert placed == b"x: absent\n" and "Error" not in msgs[0]
+    declared = {**config, "deliverables": ["workspace/report.md"]}
+    script = [script[0], step(call("job_complete", summary="done",
+                                   deliverables=["workspace/report.md"], confidence=0.9))]
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, declared)
+    assert result.status == "completed" and "Error" not in msgs[0]

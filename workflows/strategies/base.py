@@ -337,9 +337,32 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
                                        f"{', '.join(offered)}", "unknown_tool"))
         elif call.error:
             out.append(PlannedCall(call, call.error, "invalid_arguments"))
+        elif (root := under_workspace_folder(call, cfg)) is not None:
+            out.append(PlannedCall(call, "paths are relative to the workspace root, which is "
+                                   f"no folder named {WORKSPACE_FOLDER}: this file was not "
+                                   f"written. Call write_file again with path '{root}'",
+                                   "workspace_path"))
         else:
             out.append(PlannedCall(call))
     return out
+
+
+WORKSPACE_FOLDER = "workspace/"
+
+
+def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | None:
+    """The small profile: a write_file to `workspace/<path>` in a job that declares nothing
+    there is refused, naming `<path>` (the 1.5B model wrote workspace/report.md for the
+    report.md its todo named, 20 times and more in one eval-check-ref run and 7 in another,
+    taking each write's confirmation as done). The path it should have written, else None."""
+    c = cfg.config
+    path = call.summary
+    if c.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
+            not path.startswith(WORKSPACE_FOLDER)) or path == WORKSPACE_FOLDER:
+        return None
+    if any(d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines]):
+        return None
+    return path.removeprefix(WORKSPACE_FOLDER)
 
 
 ECHO = "<tool_response>"  # what a reply that echoes tool results holds (see nudge_for)
