@@ -62,7 +62,8 @@ async def test_repetition_nudge_rewind_then_stuck(client, task_queue, start_job,
     assert result.status == "stuck"
     actions = [(t["breaker"], t["action"]) for t in await trips(s3, handle.id)]
     assert actions == [("repetition", "note"), ("repetition", "rewind"), ("repetition", "stop")]
-    assert any("You repeated the same tool call" in m
+    assert any("You repeated the same tool call in the last 5 steps. That is not progress: if "
+               "the current todo is done, call todo_complete;" in m  # (a read repeated 10 times)
                for m in user_messages(model_server, handle.id))
     arch2 = yaml.safe_load(await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml"))
     assert arch2["status"] == "rewound" and "Loop detected" in arch2["issue"]

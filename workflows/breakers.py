@@ -171,8 +171,8 @@ class Breakers:
         if s.repetition_trips == 1:
             return Trip(breaker="repetition", action="note", message=(
                 f"You repeated {what} in the last {n} steps. That is not progress: " + (
-                    f.hint or "do the current todo differently, or call "
-                    "todo_rewind(issue=...) if it cannot work.")))
+                    f.hint or "if the current todo is done, call todo_complete; if not, do it "
+                    "differently, or call todo_rewind(issue=...) if it cannot work.")))
         if s.repetition_trips == 2:
             return Trip(breaker="repetition", action="rewind", message=(
                 f"Loop detected again ({what} across {n} steps): the plan is reconsidered."))
