@@ -211,6 +211,32 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
     assert await s3.get("switchback", f"{handle.id}/notes/apples.md") == b"# Apples\n\nRed.\n"
 
 
+async def test_a_todo_that_quotes_the_files_to_write_is_held_to_all_of_them(
+        client, task_queue, start_job, model_server, s3):
+    """An undeclared eval-files run: the 1.5B model copied the task's sentence ("Write three
+    short notes in the workspace: `notes/cats.md`, ...") as its todo and called todo_complete
+    with nothing written, and it was taken. With the small profile such a todo is held to
+    the quoted files of its first sentence, and the turn that writes the last completes it."""
+    plan = [{"id": 1, "content": "Write three short notes: `notes/a.md`, `notes/b.md` and "
+                                 "`notes/c.md`. Each starts with a heading like `x.md`."}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos written")),
+        step(call("todo_complete", notes="notes written")),  # nothing written: refused
+        step(call("write_file", path="notes/a.md", content="# A\n")),
+        step(call("write_file", path="notes/b.md", content="# B\n")),
+        step(call("write_file", path="notes/c.md", content="# C\n")),  # the last: done
+    ] + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     SMALL)
+    assert result.status == "completed" and result.phases == 3, result
+    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: notes/a.md, notes/b.md, "
+                      "notes/c.md do not exist. Do it first (write_file notes/a.md with what "
+                      "the todo asks for), then call todo_complete.") == 1, msgs
+    archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
+    assert "status: completed" in archive and "notes/c.md" in archive
+
+
 async def test_a_strategic_phase_starts_with_what_the_phase_before_did(
         client, task_queue, start_job, model_server):
     """The eval's 1.5B model read archive/phase_2.yaml over and over in the transition phase:

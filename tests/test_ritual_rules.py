@@ -169,6 +169,14 @@ def test_the_file_a_todo_says_to_write():
     assert named("Read notes/a.md and write b.md") == []
     assert named("Write instructions.md") == [] and named("Write documents/d.md") == []
     assert named("Write ../x.md") == [] and named("Write .switchback/state.json") == []
+    # a write of several files, quoted in its first sentence (the task's own sentence)
+    assert named("Write three short notes in the workspace: `notes/cats.md`, `notes/dogs.md` "
+                 "and `notes/birds.md`. Each starts with a heading naming `a.md`.") == [
+        "notes/cats.md", "notes/dogs.md", "notes/birds.md"]
+    assert named("Write `joined.txt` with the words of `parts/a.txt`") == ["joined.txt"]
+    assert named("Read `parts/a.txt` and `parts/b.txt`.") == []  # not a write
+    assert named("Write the report: `secret.md: absent` if it is missing.") == []
+    assert named("Create two notes: `instructions.md`, `documents/x.md`, `ok.md`") == ["ok.md"]
     assert ritual.missing_named(Todo(id=3, content="x"), {"a.md": "changed",
                                                            "b.md": "unchanged"}) is None
     assert ritual.missing_named(Todo(id=3, content="x"), None) is None

@@ -79,8 +79,9 @@ def missing_evidence(todo: Todo, states: dict[str, str] | None,
     same = [p for p, s in states.items() if s == "unchanged"]
     if not missing and not same:
         return None
+    verb = "do" if len(missing) > 1 else "does"
     what = "; ".join(
-        ([f"{', '.join(missing)} does not exist{elsewhere(missing, written)}"] if missing
+        ([f"{', '.join(missing)} {verb} not exist{elsewhere(missing, written)}"] if missing
          else [])
         + ([f"{', '.join(same)} has not changed since this phase began"] if same else []))
     first = (missing + same)[0]
@@ -95,16 +96,32 @@ _WRITE = re.compile(r"\s*(?:write|create|rewrite|update|save)\s+(?:the\s+|a\s+)?
 
 
 def written_file(todo: Todo) -> list[str]:
-    """The file a todo says to write - only when it begins so: "Write notes/a.md with ...",
-    "Create the file `out.txt`: ..." - as a path in the job's own folder that is not one of
-    the workflow's or the job's inputs; [] for any other todo (a read, a check, a todo that
-    merely mentions a file). The small profile holds such a todo to its file."""
+    """The files a todo says to write - only when it begins so: "Write notes/a.md with ...",
+    "Create the file `out.txt`: ..." (that file), or "Write three notes: `a.md`, `b.md` and
+    `c.md`. ..." (the quoted paths of its first sentence: the 1.5B model copied such a
+    sentence of the task as its todo and called todo_complete with nothing written) - as
+    paths in the job's own folder that are not the workflow's or the job's inputs; [] for
+    any other todo (a read, a check, a todo that merely mentions a file). The small profile
+    holds such a todo to its files."""
     m = _WRITE.match(todo.content)
     path = m.group(1).rstrip(".") if m else ""
-    if not path or not layout.is_workspace_path(path, max_len=200) or "." not in path \
-            or layout.is_workflow_owned(path) or path.startswith(f"{layout.DOCUMENTS}/"):
+    if _own(path):
+        return [path]
+    if not _WRITE_VERB.match(todo.content):
         return []
-    return [path]
+    first = _SENTENCE_END.split(todo.content, maxsplit=1)[0]
+    return list(dict.fromkeys(p for p in _QUOTED_PATH.findall(first) if _own(p)))
+
+
+_WRITE_VERB = re.compile(r"\s*(?:write|create|save)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_QUOTED_PATH = re.compile(r"`([\w./-]+\.[A-Za-z0-9]{1,5})`")
+
+
+def _own(path: str) -> bool:
+    """A file of the job's own folder that a todo may say to write."""
+    return bool(path) and layout.is_workspace_path(path, max_len=200) and "." in path \
+        and not layout.is_workflow_owned(path) and not path.startswith(f"{layout.DOCUMENTS}/")
 
 
 def missing_named(todo: Todo, states: dict[str, str] | None,

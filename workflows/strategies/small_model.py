@@ -8,8 +8,9 @@ completion is verified the same way for every job (workflows/completion.py).
 - `strategic_turn`: a strategic turn's write_file of todos.yaml is refused (the model wrote
   the file by hand instead of calling todo_write), and with
   `small.plans_name_deliverables` a todo_write that names none of the deliverables still short;
-- `named_files`: a tactical todo that says "Write X" is held to X (todo_complete is refused
-  while X is missing; writing X completes it);
+- `named_files`: a tactical todo that says "Write X" (or "Write ...: `X`, `Y` and `Z`." in
+  its first sentence) is held to X (todo_complete is refused while X is missing; writing X
+  completes it);
 - `lines_short`: X's lines (`small.expect_lines`) are checked when its todo is done;
   one that lacks them stays open, restated as the write that mends it;
 - `plan_for`: a strategic phase whose calls were refused `small.plan_after_refusals`
