@@ -11,12 +11,12 @@ Mappings merge key by key; lists and scalars replace. Every error names the
 file(s) and the field, e.g. `config 'creator' (configs/creator/config.yaml <-
 configs/defaults.yaml): limits.max_nudgez: Extra inputs are not permitted`.
 
-The trust boundary (docs/security.md) is checked here first, so a job that asks
-for what the operator does not offer fails at once, naming the field: an inline config
-(job input) may not set `llm.base_url`, `llm.api_key_env` or `llm.replay_from` (unless
-the operator allows the first two); `llm.endpoint` and `llm.model` must be declared
-(activities/model/endpoints.py), and a job on a `slow` endpoint gets its timeout;
-`workspace.bucket` must be a listed workspace bucket
+The trust boundary (docs/security.md) is checked here first, so a job that asks for what
+the operator does not offer fails at once, naming the field: an inline config (job input)
+may not set `llm.base_url` or `llm.api_key_env` (unless the operator allows them), and no
+config may name a job to replay (`starter.py rerun` sets that); `llm.endpoint` and
+`llm.model` must be declared (activities/model/endpoints.py), and a job on a `slow`
+endpoint gets its timeout; `workspace.bucket` must be a listed workspace bucket
 (activities/storage/buckets.py); `extends`, prompt paths and `documents:` stay inside
 configs/ (resolved, symlinks too); separate `task_queues` must have a worker polling them.
 """

@@ -4,7 +4,7 @@ The new job's workspace is the old one as it was at the start of phase N (the ph
 snapshot), its state is the old job's state then (todos, totals, breakers, the follow-up
 turn and what that turn wrote), and its
 model calls are answered from the old job's recorded responses for as long as the
-prompts are identical (`llm.replay_from`). After a fix to a tool or a prompt, the
+prompts are identical (`ResolvedConfig.replay_from`). After a fix to a tool or a prompt, the
 first prompt that differs is where the new code changes the story; from there the
 live endpoint answers, or the job stops (`--stop-at-divergence`).
 """
@@ -31,9 +31,8 @@ async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: s
                           "choose another --id")
     await ownership.mark(s3, target, {"job_id": new_id, "run_id": None, "rerun_of": job_id})
     await restore_workspace(s3, WorkspaceRef(bucket=bucket, job_id=job_id), files, new_id)
-    llm = cfg.config.llm.model_copy(update={
+    cfg = cfg.model_copy(update={
         "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})
-    cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={"llm": llm})})
     carry = Carried(cfg=cfg, objective=state.objective, strategy=state.strategy,
                     breakers=state.breakers, turn=state.turn, completion=state.completion)
     return await client.start_workflow(WORKFLOW_TYPE, JobRun(config=cfg.name, carry=carry),

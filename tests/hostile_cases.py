@@ -196,7 +196,8 @@ CONFIG = [
                                        "api_key_env": "OPENAI_API_KEY"}},
            "llm.base_url: job input names a model endpoint by name"),
     config("llm-replay-from", {"llm": {"replay_from": "someone-else"}},
-           "llm.replay_from: set by `starter.py rerun` only, not by job input"),
+           "llm.replay_from: no longer a setting (set by `starter.py rerun` only, not by job "
+           "input)"),
     config("llm-unknown-endpoint", {"llm": {"endpoint": "gpu"}},
            "llm.endpoint: unknown endpoint 'gpu' (declared in"),
     config("llm-model-not-offered", {"llm": {"endpoint": "other", "model": "gpt-4o"}},

@@ -185,5 +185,6 @@ async def test_a_forged_carry_cannot_send_a_key_elsewhere(client, task_queue, st
 def test_load_config_checks_the_endpoint_early() -> None:
     with pytest.raises(ValueError, match=r"llm\.endpoint: unknown endpoint 'gpu'"):
         load_config({"extends": "creator", "llm": {"endpoint": "gpu"}})
-    with pytest.raises(ValueError, match=r"llm\.replay_from: set by `starter.py rerun` only"):
+    with pytest.raises(ValueError, match=r"llm\.replay_from: no longer a setting \(set by "
+                                         r"`starter.py rerun` only"):
         load_config({"extends": "creator", "llm": {"replay_from": "someone-else"}})

@@ -74,7 +74,9 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        context=c.context, summary_upto=conv.summary_upto,
                        token_ratio=conv.token_ratio, closing=closing,
                        closing_conversation=closing_key, tool_record=cfg.tool_record,
-                       instructions_max_chars=c.limits.instructions_max_chars)
+                       instructions_max_chars=c.limits.instructions_max_chars,
+                       replay_from=cfg.replay_from,
+                       replay_on_divergence=cfg.replay_on_divergence)
     reply = await _model_activity(req, step.label, cfg, summary, conv)
     conv.inline = []
     spent = Usage()

@@ -13,12 +13,12 @@ Tool schemas come from the job's tool record (`req.tool_record`, written once pe
 `list_tools`); calls of tools without Python code here (MCP tools) are checked against the
 recorded JSON schema. Jobs from before the record use this worker's registry.
 
-Reruns (`llm.replay_from`): while the assembled prompt is identical to the one the
-recorded job sent at the same conversation position (sha256 kept in each stored
-assistant message's `_meta`), the recorded answer is returned instead of calling
-the endpoint; from the first difference on, the live endpoint answers
-(`replay_on_divergence: live`) or the job stops (`stop`). The divergence is noted
-in `.switchback/rerun.json`.
+Reruns (`ModelRequest.replay_from`, set by `starter.py rerun`): while the assembled prompt
+is identical to the one the recorded job sent at the same conversation position (sha256
+kept in each stored assistant message's `_meta`), the recorded answer is returned instead
+of calling the endpoint; from the first difference on, the live endpoint answers
+(`replay_on_divergence: live`) or the job stops (`stop`). The divergence is noted in
+`.switchback/rerun.json`.
 
 `summarize_conversation` folds older messages into the running summary with
 configs/prompts/summarization.md; the summary is stored with the conversation and a
@@ -197,7 +197,7 @@ class ModelActivities:
                           **({"tools": facts.tools_json} if tools else {})}
         kwargs: dict = {"body": body, "timeout": self.target(req.llm).call_timeout(
             estimate, req.llm.max_tokens)}
-        stored = await self._recorded(req, fingerprint) if req.llm.replay_from else None
+        stored = await self._recorded(req, fingerprint) if req.replay_from else None
         call_ms = 0
         if stored is None:
             started = time.monotonic()
@@ -258,11 +258,11 @@ class ModelActivities:
     async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
         """The recorded job's answer at this position if it saw the very same prompt."""
         ws, conv = req.workspace, req.conversation
-        source = WorkspaceRef(bucket=ws.bucket, job_id=req.llm.replay_from or "")
+        source = WorkspaceRef(bucket=ws.bucket, job_id=req.replay_from or "")
         if (ws.bucket, ws.job_id, source.job_id) not in self._reruns:  # another job's prefix:
             if await rerun_source(self.store.s3, ws) != source.job_id:  # only a real rerun's
                 raise ApplicationError(
-                    f"llm.replay_from: job '{ws.job_id}' was not laid out by `starter.py "
+                    f"replay_from: job '{ws.job_id}' was not laid out by `starter.py "
                     f"rerun` from job '{source.job_id}', so it may not read that job's "
                     "recorded answers", type="EndpointNotAllowed", non_retryable=True)
             self._reruns.add((ws.bucket, ws.job_id, source.job_id))
@@ -271,12 +271,12 @@ class ModelActivities:
             return old
         why = "no recorded answer" if old is None else "the prompt differs from the recording"
         note = {"diverged_at": {"conversation": conv, "message": req.length}, "reason": why,
-                "recorded_job": source.job_id, "mode": req.llm.replay_on_divergence}
+                "recorded_job": source.job_id, "mode": req.replay_on_divergence}
         key = layout.key(ws.job_id, layout.RERUN_NOTE)
         with contextlib.suppress(PreconditionFailed):  # the first divergence is the one
             await self.store.s3.put(ws.bucket, key, json.dumps(note).encode(),
                                     "application/json", if_none_match=True)
-        if req.llm.replay_on_divergence == "stop":
+        if req.replay_on_divergence == "stop":
             raise ApplicationError(f"rerun diverged from job '{source.job_id}' at {conv} "
                                    f"message {req.length}: {why}", type="RerunDiverged",
                                    non_retryable=True)

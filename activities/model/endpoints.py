@@ -225,8 +225,6 @@ def check_job_llm(llm: Any) -> None:
     if key is not None and key not in eps.allow_job_api_key_env:
         raise EndpointError("llm.api_key_env", f"job input may not choose the key variable "
                             f"({key!r}); the operator binds keys to endpoints in {source}")
-    if llm.get("replay_from") is not None:
-        raise EndpointError("llm.replay_from", "set by `starter.py rerun` only, not by job input")
 
 
 def select(llm: LlmSettings) -> tuple[str, EndpointSpec | None, str, str | None]:

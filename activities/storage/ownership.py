@@ -5,10 +5,10 @@ workspace prefix is the job id. So `create_workspace` claims the prefix for its 
 before it writes anything: an empty prefix is claimed (the marker names the run), a
 prefix this very run claimed is its own (a retried attempt goes on), anything else - an
 earlier job's files, with or without a marker - is refused, and nothing is written or
-deleted. `starter.py rerun` marks the prefix it lays a snapshot out under with the job
-it re-runs (`rerun_of`), which is what the model activity checks before it answers
-from that job's recorded responses (`llm.replay_from`); the rerun's first activity claims
-it for its run.
+deleted. `starter.py rerun` marks the prefix it lays a snapshot out under with the job it
+re-runs (`rerun_of`), which is what the model activity checks before it answers from that
+job's recorded responses (`replay_from`, which `starter.py rerun` sets); the rerun's first
+activity claims it for its run.
 
 Runs that start from a carried state (continue-as-new, a rerun - or a hand-made `carry`)
 do not call create_workspace, so the worker's WorkspaceGuard calls `check_owner` before

@@ -41,9 +41,11 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-# Settings the 0.x baseline made fixed rules of the engine (docs/configs.md, "Names before
-# 0.x"): a config file that sets one is refused with what it became (activities/config_files.py);
-# job state and committed histories that hold one still load, the value dropped.
+# Settings the 0.x baseline took out of the job config: fixed rules of the engine, and a
+# rerun's source, which `starter.py rerun` sets on the job it lays out (ResolvedConfig)
+# (docs/configs.md, "Names before 0.x"). A config file that sets one is refused with what it
+# became (activities/config_files.py); job state and histories that hold one still load,
+# the value dropped.
 RETIRED: dict[tuple[str, str], str] = {
     ("llm", "max_identical_failures"): "the same HTTP 500 three times in a row ends the retries",
     ("phase_settings", "archive_on_transition"): "every phase is archived",
@@ -54,6 +56,8 @@ RETIRED: dict[tuple[str, str], str] = {
     ("context", "window_fraction"): "a summary comes at 60 % of context_window at the latest",
     ("budget", "warn_at"): "the model is told at 80 % and 95 % of the budget",
     ("breakers", "similarity_threshold"): "texts 90 % alike count as the same",
+    ("llm", "replay_from"): "set by `starter.py rerun` only, not by job input",
+    ("llm", "replay_on_divergence"): "set by `starter.py rerun --stop-at-divergence`",
 }
 WINDOW_FRACTION = 0.6  # context.window_fraction before 0.x
 
@@ -177,10 +181,6 @@ class LlmSettings(_Strict):
     retry: ModelRetry = RetrySettings(**_MODEL_RETRY)
     """A model call on 429, 5xx and timeouts (an endpoint's Retry-After is kept to the
     longest wait)."""
-    replay_from: str | None = None
-    """Rerun: answer from this job's recorded responses, until the prompts differ."""
-    replay_on_divergence: Literal["live", "stop"] = "live"
-    """Rerun: when the prompts differ, call the model (`live`) or stop (`stop`)."""
     price_in_per_mtok: float = Field(0.15, ge=0)
     """USD per million prompt tokens, for the cost in `state` and `budget.max_cost_usd`."""
     price_out_per_mtok: float = Field(0.60, ge=0)
@@ -658,3 +658,8 @@ class ResolvedConfig(BaseModel):
     # (SWITCHBACK_WORKER_ROLE all, no separate model queue, SWITCHBACK_LOCAL_MODEL_CALLS not
     # 0), so a fast endpoint's calls may run as local activities (llm.local_call_below_seconds)
     model_calls_local: bool = False
+    # set by `starter.py rerun` on the job it lays out: answer its model calls from this
+    # job's recorded responses while the prompts are the same; where they differ, call the
+    # model (`live`) or stop (`stop`)
+    replay_from: str = ""
+    replay_on_divergence: Literal["live", "stop"] = "live"

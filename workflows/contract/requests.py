@@ -185,6 +185,8 @@ class ModelRequest(BaseModel):
     closing_conversation: str = ""
     tool_record: str = ""  # S3 key of the job's tool record ("": the worker's own schemas)
     max_output_chars: int = 200_000  # a longer answer text is cut; longer arguments refused
+    replay_from: str = ""  # a rerun: its source job (ResolvedConfig.replay_from)
+    replay_on_divergence: str = "live"
     # `{{instructions}}` in the system prompt becomes instructions.md, cut at this many chars
     instructions_max_chars: int = 0
 
