@@ -601,3 +601,19 @@ async def test_a_write_under_a_workspace_folder(profile, client, task_queue, sta
                                    deliverables=["workspace/report.md"], confidence=0.9))]
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, declared)
     assert result.status == "completed" and "Error" not in msgs[0]
+
+
+def test_a_refusal_shows_the_write_of_the_first_missing_file_with_the_small_profile():
+    """Told "Do the work that makes them so with the tools", the 1.5B model read the three
+    missing notes and called job_complete again, four times: with the small profile the
+    refusal shows the write of the first one to copy."""
+    from workflows.strategies import completion_gate
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    plain = load_config({"extends": "defaults", "llm": {"profile": "none"}}, policy=False)
+    problems = ["no file matches out/*.md", "notes/cats.md does not exist (notes/x/cats.md "
+                "does: ...)", "notes/dogs.md does not exist"]
+    assert completion_gate.fix_example(small, problems) == (
+        ' The first: write_file(path="notes/cats.md", content=...) with what instructions.md '
+        "asks for.")
+    assert completion_gate.fix_example(plain, problems) == ""
+    assert completion_gate.fix_example(small, ["no file matches out/*.md"]) == ""

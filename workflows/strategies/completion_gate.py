@@ -116,10 +116,15 @@ def status_note(found: DeliverablesChecked) -> str:
 
 def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     """The small profile's part of a job_complete refusal: the write that mends the first
-    file of expect_lines it names, to copy ("" when none is named). Under react the 1.5B
-    model, told "notes/apples.md does not exist", rewrote output/summary.md and called
-    job_complete again, three times (eval round 9)."""
-    lines = cfg.config.small.expect_lines if small_profile(cfg) else {}
+    file of expect_lines it names, else the write of the first deliverable that does not
+    exist, to copy ("" when none is named). Under react the 1.5B model, told
+    "notes/apples.md does not exist", rewrote output/summary.md and called job_complete
+    again, three times (eval round 9); told "Do the work that makes them so with the tools",
+    it read the three missing notes and called job_complete again, four times (an
+    undeclared eval-files run)."""
+    if not small_profile(cfg):
+        return ""
+    lines = cfg.config.small.expect_lines
     for path in sorted(lines):
         if lines[path] and any(p.startswith(f"{path} ") for p in problems):
             want = " and ".join(json.dumps(line, ensure_ascii=False) if isinstance(line, str)
@@ -128,7 +133,14 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
             return (f" The first: write_file(path={json.dumps(path, ensure_ascii=False)}, "
                     f"content=...) with the line{plural} {want}, each on a line of its own, "
                     "and what instructions.md asks for.")
-    return ""
+    missing = next((p.split(MISSING, 1)[0] for p in problems if MISSING in p), "")
+    if not missing or " " in missing:
+        return ""
+    return (f" The first: write_file(path={json.dumps(missing, ensure_ascii=False)}, "
+            "content=...) with what instructions.md asks for.")
+
+
+MISSING = " does not exist"  # how check_files says a deliverable is not there
 
 
 def mend_example(cfg: ResolvedConfig, found: LinesChecked) -> str:
