@@ -617,3 +617,43 @@ def test_a_refusal_shows_the_write_of_the_first_missing_file_with_the_small_prof
         "asks for.")
     assert completion_gate.fix_example(plain, problems) == ""
     assert completion_gate.fix_example(small, ["no file matches out/*.md"]) == ""
+
+
+def test_the_task_plan_is_the_tasks_own_steps():
+    from workflows.strategies.completion_gate import task_plan
+    task = ("# Two steps\n\n1. Write three files: `a.txt` with alpha,\n   `b.txt` with beta.\n"
+            "2. Then join them into `ab.txt`.\n\nKeep it short please.\n\nOk.\n")
+    assert [t["content"] for t in task_plan(task, 20)] == [
+        "Write three files: `a.txt` with alpha, `b.txt` with beta.",
+        "Then join them into `ab.txt`.", "Keep it short please."]
+    assert len(task_plan(task, 2)) == 2
+    later = task + "\n\n## Follow-up instruction (turn 2)\n\nAlso write `c.txt` with gamma.\n"
+    assert task_plan(later, 20) == [{"id": 1, "content": "Also write `c.txt` with gamma."}]
+
+
+async def test_a_job_without_deliverables_refused_again_and_again_gets_the_tasks_steps(
+        client, task_queue, start_job, model_server, s3):
+    """An undeclared eval-sum run: its plans refused as copies of the ritual's todos, the
+    1.5B model called todo_complete on the missing todos.yaml ten times until the loop
+    breaker stopped the job. With the small profile and no deliverables declared, the
+    workflow plans the task's own steps after `small.plan_after_refusals` refusals."""
+    config = {"extends": "defaults", "breakers": {"no_progress_steps": 0}, "llm": SMALL}
+    bootstrap_todos = [t if isinstance(t, str) else t.content
+                       for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
+    again = step(call("todo_write", phase="P", description="d", todos=[
+        {"id": i, "content": c} for i, c in enumerate(bootstrap_todos, 1)]))
+    script = bootstrap()[:-2] + [again, again, again] + [  # three refused plans
+        step(call("write_file", path="sum.txt", content="100\n")),
+        step(call("todo_complete", notes="written"))] + finish()
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions="# A sum\n\nAdd 12 and 88 and write the total to "
+                                              "`sum.txt`.\n")
+        result = await asyncio.wait_for(handle.result(), 150)
+    assert result.status == "completed", result
+    kickoffs = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+                if m["role"] == "user" and " begins: " in m["content"]]
+    assert any(k.startswith("Phase 2 (tactical) begins: The task's steps (planned by the "
+                            "workflow after refused calls)") for k in kickoffs), kickoffs
+    trip = await s3.get("switchback", f"{handle.id}/output/breakers/planned_1.json")
+    assert b"Add 12 and 88 and write the total to `sum.txt`." in trip, trip

@@ -12,6 +12,7 @@ verified by workflows/completion.py.
 from __future__ import annotations
 
 import json
+import re
 
 from workflows.contract import ResolvedConfig, layout
 from workflows.contract.config import line_text
@@ -77,6 +78,33 @@ def workflow_plan(cfg: ResolvedConfig, found: DeliverablesChecked) -> list[dict[
     return [{"id": n, "content": str(deliverable_todos(cfg, [p])[0]["content"]) if lines.get(p)
              else f"Write {'the files matching ' if set('*?[') & set(p) else ''}{p}"}
             for n, p in enumerate(short, 1)]
+
+
+def task_plan(task: str, limit: int) -> list[dict[str, object]]:
+    """The small profile's plan of a job that declares no deliverables, after refused
+    planning: one todo per step of the task as `task` (instructions.md) states it - its
+    paragraphs, and the items of its lists - headings aside, at most `limit` (and 10); in
+    a later turn, the last follow-up instruction's. The task's own words: nothing is
+    added that it does not ask for."""
+    if layout.FOLLOW_UP_HEADING in task:
+        task = task.rsplit(layout.FOLLOW_UP_HEADING, 1)[1].split("\n", 1)[-1]
+    steps: list[str] = []
+    for block in re.split(r"\n\s*\n", task):
+        lines = [ln.strip() for ln in block.splitlines()
+                 if ln.strip() and not ln.lstrip().startswith("#")]
+        items: list[list[str]] = []
+        for line in lines:
+            item = _LIST_ITEM.match(line)
+            if item or not items:
+                items.append([item.group(1) if item else line])
+            else:
+                items[-1].append(line)
+        steps += [" ".join(i) for i in items]
+    steps = [s[:400] for s in steps if len(s.split()) >= 3]
+    return [{"id": n, "content": s} for n, s in enumerate(steps[:min(limit, 10)], 1)]
+
+
+_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
 
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:

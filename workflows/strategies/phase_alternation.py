@@ -63,7 +63,7 @@ from workflows.strategies.base import (
     plan_calls,
 )
 from workflows.strategies.phases import TITLES, Pending, Phase, Snapshot, Variant
-from workflows.strategies.small_model import PLANNED_BY_WORKFLOW, SmallModel
+from workflows.strategies.small_model import SmallModel
 from workflows.todos import current_index, todo_block
 
 OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
@@ -193,9 +193,10 @@ class PhaseAlternation(Strategy):
                 else ToolOutcome(ok=False, summary=f"Todo {todo.id} stays open: {short[0]}. "
                                  f"{short[1]}")
             return await self._went_on([], auto)
-        if self.small and ph.kind == "strategic" and not (self.pending or self.completion) and (
-                todos := await self.small.plan_for(ph.number, ph.refusals)):
-            self.pending = Pending(to="tactical", title=PLANNED_BY_WORKFLOW, todos=todos)
+        if self.small and ph.kind == "strategic" and not (self.pending or self.completion):
+            title, todos = await self.small.plan_for(ph.number, ph.refusals)
+            if todos:
+                self.pending = Pending(to="tactical", title=title, todos=todos)
         return await self._went_on(hint)
 
     async def _went_on(self, hint: list[str], auto: ToolOutcome | None = None) -> NextStep:

@@ -25,12 +25,13 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from workflows.contract import ResolvedConfig, Todo
+from workflows.contract import ResolvedConfig, Todo, layout
 from workflows.strategies import completion_gate, ritual
 from workflows.strategies.base import LinesChecked, PlannedCall, Port
 from workflows.todos import current_index
 
 PLANNED_BY_WORKFLOW = "Deliverables (planned by the workflow after refused calls)"
+TASK_BY_WORKFLOW = "The task's steps (planned by the workflow after refused calls)"
 
 
 class SmallModel:
@@ -94,24 +95,33 @@ class SmallModel:
         lines = completion_gate.restated_lines(self.cfg, found)
         todo.content = (None if lines == todo.content else lines) or todo.content
 
-    async def plan_for(self, phase: int, refusals: int) -> list[Todo]:
-        """A strategic phase with `refusals` refused calls, at
-        `small.plan_after_refusals` or more: the workflow's plan, one todo per declared deliverable
-        not there yet, recorded in output/breakers/planned_<phase>.json ([]: no plan)."""
+    async def plan_for(self, phase: int, refusals: int) -> tuple[str, list[Todo]]:
+        """A strategic phase with `refusals` refused calls, at `small.plan_after_refusals`
+        or more: the workflow's plan, one todo per declared deliverable not there yet, or, in
+        a job that declares none, one per step of the task as instructions.md states it (its
+        last follow-up instruction in a later turn), recorded in
+        output/breakers/planned_<phase>.json: (its title, its todos; [] when none). Without
+        deliverables the 1.5B model, its plans refused as copies of the ritual's todos,
+        called todo_complete on the missing todos.yaml ten times (an undeclared eval-sum
+        run)."""
         limit = self.cfg.config.small.plan_after_refusals
         if not limit or refusals < limit:
-            return []
+            return PLANNED_BY_WORKFLOW, []
         found = await self.port.deliverables()
-        todos = [Todo(id=int(str(t["id"])), content=str(t["content"]))
-                 for t in completion_gate.workflow_plan(self.cfg, found)]
+        planned = completion_gate.workflow_plan(self.cfg, found)
+        title, what = PLANNED_BY_WORKFLOW, "the deliverables not there yet"
+        if not planned and not found.declared:
+            task = await self.port.read_file(layout.INSTRUCTIONS)
+            planned = completion_gate.task_plan(task, self.cfg.config.phase_settings.max_todos)
+            title, what = TASK_BY_WORKFLOW, "the task's steps as instructions.md states them"
+        todos = [Todo(id=int(str(t["id"])), content=str(t["content"])) for t in planned]
         if todos:
             await self.port.write_output(f"output/breakers/planned_{phase}.json", {
                 "breaker": "plan_after_refusals", "action": "plan", "phase": phase,
                 "message": f"{refusals} refused calls in strategic phase {phase} "
-                           "(small.plan_after_refusals): the workflow planned the "
-                           "deliverables not there yet",
+                           f"(small.plan_after_refusals): the workflow planned {what}",
                 "todos": [t.content for t in todos]})
-        return todos
+        return title, todos
 
     async def met(self, phase: int) -> dict[str, Any] | None:
         """Tactical phase `phase` did all its todos: the job's completion (by the workflow)
