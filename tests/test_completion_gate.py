@@ -617,6 +617,8 @@ def test_a_refusal_shows_the_write_of_the_first_missing_file_with_the_small_prof
         "asks for.")
     assert completion_gate.fix_example(plain, problems) == ""
     assert completion_gate.fix_example(small, ["no file matches out/*.md"]) == ""
+    # a write under workspace/ would be refused (plan_calls): no example of it
+    assert completion_gate.fix_example(small, ["workspace/r.md does not exist"]) == ""
 
 
 def test_the_task_plan_is_the_tasks_own_steps():
@@ -627,6 +629,8 @@ def test_the_task_plan_is_the_tasks_own_steps():
         "Write three files: `a.txt` with alpha, `b.txt` with beta.",
         "Then join them into `ab.txt`.", "Keep it short please."]
     assert len(task_plan(task, 2)) == 2
+    code = "Do this:\n\n- read a.md\n\n```\n# not a heading\nx = 1\n```\n\n[instructions.md is 9"
+    assert [t["content"] for t in task_plan(code, 20)] == ["read a.md"]  # no code, no cut note
     later = task + "\n\n## Follow-up instruction (turn 2)\n\nAlso write `c.txt` with gamma.\n"
     assert task_plan(later, 20) == [{"id": 1, "content": "Also write `c.txt` with gamma."}]
 

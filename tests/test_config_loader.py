@@ -295,3 +295,12 @@ def test_missing_parent_names_the_extending_file_and_field(root: Path) -> None:
 def test_non_string_extends_is_a_config_error(root: Path, parent: object) -> None:
     with pytest.raises(ConfigError, match="extends"):
         load_config({"extends": parent}, root)
+
+
+def test_a_reruns_carried_state_from_before_keeps_its_source():
+    from workflows.contract.config import ResolvedConfig
+    old = load_config({"extends": "defaults"}, policy=False).model_dump()
+    old["config"]["llm"] |= {"replay_from": "job-1", "replay_on_divergence": "stop"}
+    cfg = ResolvedConfig.model_validate(old)
+    assert (cfg.replay_from, cfg.replay_on_divergence) == ("job-1", "stop")
+    assert "replay_from" not in cfg.config.llm.model_dump()

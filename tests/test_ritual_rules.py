@@ -177,6 +177,8 @@ def test_the_file_a_todo_says_to_write():
     assert named("Read `parts/a.txt` and `parts/b.txt`.") == []  # not a write
     assert named("Write the report: `secret.md: absent` if it is missing.") == []
     assert named("Create two notes: `instructions.md`, `documents/x.md`, `ok.md`") == ["ok.md"]
+    assert named("Write whether `secret.md` exists to `report.md`.") == []  # read, not written
+    assert named("Write a summary: `report.pdf` in `summary.md`.") == []  # no list of files
     assert ritual.missing_named(Todo(id=3, content="x"), {"a.md": "changed",
                                                            "b.md": "unchanged"}) is None
     assert ritual.missing_named(Todo(id=3, content="x"), None) is None

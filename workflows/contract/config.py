@@ -663,3 +663,14 @@ class ResolvedConfig(BaseModel):
     # model (`live`) or stop (`stop`)
     replay_from: str = ""
     replay_on_divergence: Literal["live", "stop"] = "live"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rerun_source(cls, data: Any) -> Any:
+        """A rerun's state carried from before 0.x named its source in `config.llm`."""
+        config = data.get("config") if isinstance(data, dict) else None
+        llm = config.get("llm") if isinstance(config, dict) else None
+        if isinstance(llm, dict) and llm.get("replay_from") and not data.get("replay_from"):
+            data = {**data, "replay_from": llm["replay_from"],
+                    "replay_on_divergence": llm.get("replay_on_divergence") or "live"}
+        return data

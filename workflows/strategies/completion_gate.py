@@ -88,23 +88,25 @@ def task_plan(task: str, limit: int) -> list[dict[str, object]]:
     added that it does not ask for."""
     if layout.FOLLOW_UP_HEADING in task:
         task = task.rsplit(layout.FOLLOW_UP_HEADING, 1)[1].split("\n", 1)[-1]
+    task = _FENCED.sub("\n\n", task)  # code is the task's material, not a step
     steps: list[str] = []
     for block in re.split(r"\n\s*\n", task):
         lines = [ln.strip() for ln in block.splitlines()
-                 if ln.strip() and not ln.lstrip().startswith("#")]
-        items: list[list[str]] = []
+                 if ln.strip() and not ln.lstrip().startswith(("#", "[instructions.md is"))]
+        items: list[tuple[bool, list[str]]] = []
         for line in lines:
             item = _LIST_ITEM.match(line)
             if item or not items:
-                items.append([item.group(1) if item else line])
+                items.append((bool(item), [item.group(1) if item else line]))
             else:
-                items[-1].append(line)
-        steps += [" ".join(i) for i in items]
-    steps = [s[:400] for s in steps if len(s.split()) >= 3]
-    return [{"id": n, "content": s} for n, s in enumerate(steps[:min(limit, 10)], 1)]
+                items[-1][1].append(line)
+        steps += [" ".join(words) for listed, words in items
+                  if listed or len(" ".join(words).split()) >= 3]
+    return [{"id": n, "content": s[:400]} for n, s in enumerate(steps[:limit], 1)]
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
+_FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.M | re.S)
 
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:
@@ -162,8 +164,9 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
                     f"content=...) with the line{plural} {want}, each on a line of its own, "
                     "and what instructions.md asks for.")
     missing = next((p.split(MISSING, 1)[0] for p in problems if MISSING in p), "")
-    if not missing or " " in missing:
-        return ""
+    if not missing or " " in missing or (missing.startswith("workspace/") and not any(
+            d.startswith("workspace/") for d in cfg.config.deliverables)):
+        return ""  # (a write under workspace/ is refused: plan_calls)
     return (f" The first: write_file(path={json.dumps(missing, ensure_ascii=False)}, "
             "content=...) with what instructions.md asks for.")
 

@@ -98,8 +98,9 @@ _WRITE = re.compile(r"\s*(?:write|create|rewrite|update|save)\s+(?:the\s+|a\s+)?
 def written_file(todo: Todo) -> list[str]:
     """The files a todo says to write - only when it begins so: "Write notes/a.md with ...",
     "Create the file `out.txt`: ..." (that file), or "Write three notes: `a.md`, `b.md` and
-    `c.md`. ..." (the quoted paths of its first sentence: the 1.5B model copied such a
-    sentence of the task as its todo and called todo_complete with nothing written) - as
+    `c.md`. ..." (a first sentence that ends in a list of quoted paths after its colon: the
+    1.5B model copied such a sentence of the task as its todo and called todo_complete with
+    nothing written) - as
     paths in the job's own folder that are not the workflow's or the job's inputs; [] for
     any other todo (a read, a check, a todo that merely mentions a file). The small profile
     holds such a todo to its files."""
@@ -110,12 +111,16 @@ def written_file(todo: Todo) -> list[str]:
     if not _WRITE_VERB.match(todo.content):
         return []
     first = _SENTENCE_END.split(todo.content, maxsplit=1)[0]
-    return list(dict.fromkeys(p for p in _QUOTED_PATH.findall(first) if _own(p)))
+    listed = first.split(":", 1)[1].strip().rstrip(".") if ":" in first else ""
+    if not _QUOTED_LIST.fullmatch(listed):  # only "...: `a`, `b` and `c`." - no read, no check
+        return []
+    return list(dict.fromkeys(p for p in _QUOTED_PATH.findall(listed) if _own(p)))
 
 
 _WRITE_VERB = re.compile(r"\s*(?:write|create|save)\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _QUOTED_PATH = re.compile(r"`([\w./-]+\.[A-Za-z0-9]{1,5})`")
+_QUOTED_LIST = re.compile(r"`[^`]+`(?:\s*(?:,\s*and|,|and)\s*`[^`]+`)*")
 
 
 def _own(path: str) -> bool:

@@ -111,7 +111,7 @@ class SmallModel:
         planned = completion_gate.workflow_plan(self.cfg, found)
         title, what = PLANNED_BY_WORKFLOW, "the deliverables not there yet"
         if not planned and not found.declared:
-            task = await self.port.read_file(layout.INSTRUCTIONS)
+            task = await self.port.read_file(layout.INSTRUCTIONS, max_chars=200_000)
             planned = completion_gate.task_plan(task, self.cfg.config.phase_settings.max_todos)
             title, what = TASK_BY_WORKFLOW, "the task's steps as instructions.md states them"
         todos = [Todo(id=int(str(t["id"])), content=str(t["content"])) for t in planned]
