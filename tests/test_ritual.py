@@ -178,6 +178,13 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
     assert sum(m.startswith("Error [") for m in msgs) == 2
 
 
+def planned(plan: list[dict], tactical_steps: list[dict]) -> list[dict]:
+    """A bootstrap whose todo_write is `plan`, the tactical phase's steps, then the finish."""
+    return bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos written"))] + tactical_steps + finish()
+
+
 async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
         client, task_queue, start_job, model_server, s3):
     """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing
@@ -188,14 +195,12 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
                                  "workspace.md's)"},
             {"id": 2, "content": "Delete old/draft.md and check ../other/secret.md"},
             {"id": 3, "content": "Write output/summary.md"}]
-    script = bootstrap()[:-2] + [
-        step(call("todo_write", phase="P", description="d", todos=plan)),
-        step(call("todo_complete", notes="todos written")),
+    script = planned(plan, [
         step(call("todo_complete", notes="apples written")),  # nothing written: refused
         step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),  # done
         step(call("todo_complete", notes="deleted")),  # names no file it must find
         step(call("write_file", path="output/summary.md", content="# Summary\n")),  # done
-    ] + finish()
+    ])
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
                                      SMALL)
     assert result.status == "completed" and result.phases == 3, result
@@ -219,14 +224,12 @@ async def test_a_todo_that_quotes_the_files_to_write_is_held_to_all_of_them(
     the quoted files of its first sentence, and the turn that writes the last completes it."""
     plan = [{"id": 1, "content": "Write three short notes: `notes/a.md`, `notes/b.md` and "
                                  "`notes/c.md`. Each starts with a heading like `x.md`."}]
-    script = bootstrap()[:-2] + [
-        step(call("todo_write", phase="P", description="d", todos=plan)),
-        step(call("todo_complete", notes="todos written")),
+    script = planned(plan, [
         step(call("todo_complete", notes="notes written")),  # nothing written: refused
         step(call("write_file", path="notes/a.md", content="# A\n")),
         step(call("write_file", path="notes/b.md", content="# B\n")),
         step(call("write_file", path="notes/c.md", content="# C\n")),  # the last: done
-    ] + finish()
+    ])
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
                                      SMALL)
     assert result.status == "completed" and result.phases == 3, result

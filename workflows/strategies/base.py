@@ -355,14 +355,19 @@ def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | Non
     there is refused, naming `<path>` (the 1.5B model wrote workspace/report.md for the
     report.md its todo named, 20 times and more in one eval-check-ref run and 7 in another,
     taking each write's confirmation as done). The path it should have written, else None."""
-    c = cfg.config
     path = call.summary
-    if c.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
-            not path.startswith(WORKSPACE_FOLDER)) or path == WORKSPACE_FOLDER:
-        return None
-    if any(d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines]):
+    if cfg.config.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
+            not workspace_folder_refused(cfg, path)):
         return None
     return path.removeprefix(WORKSPACE_FOLDER)
+
+
+def workspace_folder_refused(cfg: ResolvedConfig, path: str) -> bool:
+    """Is a write of `path` under `workspace/` refused (`under_workspace_folder`): the job
+    declares nothing there?"""
+    c = cfg.config
+    return path.startswith(WORKSPACE_FOLDER) and path != WORKSPACE_FOLDER and not any(
+        d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines])
 
 
 ECHO = "<tool_response>"  # what a reply that echoes tool results holds (see nudge_for)

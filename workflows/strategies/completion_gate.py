@@ -16,7 +16,12 @@ import re
 
 from workflows.contract import ResolvedConfig, layout
 from workflows.contract.config import line_text
-from workflows.strategies.base import CheckLines, DeliverablesChecked, LinesChecked
+from workflows.strategies.base import (
+    CheckLines,
+    DeliverablesChecked,
+    LinesChecked,
+    workspace_folder_refused,
+)
 from workflows.strategies.ritual import small_profile
 
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
@@ -164,8 +169,7 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
                     f"content=...) with the line{plural} {want}, each on a line of its own, "
                     "and what instructions.md asks for.")
     missing = next((p.split(MISSING, 1)[0] for p in problems if MISSING in p), "")
-    if not missing or " " in missing or (missing.startswith("workspace/") and not any(
-            d.startswith("workspace/") for d in cfg.config.deliverables)):
+    if not missing or " " in missing or workspace_folder_refused(cfg, missing):
         return ""  # (a write under workspace/ is refused: plan_calls)
     return (f" The first: write_file(path={json.dumps(missing, ensure_ascii=False)}, "
             "content=...) with what instructions.md asks for.")

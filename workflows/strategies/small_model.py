@@ -38,6 +38,7 @@ class SmallModel:
     def __init__(self, config: ResolvedConfig, port: Port) -> None:
         self.cfg = config
         self.port = port
+        self.unplannable: set[int] = set()  # phases whose task gave no plan (not read again)
 
     async def strategic_turn(self, planned: list[PlannedCall]) -> list[PlannedCall]:
         """With `small.expect_lines`, the turn with its write_file of todos.yaml refused
@@ -110,10 +111,12 @@ class SmallModel:
         found = await self.port.deliverables()
         planned = completion_gate.workflow_plan(self.cfg, found)
         title, what = PLANNED_BY_WORKFLOW, "the deliverables not there yet"
-        if not planned and not found.declared:
+        if not planned and not found.declared and phase not in self.unplannable:
             task = await self.port.read_file(layout.INSTRUCTIONS, max_chars=200_000)
             planned = completion_gate.task_plan(task, self.cfg.config.phase_settings.max_todos)
             title, what = TASK_BY_WORKFLOW, "the task's steps as instructions.md states them"
+            if not planned:
+                self.unplannable.add(phase)
         todos = [Todo(id=int(str(t["id"])), content=str(t["content"])) for t in planned]
         if todos:
             await self.port.write_output(f"output/breakers/planned_{phase}.json", {
