@@ -566,7 +566,7 @@ def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
     assert completion.nothing_done(cfg, fresh) and not completion.nothing_done(child, fresh)
     completion.restored(fresh)
     assert not completion.nothing_done(cfg, fresh)
-    completion.new_turn(fresh, 2)
+    completion.new_turn(cfg, fresh, 2, "Answer the question.")
     assert completion.nothing_done(cfg, fresh)
     completion.record_children(fresh, [ChildOutcome(key="t1", job_id="c", status="completed",
                                                     folder="subjobs/c")])
@@ -639,8 +639,9 @@ async def test_a_job_without_deliverables_refused_again_and_again_gets_the_tasks
         client, task_queue, start_job, model_server, s3):
     """An undeclared eval-sum run: its plans refused as copies of the ritual's todos, the
     1.5B model called todo_complete on the missing todos.yaml ten times until the loop
-    breaker stopped the job. With the small profile and no deliverables declared, the
-    workflow plans the task's own steps after `small.plan_after_refusals` refusals."""
+    breaker stopped the job. With the small profile and no deliverables declared (nor named
+    by the task: tests/test_task_files.py), the workflow plans the task's own steps after
+    `small.plan_after_refusals` refusals."""
     config = {"extends": "defaults", "breakers": {"no_progress_steps": 0}, "llm": SMALL}
     bootstrap_todos = [t if isinstance(t, str) else t.content
                        for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
@@ -651,8 +652,8 @@ async def test_a_job_without_deliverables_refused_again_and_again_gets_the_tasks
         step(call("todo_complete", notes="written"))] + finish()
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, config=config, documents=[],
-                                 instructions="# A sum\n\nAdd 12 and 88 and write the total to "
-                                              "`sum.txt`.\n")
+                                 instructions="# A sum\n\nAdd 12 and 88 and keep the total in "
+                                              "a file.\n")
         result = await asyncio.wait_for(handle.result(), 150)
     assert result.status == "completed", result
     kickoffs = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
@@ -660,4 +661,4 @@ async def test_a_job_without_deliverables_refused_again_and_again_gets_the_tasks
     assert any(k.startswith("Phase 2 (tactical) begins: The task's steps (planned by the "
                             "workflow after refused calls)") for k in kickoffs), kickoffs
     trip = await s3.get("switchback", f"{handle.id}/output/breakers/planned_1.json")
-    assert b"Add 12 and 88 and write the total to `sum.txt`." in trip, trip
+    assert b"Add 12 and 88 and keep the total in a file." in trip, trip

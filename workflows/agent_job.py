@@ -277,6 +277,7 @@ class AgentJob:
             await self._fail(e.what, e.code)
         kind = self._strategy_class(cfg)
         self._open_workspace(cfg)
+        completion.task_named(cfg, self._workspace_ops().completion, instructions)
         strategy = self.strategy = kind(cfg, self._workspace_ops())
         self.progress.status = "running"
         return await strategy.begin()
@@ -369,7 +370,7 @@ class AgentJob:
             return None
         self.progress.status, turn = "running", self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
-        completion.new_turn(self._workspace_ops().completion, turn)
+        completion.new_turn(self.cfg, self._workspace_ops().completion, turn, text)
         assert self.ws
         await tool_listing.add_for_turn(self.cfg, self.ws, turn, self.steering)
         step = await self._strategy().follow_up(text, turn)

@@ -34,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from workflows import task_files
 from workflows.contract import (
     CheckCompletionResult,
     CheckFilesRequest,
@@ -48,6 +49,7 @@ from workflows.contract import (
 from workflows.strategies import completion_gate
 from workflows.strategies.base import ChildOutcome, DeliverablesChecked
 from workflows.strategies.ritual import small_profile as small
+from workflows.task_files import work_file
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
 # failures the model caused that end a job: with the deliverables there it is completed
@@ -60,7 +62,6 @@ NOTHING_DONE = ("no deliverable is named and no work is done yet (no file of the
                 "no tool of the task called): if the task asks for files, write them and name "
                 "them in job_complete's `deliverables`; if it asks only for an answer, give it "
                 "in `summary`")
-MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 # workspace tools that do no work of the task (reads, and a delete: no file is made)
 NOT_WORK = frozenset({"read_file", "list_files", "search_files", "tool_search", "delete_file"})
 
@@ -78,6 +79,9 @@ class CompletionState(BaseModel):
     """Carried across continue-as-new."""
 
     by_model: list[str] = []  # deliverables the model named when it planned
+    # with the small profile, the files the task's words ask for (task_files.named): this
+    # turn's instruction's
+    by_task: list[str] = []
     refusals: int = 0  # job_complete calls refused
     checks: int = 0  # verification model calls made (completion.check model)
     # tool calls whose effect is unknown (an at-most-once call an earlier attempt started
@@ -99,10 +103,17 @@ MAX_TURN_WRITTEN = 500
 
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
     """The job's deliverables (with the small profile, expect_lines' files too), else the
-    model's."""
+    ones its task names (the small profile) and the model's."""
     job = list(dict.fromkeys(cfg.config.deliverables + (
         sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
-    return job or state.by_model
+    return job or list(dict.fromkeys(state.by_task + state.by_model))
+
+
+def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:
+    """A turn's task (the instructions, a follow-up instruction): with the small profile, the
+    files its words ask for are the turn's deliverables in a job that declares none
+    (task_files.named; the 1.5B model claimed completion with them unwritten)."""
+    state.by_task = task_files.named(task) if small(cfg) else []
 
 
 def valid(paths: Any) -> tuple[list[str], list[str]]:
@@ -128,7 +139,7 @@ def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutc
         state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
         return
     if outcome.ok and call.name not in NOT_WORK and (
-            not outcome.changed or any(map(_work, outcome.changed))):
+            not outcome.changed or any(map(work_file, outcome.changed))):
         state.worked = True
     _written(state, outcome.changed)
     if call.name != "todo_write" or not outcome.ok or not call.args:
@@ -149,19 +160,17 @@ def _written(state: CompletionState, paths: list[str]) -> None:
         state.turn_written = list(dict.fromkeys(state.turn_written + paths))[-MAX_TURN_WRITTEN:]
 
 
-def _work(path: str) -> bool:
-    return path not in MEMORY_FILES and layout.deliverable_problem(path) is None
-
-
 def nothing_done(cfg: ResolvedConfig, state: CompletionState) -> bool:
     """The small profile's check of an answer-only claim: no work done in this turn (a
     nested job's child is exempt: its parent asked it for an answer)."""
     return small(cfg) and state.worked is False and not cfg.config.workspace.within_parent
 
 
-def new_turn(state: CompletionState, turn: int) -> None:
-    """A follow-up turn begins: its job_complete is refused afresh, and names its own files."""
+def new_turn(cfg: ResolvedConfig, state: CompletionState, turn: int, task: str) -> None:
+    """A follow-up turn begins: its job_complete is refused afresh, and names its own files;
+    its instruction `task` names its own deliverables (task_named)."""
     state.turn, state.turn_written, state.refusals, state.worked = turn, [], 0, False
+    task_named(cfg, state, task)
 
 
 def restored(state: CompletionState) -> None:

@@ -91,6 +91,7 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     if completion is not None:
         s.unknown_outcomes = list(completion.unknown_outcomes)
         s.deliverables = DeliverablesView(by_job=cfg.config.deliverables,
+                                          by_task=completion.by_task,
                                           by_model=completion.by_model,
                                           refusals=completion.refusals)
     s.strategy, s.strategy_detail = view.strategy, view.detail
@@ -252,9 +253,10 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
                  f"{s.tokens.tokens_in:,} in / {s.tokens.tokens_out:,} out · "
                  f"**cost** ~${s.cost_usd:.4f}")
     d = s.deliverables
-    if d.by_job or d.by_model:
-        lines += ["", f"**Deliverables** ({'the job' if d.by_job else 'the plan'}): "
-                  f"{cut(', '.join(d.by_job or d.by_model), 300)}"
+    shown = d.by_job or list(dict.fromkeys(d.by_task + d.by_model))
+    if shown:
+        whose = "the job" if d.by_job else "the task" if d.by_task else "the plan"
+        lines += ["", f"**Deliverables** ({whose}): {cut(', '.join(shown), 300)}"
                   + (f" · job_complete refused {d.refusals}x" if d.refusals else "")]
     if s.last_step and last_step:
         lines += ["", f"**Last step:** {cut(s.last_step, text_chars)}"]

@@ -131,6 +131,7 @@ class DeliverablesView(BaseModel):
     """What the job must deliver (docs/completion.md)."""
 
     by_job: list[str] = []  # the config's and the job input's
+    by_task: list[str] = []  # the small profile: named by the task (workflows/task_files.py)
     by_model: list[str] = []  # named by the model when it planned (todo_write)
     refusals: int = 0  # job_complete calls refused for missing deliverables
 

@@ -1,0 +1,139 @@
+"""The files a task's own words ask for (workflows/task_files.py): with the small model
+profile they are the deliverables of a job that declares none (docs/profiles.md). The 1.5B
+model ended an undeclared eval-files run `completed` with two of its three notes unwritten;
+it had named only the one it wrote."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from activities.config_files import load_config
+from tests.conftest import running_worker
+from tests.scripts import call, step
+from tests.test_bad_model_input import tool_messages
+from workflows import completion
+from workflows.contract import JobState
+from workflows.task_files import named
+
+NAMED = [
+    ("Write three short notes in the workspace: `notes/cats.md`, `notes/dogs.md` and\n"
+     "`notes/birds.md`. Each starts with a heading.", ["notes/cats.md", "notes/dogs.md",
+                                                       "notes/birds.md"]),
+    ("Add the numbers 12, 7, 30 and 51, and write the total to `output/total.txt` (the "
+     "number alone).", ["output/total.txt"]),
+    ("1. Write three files: `parts/a.txt` containing the word alpha, `parts/b.txt` containing\n"
+     "   the word beta, and `parts/c.txt` containing the word gamma.\n2. Then read the three "
+     "files and write `joined.txt` with their words.",
+     ["parts/a.txt", "parts/b.txt", "parts/c.txt", "joined.txt"]),
+    ("Find out whether the file `secret.md` exists (it may not). Then write `report.md` with "
+     "one line: `secret.md: present` if it exists, `secret.md: absent` if not.", ["report.md"]),
+    ("Write `shopping.md`: a markdown list of five fruits, each line starting with `- `.",
+     ["shopping.md"]),
+    ("Write whether `secret.md` exists to `report.md`.", ["report.md"]),
+    ("Write a summary of `in.md` to `out.md`.", ["out.md"]),
+    ("Read `documents/a.md` and save its words as words.txt.", ["words.txt"]),
+    ("Save them as notes/a.md, notes/b.md and notes/c.md.",
+     ["notes/a.md", "notes/b.md", "notes/c.md"]),
+    ("Create the file `./out.txt`: the total.", ["out.txt"]),
+    ("Write `a.md`. Write `a.md` again, longer.", ["a.md"]),
+]
+NOT_NAMED = [
+    "If the check fails, write `error.md`.",  # a condition
+    "Do not create `x.md`.",  # a negation
+    "You may write `scratch.md` if you like.",  # a choice
+    "Write `a.md` with the lines of `b.md`, `c.md`.",  # b.md and c.md are read (a.md counts)
+    "Write the report. Then check `x.md`.",  # another sentence, another verb
+    "Write it to `documents/x.md`.",  # the job's input
+    "Write the plan to `main_plan.md` and the todos to `todos.yaml`.",  # memory files
+    "Write the answer to question 3.5, e.g. now.",  # not paths
+    "Write Node.js code.",  # a word with a dot, not after a destination
+    "Write `../etc/passwd.txt`.",  # outside the workspace
+    "```\nwrite `code.md`\n```",  # a code block
+    "    Write `example.md`",  # an indented example
+    "Use write_file to make `x.md`.",  # the tool's name is not the verb
+]
+
+
+@pytest.mark.parametrize("task,files", NAMED)
+def test_the_files_a_task_asks_for(task, files):
+    assert named(task) == files
+
+
+@pytest.mark.parametrize("task", NOT_NAMED)
+def test_what_is_no_file_the_task_asks_for(task):
+    assert [f for f in named(task) if f != "a.md"] == []
+
+
+def test_the_task_named_files_are_the_small_profiles_deliverables_only():
+    """With the profile the task's files are declared (before the model's, after the job's);
+    without it, never; a follow-up turn names its own."""
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    plain = load_config("defaults", policy=False)
+    state = completion.CompletionState(by_model=["extra.md"])
+    completion.task_named(plain, state, "Write `a.md`.")
+    assert state.by_task == [] and completion.declared(plain, state) == ["extra.md"]
+    completion.task_named(small, state, "Write `a.md`.")
+    assert completion.declared(small, state) == ["a.md", "extra.md"]
+    completion.new_turn(small, state, 2, "Now write the total to `b.txt`.")
+    assert state.by_task == ["b.txt"]
+    declaring = small.model_copy(update={"config": small.config.model_copy(update={
+        "deliverables": ["c.md"]})})
+    assert completion.declared(declaring, state) == ["c.md"]
+
+
+TASK = ("# Animal notes\n\nWrite three short notes in the workspace: `notes/cats.md`, "
+        "`notes/dogs.md` and\n`notes/birds.md`. Each starts with a heading naming the animal.\n")
+
+
+def note(name: str) -> dict:
+    return step(call("write_file", path=f"notes/{name}.md", content=f"# {name}\nA note.\n"))
+
+
+def claim(*names: str) -> dict:
+    return step(call("job_complete", summary="Wrote the notes.", confidence=0.9,
+                     deliverables=[f"notes/{n}.md" for n in names]))
+
+
+@pytest.mark.parametrize("profile", ["small", "none"])
+async def test_a_claim_naming_one_of_the_tasks_files(profile, client, task_queue, start_job,
+                                                     model_server):
+    """The undeclared eval-files run, scripted: the note about cats written, job_complete
+    names it. With the small profile the claim is refused naming the two notes missing, and
+    the job completes once they are there; without it the claim is taken (the job is held
+    only to what it declares and what the model names)."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile}}
+    script = [note("cats"), claim("cats"), note("dogs"), note("birds"),
+              claim("cats", "dogs", "birds")]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, instructions=TASK,
+                                 documents=[])
+        result = await asyncio.wait_for(handle.result(), 150)
+        state = await handle.query("state", result_type=JobState)
+    msgs = tool_messages(model_server, handle.id)
+    refused = [m for m in msgs if m.startswith("Error [job_incomplete]")]
+    assert result.status == "completed" and not result.answer_only, result
+    if profile == "none":
+        assert not refused and result.verified == ["notes/cats.md"], result
+        assert state.deliverables.by_task == []
+        return
+    assert len(refused) == 1 and "notes/dogs.md" in refused[0] and \
+        "notes/birds.md" in refused[0], refused
+    assert sorted(result.verified) == ["notes/birds.md", "notes/cats.md", "notes/dogs.md"]
+    assert state.deliverables.by_task == ["notes/cats.md", "notes/dogs.md", "notes/birds.md"]
+
+
+async def test_the_tasks_files_are_held_to_after_the_model_stops(client, task_queue, start_job,
+                                                                 model_server):
+    """With the small profile, a react model that stops calling tools with one of the three
+    notes written ends `stuck` naming the two missing, never `completed`."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
+              "completion": {"max_refusals": 1}}
+    script = [note("cats"), claim("cats"), claim("cats"), claim("cats")]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, instructions=TASK,
+                                 documents=[])
+        result = await asyncio.wait_for(handle.result(), 150)
+    assert result.status == "stuck", result
+    assert any("notes/dogs.md" in m for m in result.missing), result.missing
