@@ -6,6 +6,7 @@ it had named only the one it wrote."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -38,6 +39,8 @@ NAMED = [
      ["notes/a.md", "notes/b.md", "notes/c.md"]),
     ("Create the file `./out.txt`: the total.", ["out.txt"]),
     ("Write `a.md`. Write `a.md` again, longer.", ["a.md"]),
+    ("Create hello.py that prints hello, then write README.md.", ["hello.py", "README.md"]),
+    ("Create a file called data/points.csv with three rows.", ["data/points.csv"]),
 ]
 NOT_NAMED = [
     "If the check fails, write `error.md`.",  # a condition
@@ -48,12 +51,23 @@ NOT_NAMED = [
     "Write it to `documents/x.md`.",  # the job's input
     "Write the plan to `main_plan.md` and the todos to `todos.yaml`.",  # memory files
     "Write the answer to question 3.5, e.g. now.",  # not paths
-    "Write Node.js code.",  # a word with a dot, not after a destination
+    "Write Node.js code.",  # a word with a dot, no clause after it
     "Write `../etc/passwd.txt`.",  # outside the workspace
     "```\nwrite `code.md`\n```",  # a code block
     "    Write `example.md`",  # an indented example
     "Use write_file to make `x.md`.",  # the tool's name is not the verb
 ]
+
+
+@pytest.mark.parametrize("task", ["write " * 20_000, "Write " + "a." * 50_000,
+                                  "Write x: " + "`a.md` and " * 10_000, "Write x. " * 30_000])
+def test_a_hostile_task_is_read_fast(task):
+    """The workflow reads the task in its workflow task: no input may stall it (each verb's
+    objects end at the next verb; a sentence and the task are read up to a bound). Not a
+    performance target: the first version took minutes on the first input; now ~10 ms."""
+    started = time.monotonic()
+    named(task)
+    assert time.monotonic() - started < 5.0
 
 
 @pytest.mark.parametrize("task,files", NAMED)

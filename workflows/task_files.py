@@ -15,7 +15,9 @@ this way. Only exact shapes count, sentence by sentence (a list item is a senten
             "write the total to `output/total.txt`"   "write whether `x.md` exists to `r.md`"
       - after such a path, the next one of its list (a comma or "and" between them)
             "Write three files: `a.txt` containing alpha, `b.txt` containing beta, and ..."
-    a path without backticks counts only after a destination word ("write it to out.txt")
+    a path without backticks counts after a destination word ("write it to out.txt"), or
+    right after the verb when a clause or the sentence's end follows ("Create hello.py that
+    prints hello"; not "Write Node.js code")
 
 What counts as no deliverable: a path after other words ("Write a summary of `in.md` ...",
 "Write whether `secret.md` exists ..."), a verb after a condition or a negation in its
@@ -31,13 +33,16 @@ import re
 from workflows.contract import layout
 
 MAX_FILES = 20
+MAX_TASK = 50_000  # characters of a task read (the workflow runs this: it stays fast)
+MAX_SENTENCE = 2_000  # characters of one sentence read (a longer one is no plain instruction)
 MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 
 
 def named(task: str) -> list[str]:
-    """The files `task` (markdown) asks to be written, in order, at most MAX_FILES."""
+    """The files `task` (markdown) asks to be written, in order, at most MAX_FILES (in its
+    first MAX_TASK characters)."""
     found: list[str] = []
-    for sentence in _sentences(task):
+    for sentence in _sentences(task[:MAX_TASK]):
         found += _objects(sentence)
     return list(dict.fromkeys(found))[:MAX_FILES]
 
@@ -62,18 +67,25 @@ def _sentences(task: str) -> list[str]:
 def _objects(sentence: str) -> list[str]:
     """The paths that are the object of a write verb in `sentence`."""
     found: list[str] = []
-    for verb in _VERB.finditer(sentence):
-        if _UNSURE.search(sentence[:verb.start()]):
-            continue  # "If ..., write", "Do not write", "You may write"
+    sentence = sentence[:MAX_SENTENCE]
+    unsure = _UNSURE.search(sentence)  # "If ..., write", "Do not write", "You may write"
+    verbs = list(_VERB.finditer(sentence))
+    ends = [v.start() for v in verbs[1:]] + [len(sentence)]
+    for verb, end in zip(verbs, ends, strict=True):
+        if unsure is not None and unsure.start() < verb.start():
+            break
         anchor, last_taken = verb.end(), False
-        for span in _NAMED.finditer(sentence, verb.end()):
+        for span in _NAMED.finditer(sentence, verb.end(), end):  # up to the next verb
             between = sentence[anchor:span.start()]
             if _SENTENCE_STOP.search(between):
                 break
             quoted = span.group(1) is not None
             path = (span.group(1) or span.group(2)).strip().removeprefix("./")
+            right_after = anchor == verb.end() and (
+                _LEAD_IN.fullmatch(between) is not None if quoted
+                else not between.strip() and _AFTER_BARE.match(sentence, span.end()))
             taken = (_is_path(path) if quoted else _is_bare_path(path)) and (
-                (quoted and anchor == verb.end() and _LEAD_IN.fullmatch(between) is not None)
+                right_after
                 or _DESTINATION.search(between) is not None
                 or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None))
             if taken and work_file(path):
@@ -111,6 +123,10 @@ _PATH = re.compile(r"(?:\./)?[\w-][\w./-]*\.[A-Za-z0-9]{1,5}")
 _SENTENCE_STOP = re.compile(r"[;!?]|\.\s")
 # what may stand between the verb and its first path: nothing, or a few words and a colon
 _LEAD_IN = re.compile(r"\s*(?:[\w ,'-]{0,80}:)?\s*")
+# what may follow a path without backticks right after the verb ("Create hello.py that ...";
+# not "Write Node.js code")
+_AFTER_BARE = re.compile(r"\s*(?:$|[:,;.(]|(?:with|that|which|containing|listing|holding|"
+                         r"saying|where|and)\b)", re.I)
 _DESTINATION = re.compile(r"\b(?:to|into|as|named|called|file|files)\s*:?\s*$", re.I)
 # between two paths of one list: a few words, then a comma or "and"
 _NEXT_IN_LIST = re.compile(r"[\w ()'-]{0,60}(?:,\s*(?:and\s+)?|\s+and\s+)", re.I)
