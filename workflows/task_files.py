@@ -70,7 +70,7 @@ def _objects(sentence: str) -> list[str]:
     sentence = sentence[:MAX_SENTENCE]
     unsure = _UNSURE.search(sentence)  # "If ..., write", "Do not write", "You may write"
     verbs = list(_VERB.finditer(sentence))
-    ends = [v.start() for v in verbs[1:]] + [len(sentence)]
+    ends = [v.start() for v in verbs[1:]] + [len(sentence)] if verbs else []
     for verb, end in zip(verbs, ends, strict=True):
         if unsure is not None and unsure.start() < verb.start():
             break
@@ -83,7 +83,7 @@ def _objects(sentence: str) -> list[str]:
             path = (span.group(1) or span.group(2)).strip().removeprefix("./")
             right_after = anchor == verb.end() and (
                 _LEAD_IN.fullmatch(between) is not None if quoted
-                else not between.strip() and _AFTER_BARE.match(sentence, span.end()))
+                else not between.strip() and _AFTER_BARE.match(sentence, span.end()) is not None)
             taken = (_is_path(path) if quoted else _is_bare_path(path)) and (
                 right_after
                 or _DESTINATION.search(between) is not None
