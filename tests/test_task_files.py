@@ -41,6 +41,7 @@ NAMED = [
     ("Write `a.md`. Write `a.md` again, longer.", ["a.md"]),
     ("Create hello.py that prints hello, then write README.md.", ["hello.py", "README.md"]),
     ("Create a file called data/points.csv with three rows.", ["data/points.csv"]),
+    ("Write `a.md` and delete `b.md`.", ["a.md"]),
 ]
 NOT_NAMED = [
     "If the check fails, write `error.md`.",  # a condition
@@ -56,6 +57,7 @@ NOT_NAMED = [
     "```\nwrite `code.md`\n```",  # a code block
     "    Write `example.md`",  # an indented example
     "Use write_file to make `x.md`.",  # the tool's name is not the verb
+    "Write the parts to `tmp.txt`. Join them into the answer, then delete `tmp.txt`.",
 ]
 
 

@@ -22,8 +22,10 @@ this way. Only exact shapes count, sentence by sentence (a list item is a senten
 What counts as no deliverable: a path after other words ("Write a summary of `in.md` ...",
 "Write whether `secret.md` exists ..."), a verb after a condition or a negation in its
 sentence ("If it fails, write `error.md`", "Do not create `x.md`", "You may write ..."),
-anything in a code block, a path under documents/, the workflow's files, the memory files. Pure text
-work: the workflow runs it on the job's instructions and each follow-up instruction.
+anything in a code block, a path under documents/, the workflow's files, the memory files,
+a file a sentence of the task says to delete or remove ("Write `tmp.txt`, ... then delete
+`tmp.txt`"). Pure text work: the workflow runs it on the job's instructions and each
+follow-up instruction.
 """
 
 from __future__ import annotations
@@ -42,9 +44,13 @@ def named(task: str) -> list[str]:
     """The files `task` (markdown) asks to be written, in order, at most MAX_FILES (in its
     first MAX_TASK characters)."""
     found: list[str] = []
+    removed: set[str] = set()  # a file the task also says to delete is no deliverable
     for sentence in _sentences(task[:MAX_TASK]):
         found += _objects(sentence)
-    return list(dict.fromkeys(found))[:MAX_FILES]
+        if gone := _REMOVE.search(sentence):
+            removed.update(m.group(1) or m.group(2)
+                           for m in _NAMED.finditer(sentence[:MAX_SENTENCE], gone.end()))
+    return [p for p in dict.fromkeys(found) if p not in removed][:MAX_FILES]
 
 
 def _sentences(task: str) -> list[str]:
@@ -114,6 +120,7 @@ _FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.M | re.S)
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _VERB = re.compile(r"\b(?:write|create|save|produce|generate|store)\b", re.I)
+_REMOVE = re.compile(r"\b(?:delete|remove|rm)\b", re.I)
 _UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optionally|not|never|without|"
                      r"may|might|can|could|nor)\b|n't\b", re.I)
 # a span in backticks, or a word that looks like a path (taken only after a destination word)
