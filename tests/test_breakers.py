@@ -9,6 +9,7 @@ import yaml
 from activities.model.prompt import TODO_HEADER
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
+from workflows.breakers import WRAP_UP_STEPS
 
 
 def user_messages(model_server, job_id: str) -> list[str]:
@@ -145,29 +146,31 @@ async def test_cost_cap_warns_at_80_and_95_percent_then_wraps_up(client, task_qu
     """budget.max_cost_usd with the llm prices: $1 of prompt tokens at $1,000 per million.
     The tactical steps cost $0.80, $0.15, $0.05: a notice at 80%, one at 95%, then the
     wrap-up phase - which here never calls job_complete and is stopped after
-    budget.wrap_up_steps, budget_exhausted all the same."""
+    WRAP_UP_STEPS, budget_exhausted all the same."""
     free = {"usage": {"prompt_tokens": 0, "completion_tokens": 0}}
 
     def costs(tokens: int) -> dict:
         return {"usage": {"prompt_tokens": tokens, "completion_tokens": 0}}
 
     work = tactical(5)
-    wander = [{**step(call("list_files", path=f"w{i}")), **free} for i in range(3)]
+    wander = [{**step(call("list_files", path=f"w{i}")), **free}
+              for i in range(WRAP_UP_STEPS + 1)]
     script = ([{**s, **free} for s in bootstrap()] + [{**work[0], **costs(800)},
               {**work[1], **costs(150)}, {**work[2], **costs(50)}] + wander)
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, instructions="x", documents=[], config={
             "extends": "creator", "llm": {"price_in_per_mtok": 1000, "price_out_per_mtok": 0},
-            "budget": {"max_cost_usd": 1.0, "wrap_up_steps": 2},
+            "budget": {"max_cost_usd": 1.0},
             "breakers": {"no_progress_steps": 0}})
         result = await handle.result()
         state = await handle.query("state")
-    assert result.status == "budget_exhausted" and result.steps == 13
+    stopped = 10 + WRAP_UP_STEPS + 1  # the wrap-up phase (from step 11): one step too many
+    assert result.status == "budget_exhausted" and result.steps == stopped
     assert [(t["breaker"], t["action"], t["step"]) for t in await trips(s3, handle.id)] == [
         ("budget", "note", 8), ("budget", "note", 9), ("budget", "wrap_up", 10),
-        ("budget", "stop", 13)]
+        ("budget", "stop", stopped)]
     reqs = model_server.requests(handle.id)
-    assert len(reqs) == 13
+    assert len(reqs) == stopped
     last_user = [[m["content"] for m in r["messages"] if m["role"] == "user"  # before the
                   and not m["content"].startswith(TODO_HEADER)][-1] for r in reqs]  # todo block
     assert last_user[8] == ("Budget notice: 80% of the job's budget is used; $0.2000 left. "

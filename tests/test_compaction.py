@@ -9,6 +9,7 @@ from activities.model.prompt import TODO_HEADER
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.stored import stored_messages
+from workflows.contract.requests import KEEP_RECENT_MESSAGES
 
 BIG = "".join(f"line {i}: the retention period for invoices, ledgers and vouchers is ten years "
               f"and for business letters six years, counted from the end of the year.\n"
@@ -129,7 +130,7 @@ def same(sent: dict, stored: dict) -> bool:
 async def test_summarization_keeps_its_promises(client, task_queue, start_job, model_server,
                                                 s3):
     """After each summary the prompt holds the summary instead of the folded messages, the
-    last keep_recent_messages as they are, no orphaned tool result, placeholders that say
+    last KEEP_RECENT_MESSAGES as they are, no orphaned tool result, placeholders that say
     where each cleared result lives; each summary is recorded in summaries/."""
     docs = [{"name": f"d{i}.md", "text": f"doc {i}\n" + BIG[:3000]} for i in range(8)]
     reads = [step(call("read_file", path=f"documents/d{i}.md")) for i in range(8)]
@@ -138,9 +139,8 @@ async def test_summarization_keeps_its_promises(client, task_queue, start_job, m
     script = (bootstrap() + summaries + reads[:3]
               + [step(call("search_files", query="retention", path="documents"))]
               + reads[3:] + tactical(5) + finish())
-    keep = 4
+    keep = KEEP_RECENT_MESSAGES
     config = {"extends": "creator", "context": {"summarize_at_tokens": 5000,
-                                                 "keep_recent_messages": keep,
                                                  "keep_tool_results": 3}}
     async with running_worker(client, task_queue):
         handle = await start_job(script, model_server, config=config, instructions="x",
@@ -172,7 +172,7 @@ async def test_summarization_keeps_its_promises(client, task_queue, start_job, m
         assert not now & kept, (now, kept)
         folded |= now
         assert max(folded or {-1}) < min(kept or {8})  # older ones folded, newer ones kept
-        # the last messages of the conversation as they are: at most keep_recent_messages,
+        # the last messages of the conversation as they are: at most KEEP_RECENT_MESSAGES,
         # fewer only where the cut would have left a tool result without its call
         end = next(j for j, m in enumerate(conversation) if same(recent[-1], m))
         start = end + 1 - len(recent)

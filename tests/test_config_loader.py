@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -11,7 +12,14 @@ import yaml
 from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
-from workflows.contract.config import ContextPolicy, JobConfig, LlmSettings, RetrySettings
+from workflows.contract.config import (
+    RETIRED,
+    ContextPolicy,
+    JobConfig,
+    LlmSettings,
+    RetrySettings,
+)
+from workflows.contract.requests import SEARCH_RESULTS, ToolLimits
 from workflows.retry_policies import retry_policy
 
 
@@ -157,14 +165,36 @@ def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(
     with pytest.raises(ConfigError, match=r"base.*budget.warn_at: no longer a setting"):
         load_config({"extends": "base"}, root)
     old = {"breakers": {"similarity_threshold": 0.8, "repetition_window": 4},
-           "context": {"clear_min_chars": 10, "window_fraction": 0.5, "keep_tool_results": 2},
-           "llm": {"max_identical_failures": 2, "max_attempts": 4},
-           "limits": {"max_output_chars": 5000, "todo_completes_per_turn": 0}}
+           "context": {"clear_min_chars": 10, "window_fraction": 0.5, "keep_tool_results": 2,
+                       "keep_recent_messages": 4},
+           "llm": {"max_identical_failures": 2, "max_attempts": 4,
+                   "local_call_below_seconds": 0.1},
+           "limits": {"max_output_chars": 5000, "todo_completes_per_turn": 0},
+           "tools": {"search_results": 1, "deferred": ["x"]},
+           "budget": {"wrap_up_steps": 2, "max_tokens": 10}}
     c = JobConfig.model_validate(old)
     assert (c.breakers.repetition_window, c.context.keep_tool_results) == (4, 2)
+    assert (c.tools.deferred, c.budget.max_tokens) == (["x"], 10)
     assert c.llm.retry.maximum_attempts == 4 and c == JobConfig.model_validate(c.model_dump())
     assert LlmSettings.model_validate({"max_identical_failures": 2}) == LlmSettings()
+    assert LlmSettings.model_validate({"local_call_below_seconds": 0.1}) == LlmSettings()
     assert ContextPolicy.model_validate({"window_fraction": 0.5}).threshold() == 76_800
+    assert ContextPolicy.model_validate({"keep_recent_messages": 4}) == ContextPolicy()
+    # a tool call recorded with the job's tools.search_results reads back as it was sent
+    limits = {"read_max_chars": 1, "max_file_bytes": 1, "min_todos": 1, "max_todos": 1}
+    assert ToolLimits.model_validate({**limits, "search_results": 1}).search_results == 1
+    assert ToolLimits.model_validate(limits).search_results == SEARCH_RESULTS
+
+
+@pytest.mark.parametrize(("section", "key"), sorted(RETIRED))
+def test_each_retired_setting_in_a_config_file_is_refused_with_what_it_became(
+        root: Path, section: str, key: str) -> None:
+    write(root, "old", {"extends": "defaults", section: {key: 1}})
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{section}.{key}: no longer a setting ({RETIRED[section, key]})")) as info:
+        load_config("old", root)
+    assert str(info.value).startswith("configs/old/config.yaml: ")  # the file that sets it
+    assert JobConfig.model_validate({section: {key: 1}}) == JobConfig()  # carried: dropped
 
 
 def test_carried_state_keeps_each_kinds_retry_defaults() -> None:

@@ -1,6 +1,6 @@
 """A fast endpoint's model calls run as local activities when the job opts in (patch
 `local-model-calls`, workflows/model_steps.py): while the call before answered in under
-`llm.local_call_below_seconds`, at most `llm.local_calls_in_a_row` in a row, only where
+LOCAL_CALL_BELOW_SECONDS (2 s), at most `llm.local_calls_in_a_row` in a row, only where
 the worker runs call_model itself. What must hold: the chain is bounded (the next call goes
 through the server, so progress, queries and signals wait at most that many calls), a slow
 endpoint never holds a workflow task open, the worker can say no, and the job's result and
@@ -22,6 +22,7 @@ from tests.test_durability import across_a_worker_kill, slow
 from tests.test_job_end_to_end import assert_conversations_whole
 from tests.waits import wait_for_requests
 from worker import local_model_calls
+from workflows.model_steps import LOCAL_CALL_BELOW_SECONDS
 
 
 def model_calls(events) -> str:
@@ -69,13 +70,18 @@ async def test_fast_calls_run_locally_three_in_a_row_then_one_through_the_server
     assert report.ok, report.detail
 
 
-async def test_a_slow_endpoint_runs_every_call_through_the_server(
+async def test_a_call_after_a_slow_answer_goes_through_the_server(
         client, task_queue, start_job, model_server):
-    script = slow(full_job(1), 120)
-    handle, result = await run(client, task_queue, start_job, model_server, script,
-                               local_call_below_seconds=0.1)
+    """Calls 2 and 5 answer just slower than LOCAL_CALL_BELOW_SECONDS: the call after each
+    goes through the server, though the chain of local calls could go on."""
+    script = full_job(1)
+    late = int(LOCAL_CALL_BELOW_SECONDS * 1000) + 100
+    for i in (1, 4):
+        script[i] = {**script[i], "latency_ms": late}
+    handle, result = await run(client, task_queue, start_job, model_server, script)
     assert result.status == "completed"
-    assert model_calls((await handle.fetch_history()).events) == "S" * len(script)
+    calls = model_calls((await handle.fetch_history()).events)
+    assert len(calls) == len(script) and calls[:7] == "SLSLLSL", calls
 
 
 async def test_no_local_calls_where_the_job_or_the_worker_says_no(

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from activities.tools.search import bm25
+from activities.storage.files import WorkspaceFiles
+from activities.tools.registry import ToolSearchArgs
+from activities.tools.search import bm25, tool_search
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
+from workflows.contract import ToolLimits, WorkspaceRef
+from workflows.contract.requests import SEARCH_RESULTS
 
-DEFERRED = {"extends": "creator", "tools": {"deferred": ["chunk_document"], "search_results": 1}}
+DEFERRED = {"extends": "creator", "tools": {"deferred": ["chunk_document"]}}
 
 
 def tool_names(request: dict) -> list[str]:
@@ -20,6 +24,17 @@ def test_bm25_ranks_by_words():
     assert bm25("split the document into chunks", docs)[0][1] == "chunk_document"
     assert bm25("search pages on the web", docs)[0][1] == "web_search"
     assert bm25("zebra", docs) == []
+
+
+async def test_a_search_loads_the_best_search_results_matches(s3):
+    """More deferred tools match than one search loads: the best SEARCH_RESULTS, best first."""
+    docs = {f"tool_{i}": "read a document " + "document " * i for i in range(SEARCH_RESULTS + 2)}
+    limits = ToolLimits(read_max_chars=1000, max_file_bytes=1000, min_todos=1, max_todos=20,
+                        deferred=list(docs))
+    files = WorkspaceFiles(s3, WorkspaceRef(bucket="switchback", job_id="search"))
+    found = await tool_search(files, ToolSearchArgs(query="document"), limits, docs)
+    assert found.tools_added == [name for _, name in bm25("document", docs)][:SEARCH_RESULTS]
+    assert len(found.tools_added) == SEARCH_RESULTS == 3
 
 
 async def test_tool_search_loads_a_deferred_tool(client, task_queue, start_job, model_server,

@@ -11,7 +11,7 @@
   `todo_rewind` (repeats every N steps without progress).
 - step caps: per phase -> forced rewind (a rewind phase over its cap: stop);
   per job -> wrap up like an exhausted budget; the wrap-up phase itself may take
-  `budget.wrap_up_steps` steps, then the job stops.
+  WRAP_UP_STEPS (12) steps, then the job stops.
 
 Pure: `Breakers.observe` takes the step's facts and returns the trips; the
 orchestrator carries out their actions. Its state is a pydantic model, so it
@@ -29,6 +29,7 @@ from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettin
 
 BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
 SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker
+WRAP_UP_STEPS = 12  # model steps the final wrap-up phase may take; then the job stops
 
 Action = Literal["note", "rewind", "stop", "wrap_up"]
 
@@ -139,9 +140,9 @@ class Breakers:
         return None
 
     def _wrap_up(self, f: StepFacts) -> Trip | None:
-        if f.phase_variant == "wrap_up" and f.phase_steps > self.budget.wrap_up_steps:
+        if f.phase_variant == "wrap_up" and f.phase_steps > WRAP_UP_STEPS:
             return Trip(breaker="budget", action="stop", message=(
-                f"the wrap-up phase used its {self.budget.wrap_up_steps} steps"))
+                f"the wrap-up phase used its {WRAP_UP_STEPS} steps"))
         return None
 
     def _repetition(self, f: StepFacts) -> Trip | None:

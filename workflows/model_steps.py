@@ -11,7 +11,7 @@ A fast endpoint's call runs as a local activity when the job opts in
 (`llm.local_calls_in_a_row` above 0; patch `local-model-calls`): in the
 workflow task that asked for it, with no activity task to dispatch and no workflow task
 of its own - the step's server round trips and most of its history events go. Only while
-the call before answered in under `llm.local_call_below_seconds` (a slow endpoint would
+the call before answered in under 2 s (LOCAL_CALL_BELOW_SECONDS; a slow endpoint would
 hold the workflow task open for the whole call), only where the workflow's worker runs
 call_model itself (`ResolvedConfig.model_calls_local`, the worker's say), and at most
 `llm.local_calls_in_a_row` in a row: the next goes through the server, which ends the
@@ -48,6 +48,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.failures import StepFailed, cause_of, is_activity_failure, queue_wait
     from workflows.retry_policies import retry_policy
     from workflows.strategies.base import CallModel
+
+LOCAL_CALL_BELOW_SECONDS = 2.0  # a call may run locally only after one that answered faster
 
 
 @dataclass
@@ -100,8 +102,7 @@ async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,
     c = cfg.config
     req = SummarizeRequest(
         workspace=ws, llm=c.llm, conversation=conv.key, length=conv.length,
-        done=conv.summary_upto, keep_recent=c.context.keep_recent_messages,
-        prompt=cfg.prompts["summarization"], context=c.context,
+        done=conv.summary_upto, prompt=cfg.prompts["summarization"], context=c.context,
         record_path=layout.summary_path(phase, conv.summaries),
         call_key=f"{conv.key}.summary{conv.summaries}")
     try:
@@ -125,7 +126,7 @@ def _runs_locally(conv: Conversation, cfg: ResolvedConfig) -> bool:
     """Does this model call run as a local activity (see the module's docstring)?"""
     llm = cfg.config.llm
     return (cfg.model_calls_local and not cfg.config.task_queues.model
-            and 0 <= conv.last_call_ms < llm.local_call_below_seconds * 1000
+            and 0 <= conv.last_call_ms < LOCAL_CALL_BELOW_SECONDS * 1000
             and conv.local_in_a_row < llm.local_calls_in_a_row)
 
 
@@ -154,14 +155,14 @@ async def _model_activity(req: ModelRequest, label: str, cfg: ResolvedConfig,
 async def _local_call(req: ModelRequest, label: str, cfg: ResolvedConfig,
                       summary: str) -> ModelReply | None:
     """The call as a local activity: one attempt, with a timeout a fast endpoint keeps
-    (`local_call_below_seconds` x 5, at least 10 s). None when it failed in a way a retry
+    (LOCAL_CALL_BELOW_SECONDS x 5, at least 10 s). None when it failed in a way a retry
     may mend (an error the endpoint may not repeat, a timeout): the call then goes through
     the server, whose retries the web UI and the history show as activity attempts."""
     try:
         reply: ModelReply = await workflow.execute_local_activity(
             CALL_MODEL, req, result_type=ModelReply, summary=summary or label or "model call",
             start_to_close_timeout=timedelta(
-                seconds=max(10.0, 5 * cfg.config.llm.local_call_below_seconds)),
+                seconds=max(10.0, 5 * LOCAL_CALL_BELOW_SECONDS)),
             retry_policy=RetryPolicy(maximum_attempts=1))
         return reply
     except Exception as e:  # a local activity raises the activity's own error, not ActivityError

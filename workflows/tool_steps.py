@@ -57,7 +57,6 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                                         max_result_chars=(c.context.max_tool_result_chars
                                                           if c.context.enabled else 1 << 30),
                                         deferred=c.tools.deferred,
-                                        search_results=c.tools.search_results,
                                         approved=approved),
                       tool_record=cfg.tool_record)
     req.inline_max_chars = INLINE_MAX_CHARS

@@ -95,6 +95,7 @@ from workflows.contract import (
     layout,
 )
 from workflows.contract.config import LlmSettings
+from workflows.contract.requests import KEEP_RECENT_MESSAGES
 
 IDENTICAL_FAILURES = 3  # the same HTTP 500 to the same request this often: the request's fault
 
@@ -186,7 +187,7 @@ class ModelActivities:
         estimate, fingerprint = facts.tokens, facts.fingerprint
         if (req.may_compact and req.context.enabled
                 and estimate * req.token_ratio > req.context.threshold()
-                and summary_cut(history, req.summary_upto, req.context.keep_recent_messages)
+                and summary_cut(history, req.summary_upto, KEEP_RECENT_MESSAGES)
                 > req.summary_upto):
             return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                               needs_compaction=True)
@@ -206,7 +207,7 @@ class ModelActivities:
                 call_ms = int((time.monotonic() - started) * 1000)
             except ContextExceeded as e:
                 if (req.may_compact and req.context.enabled and summary_cut(
-                        history, req.summary_upto, req.context.keep_recent_messages)
+                        history, req.summary_upto, KEEP_RECENT_MESSAGES)
                         > req.summary_upto):  # fold older turns, then ask again
                     return ModelReply(message_index=-1, estimated_prompt_tokens=estimate,
                                       needs_compaction=True)

@@ -1,10 +1,10 @@
 """`tool_search(query)`: BM25 over the deferred tools' names and descriptions.
 
 Deferred domain tools (config `tools.deferred`) are not sent to the model, which
-keeps their schemas out of every prompt. A search loads the best
-`tools.search_results` matches for the rest of the phase (the workflow adds
-them to the phase's tool set). No vector store: the corpus is a few dozen short
-descriptions, where BM25 on words is exact, cheap and explainable.
+keeps their schemas out of every prompt. A search loads the best 3 matches
+(`ToolLimits.search_results`: SEARCH_RESULTS in the contract) for the rest of the phase
+(the workflow adds them to the phase's tool set). No vector store: the corpus is a few
+dozen short descriptions, where BM25 on words is exact, cheap and explainable.
 """
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ async def test_a_tactical_phase_calls_mcp_tools_and_writes_their_answers(
 
 async def test_mcp_tools_are_found_by_tool_search(client, task_queue, start_job, model_server,
                                                   s3, mcp, git_repo):
-    config = {"tools": {"domain": ["git.*"], "deferred": ["git.*"], "search_results": 2}}
+    config = {"tools": {"domain": ["git.*"], "deferred": ["git.*"]}}
     job = [step(call("git__git_log", repo_path=str(git_repo))),
            step(call("tool_search", query="show the commit log of the repository")),
            step(call("git__git_log", repo_path=str(git_repo), max_count=1)),

@@ -41,11 +41,11 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
 }
 
 
-# Settings the 0.x baseline took out of the job config: fixed rules of the engine, and a
-# rerun's source, which `starter.py rerun` sets on the job it lays out (ResolvedConfig)
-# (docs/configs.md, "Names before 0.x"). A config file that sets one is refused with what it
-# became (activities/config_files.py); job state and histories that hold one still load,
-# the value dropped.
+# Settings taken out of the job config (at the 0.x baseline and since): fixed rules of the
+# engine, and a rerun's source, which `starter.py rerun` sets on the job it lays out
+# (ResolvedConfig) (docs/configs.md, "Names before 0.x"). A config file that sets one is
+# refused with what it became (activities/config_files.py); job state and histories that
+# hold one still load, the value dropped.
 RETIRED: dict[tuple[str, str], str] = {
     ("llm", "max_identical_failures"): "the same HTTP 500 three times in a row ends the retries",
     ("phase_settings", "archive_on_transition"): "every phase is archived",
@@ -58,6 +58,11 @@ RETIRED: dict[tuple[str, str], str] = {
     ("breakers", "similarity_threshold"): "texts 90 % alike count as the same",
     ("llm", "replay_from"): "set by `starter.py rerun` only, not by job input",
     ("llm", "replay_on_divergence"): "set by `starter.py rerun --stop-at-divergence`",
+    ("llm", "local_call_below_seconds"):
+        "a model call may run locally only after one that answered in under 2 s",
+    ("tools", "search_results"): "a tool_search query loads at most 3 tools",
+    ("context", "keep_recent_messages"): "a summary keeps the last 6 messages",
+    ("budget", "wrap_up_steps"): "the wrap-up phase may take 12 model steps",
 }
 WINDOW_FRACTION = 0.6  # context.window_fraction before 0.x
 
@@ -185,8 +190,6 @@ class LlmSettings(_Strict):
     """USD per million prompt tokens, for the cost in `state` and `budget.max_cost_usd`."""
     price_out_per_mtok: float = Field(0.60, ge=0)
     """USD per million completion tokens."""
-    local_call_below_seconds: float = Field(2.0, ge=0)
-    """Opt-in local model calls: only while the call before answered faster than this."""
     local_calls_in_a_row: int = Field(0, ge=0)
     """Model calls in a row that may run as local activities (0: never; docs/operating.md)."""
     profile: Literal["", "none", "small"] = ""
@@ -211,8 +214,6 @@ class ToolSets(_Strict):
     """The job's own tools (tactical phases, react, plan steps); resolved at the job's start."""
     deferred: list[str] = []
     """Domain tools kept out of the prompt until tool_search finds them."""
-    search_results: int = Field(3, ge=1)
-    """Tools one tool_search query adds."""
     local: list[str] = ["read_file", "write_file", "list_files", "search_files",
                         "delete_file", "todo_write", "tool_search"]
     """Tools run as local activities in the workflow worker (the others: on task_queues.tools)."""
@@ -281,8 +282,6 @@ class ContextPolicy(_Strict):
     """Older turns are folded into a summary above this many prompt tokens ..."""
     context_window: int = Field(128_000, ge=1000)
     """The model's context window, in tokens (... or above 60 % of it, if that is smaller)."""
-    keep_recent_messages: int = Field(6, ge=2)
-    """Raw messages kept after a summary."""
 
     @model_validator(mode="before")
     @classmethod
@@ -322,8 +321,6 @@ class BudgetSettings(_Strict):
     """Prompt and completion tokens for the whole job (null: no limit)."""
     max_cost_usd: float | None = Field(None, gt=0)
     """Estimated USD for the whole job (null: no limit)."""
-    wrap_up_steps: int = Field(12, ge=1)
-    """Model steps the final wrap-up phase may take."""
 
 
 class BreakerSettings(_Strict):
@@ -656,7 +653,7 @@ class ResolvedConfig(BaseModel):
     payloads_encrypted: bool = False
     # set by the worker's `load_config`: the workers of the job's queue run call_model too
     # (SWITCHBACK_WORKER_ROLE all, no separate model queue, SWITCHBACK_LOCAL_MODEL_CALLS not
-    # 0), so a fast endpoint's calls may run as local activities (llm.local_call_below_seconds)
+    # 0), so a fast endpoint's calls may run as local activities (workflows/model_steps.py)
     model_calls_local: bool = False
     # set by `starter.py rerun` on the job it lays out: answer its model calls from this
     # job's recorded responses while the prompts are the same; where they differ, call the

@@ -218,13 +218,16 @@ class ModelReply(BaseModel):
     call_ms: int = 0  # how long the endpoint took to answer (0: no call was made)
 
 
+KEEP_RECENT_MESSAGES = 6  # raw messages a summary leaves after it (the last ones)
+
+
 class SummarizeRequest(BaseModel):
     workspace: WorkspaceRef
     llm: LlmSettings
     conversation: str
     length: int
     done: int  # messages already folded into the current summary
-    keep_recent: int
+    keep_recent: int = KEEP_RECENT_MESSAGES  # older histories: context.keep_recent_messages
     prompt: str  # the summarization prompt (configs/prompts/summarization.md)
     context: ContextPolicy = ContextPolicy()  # the folded part is shown as the model saw it
     record_path: str  # workspace path for the human-readable record of this summary
@@ -240,6 +243,9 @@ class SummarizeResult(BaseModel):
 # -- tool calls -------------------------------------------------------------------------
 
 
+SEARCH_RESULTS = 3  # tools one tool_search query loads, at most
+
+
 class ToolLimits(BaseModel):
     read_max_chars: int
     max_file_bytes: int
@@ -247,7 +253,7 @@ class ToolLimits(BaseModel):
     max_todos: int
     max_result_chars: int = 1_000_000  # longer results are cut; full text to tool_outputs/
     deferred: list[str] = []  # tools tool_search may load
-    search_results: int = 3
+    search_results: int = SEARCH_RESULTS  # older histories: tools.search_results
     approved: bool = False  # a person approved this very call (see ToolSpec.needs_approval)
 
 
