@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +17,10 @@ from tests.scripts import call, step
 from tests.test_bad_model_input import tool_messages
 from workflows import completion
 from workflows.contract import JobState
+from workflows.strategies.base import DeliverablesChecked
 from workflows.task_files import named
 
+ROOT = Path(__file__).resolve().parent.parent
 NAMED = [
     ("Write three short notes in the workspace: `notes/cats.md`, `notes/dogs.md` and\n"
      "`notes/birds.md`. Each starts with a heading.", ["notes/cats.md", "notes/dogs.md",
@@ -33,7 +36,6 @@ NAMED = [
     ("Write `shopping.md`: a markdown list of five fruits, each line starting with `- `.",
      ["shopping.md"]),
     ("Write whether `secret.md` exists to `report.md`.", ["report.md"]),
-    ("Write a summary of `in.md` to `out.md`.", ["out.md"]),
     ("Read `documents/a.md` and save its words as words.txt.", ["words.txt"]),
     ("Save them as notes/a.md, notes/b.md and notes/c.md.",
      ["notes/a.md", "notes/b.md", "notes/c.md"]),
@@ -42,12 +44,23 @@ NAMED = [
     ("Create hello.py that prints hello, then write README.md.", ["hello.py", "README.md"]),
     ("Create a file called data/points.csv with three rows.", ["data/points.csv"]),
     ("Write `a.md` and delete `b.md`.", ["a.md"]),
+    ("Write a Python script `fetch.py` that downloads the page and saves it to `page.html`.",
+     ["fetch.py"]),
+    ("Remove blank lines from `in.txt` and save the result as `out.txt`.", ["out.txt"]),
+    ("Can you write the total to `total.txt`?", ["total.txt"]),
+    ("Write the state to `save.json`.", ["save.json"]),
+    ("Write the rows to `output/store.csv`.", ["output/store.csv"]),
+    ("Write `generate.py` that prints the numbers.", ["generate.py"]),
+    ("In the workspace, write `a.md`.", ["a.md"]),
+    ("Write a summary of `in.md` to `out.md`.", ["out.md"]),
+    ("1. Write three files: `a.txt`,\n    `b.txt` and `c.txt`.", ["a.txt", "b.txt", "c.txt"]),
+    ("Write `tmp.md`. Then delete `./tmp.md`. Write `keep.md`. Don't delete `keep.md`.",
+     ["keep.md"]),
 ]
 NOT_NAMED = [
     "If the check fails, write `error.md`.",  # a condition
     "Do not create `x.md`.",  # a negation
     "You may write `scratch.md` if you like.",  # a choice
-    "Write `a.md` with the lines of `b.md`, `c.md`.",  # b.md and c.md are read (a.md counts)
     "Write the report. Then check `x.md`.",  # another sentence, another verb
     "Write it to `documents/x.md`.",  # the job's input
     "Write the plan to `main_plan.md` and the todos to `todos.yaml`.",  # memory files
@@ -55,21 +68,65 @@ NOT_NAMED = [
     "Write Node.js code.",  # a word with a dot, no clause after it
     "Write `../etc/passwd.txt`.",  # outside the workspace
     "```\nwrite `code.md`\n```",  # a code block
-    "    Write `example.md`",  # an indented example
+    "Intro.\n\n    Write `example.md`",  # an indented code block
     "Use write_file to make `x.md`.",  # the tool's name is not the verb
     "Write the parts to `tmp.txt`. Join them into the answer, then delete `tmp.txt`.",
+    # the review's: another sense of the words before the name
+    "Write a summary of the file `notes.md`.",
+    "Write a script that reads the file `data.csv` and prints it.",
+    "Write a script that merges the files `a.csv` and `b.csv`.",
+    "Write a report from the input files `a.csv` and `b.csv`.",
+    "Write a function that reads a file named `config.json`.",
+    "Write a one-line summary of each of these files: `a.md`, `b.md` and `c.md`.",
+    "Create a table comparing these files: `old.txt`, `new.txt`.",
+    "Write a function that saves results to `out.csv`.",
+    "Write a test that compares `a.txt` to `b.txt`.",
+    "Write a reply to `email.txt`.",
+    "Write a commit message for the changes to `app.py`.",
+    "Write the report in the same format as `example.md`.",
+    # conditions after the name, a choice
+    "Write the errors to `errors.txt`, if any.",
+    "Write to `log.txt` only if errors occur.",
+    "Write `report.md` only when all tests pass.",
+    "Write `present.md` if it exists and `absent.md` if not.",
+    "Write `a.md`, `b.md`, or `c.md` depending on the result.",
+    "If the file exists:\n- write `found.md`\n\nOtherwise:\n- write `missing.md`",
+    "## Optional\n- Write `bonus.md`",
+    "Optionally:\n1. Create `extra.md`.",
+    # examples, quotes, comments
+    "For example, write `hello.txt` with a greeting.",
+    "Example: write the total to `total.txt`.",
+    "Write the output to a file such as `out.txt`.",
+    "> Write `hello.txt` with a greeting.",
+    "<!-- write `x.md` -->",
+    # names that are no files
+    "Write the version as `1.2.3`.",
+    "Write pi to two places as `3.14`.",
+    "Write `Hello.World` to the console.",
+    "Write `os.path.join` calls for each path.",
+    "Write a class called `models.User`.",
+    "Write a link to `example.com`.",
+    "Write a guide to Node.js.",
+    "Write a note to john.doe@example.com.",
+    "Store `input.json` in a dict.",
+    "Write `hello.txt`'s contents to stdout.",
+    "Write-ups go to `writeups/summary.md`.",
+    "Write access to `data.db` is needed.",
+    "Write the report to `workspace/report.md`.",  # the small profile refuses workspace/
 ]
-
-
-@pytest.mark.parametrize("task", ["write " * 20_000, "Write " + "a." * 50_000,
-                                  "Write x: " + "`a.md` and " * 10_000, "Write x. " * 30_000])
+@pytest.mark.parametrize("task", [
+    "write " * 20_000, "Write " + "a." * 50_000, "Write x: " + "`a.md` and " * 10_000,
+    "Write x. " * 30_000, "```\n" + "\n" * 49_990, "\n" * 50_000, " " * 50_000,
+    ("Write" + " " * 1_985 + "x`a.md`. ") * 25, ("Write the x and " * 100 + "to `a.md`. ") * 30,
+    "- If:\n" * 10_000, "    x\n" * 10_000, "Write `" + "a/" * 20_000 + "b.md`"])
 def test_a_hostile_task_is_read_fast(task):
     """The workflow reads the task in its workflow task: no input may stall it (each verb's
     objects end at the next verb; a sentence and the task are read up to a bound). Not a
-    performance target: the first version took minutes on the first input; now ~10 ms."""
+    performance target: the first versions took minutes on the first input and seconds on
+    the blank lines (a workflow task that does not yield in 2 s is a deadlock); now ms."""
     started = time.monotonic()
     named(task)
-    assert time.monotonic() - started < 5.0
+    assert time.monotonic() - started < 1.0
 
 
 @pytest.mark.parametrize("task,files", NAMED)
@@ -79,7 +136,7 @@ def test_the_files_a_task_asks_for(task, files):
 
 @pytest.mark.parametrize("task", NOT_NAMED)
 def test_what_is_no_file_the_task_asks_for(task):
-    assert [f for f in named(task) if f != "a.md"] == []
+    assert named(task) == []
 
 
 def test_the_task_named_files_are_the_small_profiles_deliverables_only():
@@ -97,6 +154,28 @@ def test_the_task_named_files_are_the_small_profiles_deliverables_only():
     declaring = small.model_copy(update={"config": small.config.model_copy(update={
         "deliverables": ["c.md"]})})
     assert completion.declared(declaring, state) == ["c.md"]
+    for other in ({"strategy": "nested"}, {"strategy": "auto"},
+                  {"workspace": small.config.workspace.model_copy(update={
+                      "within_parent": True})}):  # delegating jobs, a nested job's child
+        cfg = small.model_copy(update={"config": small.config.model_copy(update=other)})
+        completion.task_named(cfg, state, "Write `a.md`.")
+        assert state.by_task == [], other
+
+
+def test_a_follow_up_turns_files_count_once_written_in_it():
+    """Turn 2 asks for a file turn 1 wrote: it is there from the start, and counts only once
+    turn 2 writes it (the small profile would otherwise end the turn at once)."""
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    state = completion.CompletionState()
+    completion.new_turn(small, state, 2, "Write `report.md` again, with a table.")
+    there = DeliverablesChecked(declared=["report.md"], delivered=["report.md"], problems=[])
+    found = completion.task_files_this_turn(small, state, there)
+    assert found.problems and "report.md was not written in this turn" in found.problems[0]
+    state.turn_written = ["report.md"]
+    assert completion.task_files_this_turn(small, state, there).problems == []
+    state.turn = 1
+    state.turn_written = []
+    assert completion.task_files_this_turn(small, state, there).problems == []
 
 
 TASK = ("# Animal notes\n\nWrite three short notes in the workspace: `notes/cats.md`, "
@@ -153,3 +232,17 @@ async def test_the_tasks_files_are_held_to_after_the_model_stops(client, task_qu
         result = await asyncio.wait_for(handle.result(), 150)
     assert result.status == "stuck", result
     assert any("notes/dogs.md" in m for m in result.missing), result.missing
+
+
+@pytest.mark.parametrize("job,files", [
+    ("eval-files", ["notes/cats.md", "notes/dogs.md", "notes/birds.md"]),
+    ("eval-sum", ["output/total.txt"]),
+    ("eval-two-step", ["parts/a.txt", "parts/b.txt", "parts/c.txt", "joined.txt"]),
+    ("eval-check-ref", ["report.md"]),
+    ("eval-list", ["shopping.md"]),
+    ("notes", []),  # its list items name files without a verb: its config declares them
+])
+def test_the_eval_jobs_tasks(job, files):
+    """What the eval jobs' tasks name, as `starter.py eval --undeclared` runs them (the
+    published undeclared runs depend on it)."""
+    assert named((ROOT / "configs" / job / "instructions.md").read_text()) == files

@@ -104,16 +104,36 @@ MAX_TURN_WRITTEN = 500
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
     """The job's deliverables (with the small profile, expect_lines' files too), else the
     ones its task names (the small profile) and the model's."""
-    job = list(dict.fromkeys(cfg.config.deliverables + (
+    return _by_job(cfg) or list(dict.fromkeys(state.by_task + state.by_model))
+
+
+def _by_job(cfg: ResolvedConfig) -> list[str]:
+    return list(dict.fromkeys(cfg.config.deliverables + (
         sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
-    return job or list(dict.fromkeys(state.by_task + state.by_model))
+
+
+# strategies whose job writes no file itself: a nested coordinator (its children write under
+# subjobs/), auto (it may route to nested)
+DELEGATING = frozenset({"nested", "auto"})
 
 
 def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:
     """A turn's task (the instructions, a follow-up instruction): with the small profile, the
     files its words ask for are the turn's deliverables in a job that declares none
-    (task_files.named; the 1.5B model claimed completion with them unwritten)."""
-    state.by_task = task_files.named(task) if small(cfg) else []
+    (task_files.named; the 1.5B model claimed completion with them unwritten). Not for a
+    nested job's child (its task quotes its parent's) nor a job that delegates."""
+    c = cfg.config
+    state.by_task = task_files.named(task) if small(cfg) and not c.workspace.within_parent \
+        and c.strategy not in DELEGATING else []
+
+
+def task_files_this_turn(cfg: ResolvedConfig, state: CompletionState,
+                         found: DeliverablesChecked) -> DeliverablesChecked:
+    """In a follow-up turn, the files its instruction names count only once written in it
+    (a file of turn 1 that turn 2 asks to write again is there from the start)."""
+    if state.turn < 2 or not state.by_task or _by_job(cfg):
+        return found
+    return written_this_turn(found, state.by_task, state)
 
 
 def valid(paths: Any) -> tuple[list[str], list[str]]:

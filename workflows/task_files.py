@@ -5,27 +5,29 @@ A user who runs a job without a `deliverables:` list still wrote them into the t
 "Add the numbers ... and write the total to `output/total.txt`". The 1.5B model ended such
 jobs `completed` with the files unwritten (an undeclared eval-files run named one of its
 three notes), so with the profile the workflow holds the job to the files its task names
-this way. Only exact shapes count, sentence by sentence (a list item is a sentence):
+this way. A file taken wrongly would hold the job to a file nobody asked for, a file
+missed only leaves the job as it was without the profile: every rule leans to missing.
+Sentence by sentence (a list item is a sentence), only these shapes count:
 
-    a write verb (write, create, save, produce, generate, store), then a path in backticks
-    that is its object:
-      - right after the verb, or after a lead-in that ends in a colon
+    an imperative write verb (write, create, save, produce, generate) - at the sentence's
+    start, or after "and", "then" - whose object is a file name with a known extension:
+      - right after the verb, or after a few words that name the file and a colon
             "Write `shopping.md`: a list ..."   "Write three notes: `a.md`, `b.md` and `c.md`."
-      - after a destination word: to, into, as, named, called, file, files
-            "write the total to `output/total.txt`"   "write whether `x.md` exists to `r.md`"
-      - after such a path, the next one of its list (a comma or "and" between them)
-            "Write three files: `a.txt` containing alpha, `b.txt` containing beta, and ..."
-    a path without backticks counts after a destination word ("write it to out.txt"), or
-    right after the verb when a clause or the sentence's end follows ("Create hello.py that
-    prints hello"; not "Write Node.js code")
+            "Write a Python script `fetch.py` that ..."   "Create hello.py that prints hello"
+      - after a destination word (to, into, as, named, called), the words before it naming
+        what is written ("write the total to `output/total.txt`")
+      - the next name of such a list ("`a.txt` containing alpha, `b.txt` containing beta")
 
-What counts as no deliverable: a path after other words ("Write a summary of `in.md` ...",
-"Write whether `secret.md` exists ..."), a verb after a condition or a negation in its
-sentence ("If it fails, write `error.md`", "Do not create `x.md`", "You may write ..."),
-anything in a code block, a path under documents/, the workflow's files, the memory files,
-a file a sentence of the task says to delete or remove ("Write `tmp.txt`, ... then delete
-`tmp.txt`"). Pure text work: the workflow runs it on the job's instructions and each
-follow-up instruction.
+Never a deliverable: a name after a relative clause or a preposition of another sense
+("Write a script that reads `a.csv`", "Write a summary of `in.md`", "Write a reply to
+`email.txt`", "... in the same format as `example.md`"); a verb after a condition, a
+negation or a choice ("If it fails, write ...", "Do not create ...", "You may write ...")
+or a name followed by one ("Write the errors to `errors.txt`, if any"); examples ("For
+example, write ..."), quotes (`>`), HTML comments, code blocks, a list under a lead line or
+a heading that makes it conditional or optional; a name without a known extension
+(`1.2.3`, `os.path.join`, `example.com`); documents/, workspace/, the workflow's files,
+the memory files; a file the task says to delete. Pure text work in the workflow task:
+linear in the text, which is read up to a bound.
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ from workflows.contract import layout
 MAX_FILES = 20
 MAX_TASK = 50_000  # characters of a task read (the workflow runs this: it stays fast)
 MAX_SENTENCE = 2_000  # characters of one sentence read (a longer one is no plain instruction)
+MAX_VERBS = 8  # verbs of one sentence read
 MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
+EXTENSIONS = frozenset(
+    "md markdown txt text csv tsv json jsonl ndjson yaml yml toml ini cfg conf env xml html "
+    "htm css scss js mjs ts jsx tsx py ipynb sh bash zsh ps1 rb go rs java kt scala c h cc "
+    "cpp hpp cs php sql r jl swift lua pl tex bib rst adoc org log diff patch dot mmd svg "
+    "png jpg jpeg gif pdf docx xlsx pptx odt zip gz tar db sqlite parquet dat out".split())
 
 
 def named(task: str) -> list[str]:
@@ -45,70 +53,120 @@ def named(task: str) -> list[str]:
     first MAX_TASK characters)."""
     found: list[str] = []
     removed: set[str] = set()  # a file the task also says to delete is no deliverable
-    for sentence in _sentences(task[:MAX_TASK]):
-        found += _objects(sentence)
-        if gone := _REMOVE.search(sentence):
-            removed.update(m.group(1) or m.group(2)
-                           for m in _NAMED.finditer(sentence[:MAX_SENTENCE], gone.end()))
+    for sentence, conditional in _sentences(task[:MAX_TASK]):
+        taken, gone = _objects(sentence)
+        found += [] if conditional else taken
+        removed.update(gone)
     return [p for p in dict.fromkeys(found) if p not in removed][:MAX_FILES]
 
 
-def _sentences(task: str) -> list[str]:
-    """The task's sentences: code blocks and headings aside, each list item on its own, the
-    lines of a paragraph joined."""
-    task = _FENCED.sub("\n\n", task)
-    blocks: list[list[str]] = []
+def without_code(task: str) -> str:
+    """`task` with its fenced code blocks blanked out (line by line: linear in the text)."""
+    lines, fenced = [], False
+    for line in task.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            lines.append("")
+        else:
+            lines.append("" if fenced else line)
+    return "\n".join(lines)
+
+
+def _sentences(task: str) -> list[tuple[str, bool]]:
+    """The task's sentences, each with whether it is conditional: code, quotes, comments and
+    headings aside, each list item on its own, the lines of a paragraph joined. A list under
+    a lead line that makes it conditional ("If the file exists:", "For example:") and a
+    section whose heading does ("## Optional") are conditional."""
+    task = _COMMENT.sub(" ", without_code(task))
+    blocks: list[tuple[bool, list[str]]] = []
+    section = lead = in_code = False
+    blank = True
     for line in task.splitlines():
         text = line.strip()
-        if not text or text.startswith("#") or line.startswith(("    ", "\t")):
-            blocks.append([])  # a blank line, a heading or an indented example ends a block
+        if not text:
+            blank = True
+            blocks.append((False, []))
+            continue
+        indented = line.startswith(("    ", "\t"))
+        in_code, blank = indented and (in_code or blank), False
+        if in_code or text.startswith(">"):  # an indented code block, a quote
+            blocks.append((False, []))
+            continue
+        if text.startswith("#"):
+            section, lead = _UNSURE_HEADING.search(text) is not None, False
+            blocks.append((False, []))
             continue
         item = _LIST_ITEM.match(text)
-        if item or not blocks:
-            blocks.append([])
-        blocks[-1].append(item.group(1) if item else text)
-    return [s for b in blocks if b for s in _SENTENCE_END.split(" ".join(b))]
+        if item is None and not indented:  # a paragraph's line: a lead line holds its list
+            lead = text.endswith(":") and (_UNSURE.search(text) or _EXAMPLE.search(text)) \
+                is not None
+        if item or not blocks or not blocks[-1][1]:
+            blocks.append((section or (item is not None and lead), []))
+        blocks[-1][1].append(item.group(1) if item else text)
+    return [(" ".join(s.split()), conditional) for conditional, lines in blocks if lines
+            for s in _SENTENCE_END.split(" ".join(lines)[:MAX_SENTENCE * 20])]
 
 
-def _objects(sentence: str) -> list[str]:
-    """The paths that are the object of a write verb in `sentence`."""
-    found: list[str] = []
-    sentence = sentence[:MAX_SENTENCE]
-    unsure = _UNSURE.search(sentence)  # "If ..., write", "Do not write", "You may write"
-    verbs = list(_VERB.finditer(sentence))
+def _objects(sentence: str) -> tuple[list[str], list[str]]:
+    """(the files `sentence` asks to be written, the files it says to delete)."""
+    sentence = _POLITE.sub("", sentence[:MAX_SENTENCE])
+    if _EXAMPLE_START.match(sentence):
+        return [], []
+    masked = _NAMED_OR_QUOTED.sub(lambda m: "x" * len(m.group(0)), sentence)  # verbs outside
+    unsure = _UNSURE.search(masked)  # names only: "Write `save.json`" has one verb
+    verbs = list(_VERB.finditer(masked))[:MAX_VERBS]
     ends = [v.start() for v in verbs[1:]] + [len(sentence)] if verbs else []
+    found: list[str] = []
+    gone: list[str] = []
     for verb, end in zip(verbs, ends, strict=True):
-        if unsure is not None and unsure.start() < verb.start():
-            break
+        names = list(_NAMED.finditer(sentence, verb.end(), end))
+        if verb.group(0).lower() in ("delete", "remove"):
+            if unsure is None or unsure.start() > verb.start():
+                gone += [_path(m) for m in names]
+            continue
+        if (unsure is not None and unsure.start() < verb.start()) or \
+                not _IMPERATIVE.fullmatch(masked[:verb.start()]):
+            continue  # "If ..., write", "Do not write", "a script that ... saves"
         anchor, last_taken = verb.end(), False
-        for span in _NAMED.finditer(sentence, verb.end(), end):  # up to the next verb
+        for span in names:
             between = sentence[anchor:span.start()]
             if _SENTENCE_STOP.search(between):
                 break
-            quoted = span.group(1) is not None
-            path = (span.group(1) or span.group(2)).strip().removeprefix("./")
-            right_after = anchor == verb.end() and (
-                _LEAD_IN.fullmatch(between) is not None if quoted
-                else not between.strip() and _AFTER_BARE.match(sentence, span.end()) is not None)
-            taken = (_is_path(path) if quoted else _is_bare_path(path)) and (
-                right_after
-                or _DESTINATION.search(between) is not None
-                or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None))
-            if taken and work_file(path):
+            path, quoted = _path(span), span.group(1) is not None
+            clause = masked[verb.end():span.start()]
+            taken = _is_path(path, quoted) and not _RELATIVE.search(clause) and (
+                (anchor == verb.end() and _first_object(between, quoted, sentence, span))
+                or (_DESTINATION.search(between) is not None and not _OTHER_SENSE.search(between))
+                or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None
+                    and not _OTHER_SENSE.search(between))
+            ) and not _AFTER_UNSURE.match(masked, span.end()) \
+                and sentence[span.end():span.end() + 2] not in ("'s", "\u2019s")  # hello.txt's
+            if taken and work_file(path) and not path.startswith("workspace/"):
                 found.append(path)
             anchor, last_taken = span.end(), taken
-    return found
+    return found, gone
 
 
-def _is_path(text: str) -> bool:
-    return _PATH.fullmatch(text) is not None
+def _first_object(between: str, quoted: bool, sentence: str, span: re.Match[str]) -> bool:
+    """Is the name at `span` the verb's first object, `between` the words before it?"""
+    if not between.strip():
+        return quoted or _AFTER_BARE.match(sentence, span.end()) is not None
+    return quoted and (_NAMING.fullmatch(between) is not None or (
+        _LEAD_IN.fullmatch(between) is not None and not _OTHER_SENSE.search(between)))
 
 
-def _is_bare_path(text: str) -> bool:
-    """A path written without backticks: a name of two characters or more and an extension
-    that starts with a letter ("out.txt", "notes/a.md"; not "e.g", "3.5")."""
+def _path(span: re.Match[str]) -> str:
+    return (span.group(1) or span.group(2)).strip().removeprefix("./")
+
+
+def _is_path(text: str, quoted: bool) -> bool:
+    """A file name: a name (not a number; of two characters or more unless in backticks)
+    and a known extension."""
+    if _PATH.fullmatch(text) is None:
+        return False
     stem, _, ext = text.rpartition(".")
-    return len(stem) > 1 and ext[:1].isalpha()
+    return ext.lower() in EXTENSIONS and len(stem) > (0 if quoted else 1) \
+        and not stem.replace(".", "").isdigit()
 
 
 def work_file(path: str) -> bool:
@@ -116,24 +174,50 @@ def work_file(path: str) -> bool:
     return layout.deliverable_problem(path) is None and path not in MEMORY_FILES
 
 
-_FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.M | re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
-_VERB = re.compile(r"\b(?:write|create|save|produce|generate|store)\b", re.I)
-_REMOVE = re.compile(r"\b(?:delete|remove|rm)\b", re.I)
-_UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optionally|not|never|without|"
-                     r"may|might|can|could|nor)\b|n't\b", re.I)
-# a span in backticks, or a word that looks like a path (taken only after a destination word)
-_NAMED = re.compile(r"`([^`\n]+)`|(?<![\w./`-])((?:\./)?[\w-][\w/-]*(?:\.[\w-]+)*"
-                    r"\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/-])")
-_PATH = re.compile(r"(?:\./)?[\w-][\w./-]*\.[A-Za-z0-9]{1,5}")
+_POLITE = re.compile(r"^(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)", re.I)
+_EXAMPLE_START = re.compile(r"(?:for\s+example|for\s+instance|example|e\.g\.|such\s+as|like)"
+                            r"(?!\w)", re.I)
+_EXAMPLE = re.compile(r"\b(?:for\s+example|for\s+instance|examples?|e\.g\.|such\s+as)(?!\w)",
+                      re.I)
+_VERB = re.compile(r"(?<![\w./`-])(?:write|create|save|produce|generate|delete|remove)"
+                   r"(?![\w./`'-])", re.I)
+# before the verb: nothing, a sequence word, or an earlier clause joined by "and"/"then"
+_IMPERATIVE = re.compile(r"\s*(?:(?:in|inside|at|under|within)\b[^,]{0,60},\s*)?"
+                         r"(?:(?:first|then|next|finally|lastly|also|now|afterwards|and)"
+                         r",?\s+)*|.*(?:\band|\bthen|;)\s*(?:(?:then|also|finally)\s+)?", re.I)
+_UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optional|optionally|not|never|"
+                     r"without|may|might|can|could|nor|either|or|only|depending)\b|n't\b",
+                     re.I)
+_UNSURE_HEADING = re.compile(r"\b(?:optional|bonus|extra|stretch|examples?|if|alternatives?)\b",
+                             re.I)
+_AFTER_UNSURE = re.compile(r"[^:;.!?]*?\b(?:if|unless|when|whenever|only|otherwise|or|not|"
+                           r"depending)\b", re.I)
+_RELATIVE = re.compile(r"\b(?:that|which|who|whom|whose|where|while|how)\b", re.I)
+# a span in backticks, or a word that looks like a path
+_NAMED = re.compile(r"`([^`\n]+)`|(?<![\w./`@-])((?:\./)?[\w-][\w/-]*(?:\.[\w-]+)*"
+                    r"\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/@-])")
+_NAMED_OR_QUOTED = re.compile(r"`[^`\n]*`|(?<![\w./`@-])(?:\./)?[\w-][\w/-]*(?:\.[\w-]+)+")
+_PATH = re.compile(r"(?:\./)?[\w-][\w./-]*\.[A-Za-z][A-Za-z0-9]{0,4}")
 _SENTENCE_STOP = re.compile(r"[;!?]|\.\s")
-# what may stand between the verb and its first path: nothing, or a few words and a colon
-_LEAD_IN = re.compile(r"\s*(?:[\w ,'-]{0,80}:)?\s*")
-# what may follow a path without backticks right after the verb ("Create hello.py that ...";
-# not "Write Node.js code")
+# after a name that is not in backticks, right after the verb: a clause or the end
 _AFTER_BARE = re.compile(r"\s*(?:$|[:,;.(]|(?:with|that|which|containing|listing|holding|"
                          r"saying|where|and)\b)", re.I)
-_DESTINATION = re.compile(r"\b(?:to|into|as|named|called|file|files)\s*:?\s*$", re.I)
-# between two paths of one list: a few words, then a comma or "and"
+# the words that name what is written, before its name: "a Python script", "three files:"
+_NAMING = re.compile(r"\s*(?:(?:the|a|an|new|one|two|three|four|five|six|seven|eight|nine|ten|"
+                     r"\d+|short|small|simple|plain|single|separate|empty|final|text|markdown|"
+                     r"json|csv|yaml|python|shell|bash|html|output|file|files|script|scripts|"
+                     r"note|notes|module|program|page|report|document|list|table|summary|"
+                     r"config|configuration|named|called)\s+)*", re.I)
+_LEAD_IN = re.compile(r"\s*[\w ,'-]{0,80}:\s*")
+_DESTINATION = re.compile(r"\b(?:to|into|as|named|called)\s*$", re.I)
+# words that give "to", "as", a list or a lead-in another sense than "this is the file"
+_OTHER_SENSE = re.compile(
+    r"\b(?:of|for|from|with|about|by|than|like|same|format|style|similar|each|these|those|"
+    r"following|compar\w*|between|using|based|reply|response|guide|introduction|link|letter|"
+    r"message|email|changes?|access|solution|pointer|reference|path|migration|upgrade|such|"
+    r"example|instance)\b", re.I)
+# between two names of one list: a few words, then a comma or "and"
 _NEXT_IN_LIST = re.compile(r"[\w ()'-]{0,60}(?:,\s*(?:and\s+)?|\s+and\s+)", re.I)

@@ -255,7 +255,8 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
     d = s.deliverables
     shown = d.by_job or list(dict.fromkeys(d.by_task + d.by_model))
     if shown:
-        whose = "the job" if d.by_job else "the task" if d.by_task else "the plan"
+        whose = "the job" if d.by_job else " and ".join(
+            w for w, named in (("the task", d.by_task), ("the plan", d.by_model)) if named)
         lines += ["", f"**Deliverables** ({whose}): {cut(', '.join(shown), 300)}"
                   + (f" · job_complete refused {d.refusals}x" if d.refusals else "")]
     if s.last_step and last_step:

@@ -173,7 +173,8 @@ class WorkspaceOps:
         if req is None:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
-        found = completion.checked(paths, result, bad)
+        found = completion.task_files_this_turn(
+            self.cfg, self.completion, completion.checked(paths, result, bad))
         check, c = self.cfg.config.completion.check, self.cfg.config
         if found.problems or check is None:
             return found

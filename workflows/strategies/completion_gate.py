@@ -23,6 +23,7 @@ from workflows.strategies.base import (
     workspace_folder_refused,
 )
 from workflows.strategies.ritual import small_profile
+from workflows.task_files import without_code
 
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 
@@ -93,7 +94,7 @@ def task_plan(task: str, limit: int) -> list[dict[str, object]]:
     added that it does not ask for."""
     if layout.FOLLOW_UP_HEADING in task:
         task = task.rsplit(layout.FOLLOW_UP_HEADING, 1)[1].split("\n", 1)[-1]
-    task = _FENCED.sub("\n\n", task)  # code is the task's material, not a step
+    task = without_code(task)  # code is the task's material, not a step
     steps: list[str] = []
     for block in re.split(r"\n\s*\n", task):
         lines = [ln.strip() for ln in block.splitlines()
@@ -111,7 +112,6 @@ def task_plan(task: str, limit: int) -> list[dict[str, object]]:
 
 
 _LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
-_FENCED = re.compile(r"^\s*```.*?^\s*```[^\n]*$", re.M | re.S)
 
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:
