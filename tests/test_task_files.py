@@ -13,7 +13,7 @@ import pytest
 
 from activities.config_files import load_config
 from tests.conftest import running_worker
-from tests.scripts import call, step
+from tests.scripts import bootstrap, call, step
 from tests.test_bad_model_input import tool_messages
 from workflows import completion
 from workflows.contract import JobState
@@ -246,3 +246,25 @@ def test_the_eval_jobs_tasks(job, files):
     """What the eval jobs' tasks name, as `starter.py eval --undeclared` runs them (the
     published undeclared runs depend on it)."""
     assert named((ROOT / "configs" / job / "instructions.md").read_text()) == files
+
+
+async def test_phase_alternation_plans_and_ends_on_the_tasks_files(client, task_queue,
+                                                                    start_job, model_server):
+    """The undeclared job under phase alternation, scripted as the 1.5B model ran it: no
+    plan written (todo_complete on the bootstrap's last todo, again and again). With the
+    small profile the workflow plans the task's files ("Write out.md"), and the tactical
+    phase that writes them ends the job `completed` by the workflow, both verified."""
+    config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+              "llm": {"profile": "small"}}
+    script = bootstrap()[:-2] + [step(call("todo_complete", notes="plan"))] * 3 + [
+        step(call("write_file", path="out.md", content="# Out\n"), call("todo_complete")),
+        step(call("write_file", path="notes/a.md", content="a\n"), call("todo_complete"))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions="# Two files\n\nWrite `out.md` with a heading, "
+                                              "then save a note as `notes/a.md`.\n")
+        result = await asyncio.wait_for(handle.result(), 150)
+    assert result.status == "completed" and result.completed_by == "workflow", result
+    blocks = [r["messages"][-1]["content"] for r in model_server.requests(handle.id)]
+    assert any("NEXT STEP (task 1): Write out.md\n" in b for b in blocks), blocks[-3:]
+    assert result.verified == ["out.md", "notes/a.md"] and not result.answer_only
