@@ -89,7 +89,7 @@ async def one(client: Client, model: ScriptedModelServer, arrivals: dict[str, li
     job = SwitchbackJob()
     job_id = f"startup-{n}-{uuid.uuid4().hex[:6]}"
     model.set_script(job_id, job.script(n, 0))
-    config = {"extends": "defaults", "job_type": "bench",
+    config = {"extends": "defaults",
               "limits": {"max_steps_per_phase": n + 50}}
     t0 = time.perf_counter()
     handle = await client.start_workflow(

@@ -71,7 +71,7 @@ async def run_jobs(b: Any, worker: WorkerProcess, task_queue: str, n: int, laten
                    sample_s: float, settle_s: float) -> dict[str, float]:
     job = SwitchbackJob()
     ids = [f"mem-{n}-{uuid.uuid4().hex[:8]}" for _ in range(n)]
-    config = {"extends": "defaults", "job_type": "bench", "limits": {"max_steps_per_phase": 60}}
+    config = {"extends": "defaults", "limits": {"max_steps_per_phase": 60}}
     handles = []
     t0 = time.time()
     for job_id in ids:

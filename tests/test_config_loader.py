@@ -36,7 +36,7 @@ def write(root: Path, name: str, data: object) -> None:
 
 def test_real_creator_config() -> None:
     r = load_config("creator", DEFAULT_DIR)
-    assert r.name == "creator" and r.config.job_type == "creator"
+    assert r.name == "creator" and r.config.tools.domain[0] == "extract_document_text"
     assert r.config.extends == "defaults"
     assert r.config.tools.domain == ["extract_document_text", "chunk_document",
                                      "identify_requirement_candidates", "cite_document",
@@ -81,7 +81,8 @@ def test_inline_config_extends_defaults_implicitly(root: Path) -> None:
 
 def test_inline_config_may_extend_a_named_one(root: Path) -> None:
     r = load_config({"extends": "creator", "limits": {"max_nudges": 1}}, root)
-    assert r.config.job_type == "creator" and r.config.limits.max_nudges == 1
+    assert r.config.tools.domain[0] == "extract_document_text" and \
+        r.config.limits.max_nudges == 1
     assert r.config.limits.max_steps_per_phase == 150
     assert r.instructions and len(r.documents) == 3
 
@@ -189,12 +190,14 @@ def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(
 @pytest.mark.parametrize(("section", "key"), sorted(RETIRED))
 def test_each_retired_setting_in_a_config_file_is_refused_with_what_it_became(
         root: Path, section: str, key: str) -> None:
-    write(root, "old", {"extends": "defaults", section: {key: 1}})
+    setting = {section: {key: 1}} if section else {key: 1}  # "": a top-level setting
+    write(root, "old", {"extends": "defaults", **setting})
     with pytest.raises(ConfigError, match=re.escape(
-            f"{section}.{key}: no longer a setting ({RETIRED[section, key]})")) as info:
+            f"{section}.{key}: no longer a setting ({RETIRED[section, key]})".lstrip("."))
+    ) as info:
         load_config("old", root)
     assert str(info.value).startswith("configs/old/config.yaml: ")  # the file that sets it
-    assert JobConfig.model_validate({section: {key: 1}}) == JobConfig()  # carried: dropped
+    assert JobConfig.model_validate(setting) == JobConfig()  # carried: dropped
 
 
 def test_carried_state_keeps_each_kinds_retry_defaults() -> None:

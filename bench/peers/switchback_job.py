@@ -93,7 +93,7 @@ class SwitchbackJob(Contender):
             raise RuntimeError(f"switchback job {job_id} ended {result.status}")
 
     def config(self, n: int) -> dict:
-        return {"extends": "defaults", "job_type": "bench",
+        return {"extends": "defaults",
                 "limits": {"max_steps_per_phase": n + 50}}
 
     def model_call_step(self, event: Any, nth: int) -> int | None:

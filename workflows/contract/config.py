@@ -58,6 +58,8 @@ RETIRED: dict[tuple[str, str], str] = {
     ("breakers", "similarity_threshold"): "texts 90 % alike count as the same",
     ("llm", "replay_from"): "set by `starter.py rerun` only, not by job input",
     ("llm", "replay_on_divergence"): "set by `starter.py rerun --stop-at-divergence`",
+    ("", "job_type"): "nothing read it; the web UI shows the task's title",
+    ("", "display_name"): "nothing read it; the web UI shows the task's title",
     ("llm", "local_call_below_seconds"):
         "a model call may run locally only after one that answered in under 2 s",
     ("tools", "search_results"): "a tool_search query loads at most 3 tools",
@@ -68,12 +70,18 @@ WINDOW_FRACTION = 0.6  # context.window_fraction before 0.x
 
 
 def retired(data: Any) -> list[str]:
-    """The retired settings a raw config sets, each as `section.key: what it is now`."""
+    """The retired settings a raw config sets, each as `section.key: what it is now` (a
+    top-level setting's section is "")."""
     if not isinstance(data, dict):
         return []
-    return [f"{section}.{key}: no longer a setting ({now})"
-            for (section, key), now in RETIRED.items()
-            if isinstance(data.get(section), dict) and key in data[section]]
+    return [f"{section}.{key}: no longer a setting ({now})".lstrip(".")
+            for (section, key), now in RETIRED.items() if key in _section(data, section)]
+
+
+def _section(data: dict[str, Any], section: str) -> dict[str, Any]:
+    """`data`'s mapping `section` ("": data itself; {} when it is none)."""
+    found = data.get(section) if section else data
+    return found if isinstance(found, dict) else {}
 
 
 def earlier_names(data: Any) -> Any:
@@ -86,7 +94,7 @@ def earlier_names(data: Any) -> Any:
     if retired(data):
         data = {section: ({k: v for k, v in value.items() if (section, k) not in RETIRED}
                           if isinstance(value, dict) else value)
-                for section, value in data.items()}
+                for section, value in data.items() if ("", section) not in RETIRED}
     moves = [(section, key, place) for (section, key), place in EARLIER_NAMES.items()
              if isinstance(data.get(section), dict) and key in data[section]]
     if any(not _mapping_path(data, place[:-1]) for _, _, place in moves):
@@ -555,10 +563,6 @@ class JobConfig(_Strict):
 
     extends: str | None = None
     """The config this one builds on (an inline config: defaults)."""
-    job_type: str = "generic"
-    """A label for the job's kind (memo, lists)."""
-    display_name: str = ""
-    """A name for people (memo, the web UI)."""
     strategy: str = "phase_alternation"
     """phase_alternation, react, plan_revise_execute, nested or auto (docs/strategies.md)."""
     llm: LlmSettings = LlmSettings()

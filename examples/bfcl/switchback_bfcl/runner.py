@@ -96,8 +96,7 @@ def job_config(opts: Options, case: dict[str, Any], strategy: str) -> dict[str, 
     tools["domain"] = cases.tool_names(case, 0)
     if strategy not in WRITES_PLANNING_FILES:
         tools["workspace"] = []
-    return {**cfg, "strategy": strategy, "tools": tools, "job_type": "bfcl",
-            "display_name": f"BFCL {case['id']} ({strategy})",
+    return {**cfg, "strategy": strategy, "tools": tools,
             "follow_up": {"wait_seconds": opts.wait_seconds,
                           "max_turns": len(case["question"])}}
 
