@@ -6,9 +6,8 @@ and rewinds that restore a phase's files).
 A phase start is the only place the job continues as new: a new conversation begins, and
 no operation (a nested job's children included) is in flight.
 
-The snapshot is taken once the phase's first model call has answered (patch
-`deferred-snapshot`, issue #18: the first model call of a job no longer waits for it; before,
-20-40 ms of the job's first workflow task). What it records is still the phase's start: the
+The snapshot is taken once the phase's first model call has answered (so the first model
+call of a job does not wait for it: 20-40 ms of the job's first workflow task). What it records is still the phase's start: the
 state is the one at the start, and nothing the model sees changes the workspace's files
 until a tool runs - the model call writes only its conversation under `.switchback/`, which
 snapshots leave out, and compaction never writes in a new conversation (nothing to fold).

@@ -1,7 +1,7 @@
-"""A job's start as local activities (patch `local-start`, issue #18: short jobs).
+"""A job's start as local activities (short jobs start fast).
 
 Before the first model call a job loads its config, creates its workspace and lists its
-tools. As activities, each cost a round trip through the server (scheduled, started,
+tools. As activities, each would cost a round trip through the server (scheduled, started,
 completed, and a workflow task to schedule the next: six events and ~10-30 ms each on the
 dev server). As local activities they run one after the other in the job's first workflow
 task, on the worker that runs the workflow, which registers all three (worker.py: the
@@ -11,8 +11,6 @@ with the first workflow task's answer.
 
 `list_tools` stays an activity when the config sends tool activities to their own queue
 (`task_queues.tools`): the MCP servers live on that queue's workers.
-
-Jobs started before the patch (histories without its marker) keep their three activities.
 """
 
 from __future__ import annotations
@@ -46,8 +44,8 @@ def local(name: str, tools_queue: str | None = None) -> bool:
 async def execute(name: str, req: Any, result_type: type, *, summary: str,
                   start_to_close_timeout: timedelta, retry_policy: RetryPolicy,
                   task_queue: str | None = None) -> Any:
-    """One start activity: local (patched jobs) or through the server (older jobs, or
-    `list_tools` on a separate tools queue)."""
+    """One start activity: local, or through the server (`list_tools` on a separate tools
+    queue)."""
     if local(name, task_queue):
         return await workflow.execute_local_activity(
             name, req, result_type=result_type, summary=summary,

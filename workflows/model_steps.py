@@ -8,7 +8,7 @@ assembled prompt passes the context policy's threshold the activity answers
 older turns into the running summary and the call is made again.
 
 A fast endpoint's call runs as a local activity when the job opts in
-(`llm.local_calls_in_a_row` above 0; patch `local-model-calls`): in the
+(`llm.local_calls_in_a_row` above 0): in the
 workflow task that asked for it, with no activity task to dispatch and no workflow task
 of its own - the step's server round trips and most of its history events go. Only while
 the call before answered in under 2 s (LOCAL_CALL_BELOW_SECONDS; a slow endpoint would

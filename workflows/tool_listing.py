@@ -1,4 +1,4 @@
-"""The job's tools, resolved once at its start (patch `tool-listing`).
+"""The job's tools, resolved once at its start.
 
 A config names tools by name or glob: Python tools (`cite_document`, `word_count`) and MCP
 tools (`time.get_current_time`, `git.*`). The `list_tools` activity, on the tools queue

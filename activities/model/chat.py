@@ -4,7 +4,7 @@ The body is JSON the activity built (the prompt is plain dicts already), sent as
 answer is the raw body, which activities/model/replies.py parses (it is untrusted). The
 openai client did the same with more machinery per request - typed-parameter transforms,
 per-request header sets, response wrappers: ~14 % of the worker's CPU samples per model
-step (bench.step_profile, issue #18) - and nothing here needs it.
+step (bench.step_profile) - and nothing here needs it.
 
 Errors keep the openai client's types and wording, so activities/model/waiting.py
 translates them to Temporal retry decisions exactly as before: an HTTP status >= 400 is an

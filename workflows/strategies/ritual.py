@@ -1,4 +1,4 @@
-"""The ritual's rules that keep a small model honest (issue #17), for phase alternation.
+"""The ritual's rules that keep a small model honest, for phase alternation.
 
 Each answers a failure seen when a 1.5B model drove the phase machine (docs/local-models.md):
 
@@ -292,7 +292,7 @@ def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
     """The turn with each write_file of a file other than the planning files refused, while
     the current todo is a predefined one that must change `evidence` (workspace.md,
     main_plan.md); and of a planning file in `done` (the files of the phase's todos done
-    already, that no todo still to come changes; patch `off-todo-planning-writes`) in a turn
+    already, that no todo still to come changes) in a turn
     that does not write `evidence` too. None when no call is refused. `example(path)`: a
     write of `path` to copy, for the refusal.
 
