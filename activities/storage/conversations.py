@@ -11,7 +11,7 @@ Layout, under the job's prefix:
 A message the workflow made that the next model call stores (a short tool result, a
 nudge) rides in that call's answer, `_meta.inline` ({index: message}), instead of an
 object of its own: one PUT per step instead of two. A call
-that answers `needs_compaction` (no answer to carry them), store them as objects. Readers
+that answers `needs_compaction` (no answer to carry them) stores them as objects. Readers
 take a missing index from the next answer that carries it, and a carried message wins over
 an object at its index: that object is a tool attempt's long result the workflow did not
 take (a retried attempt's short one was taken inline). Every reader reads a range that
