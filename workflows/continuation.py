@@ -9,8 +9,9 @@ no operation (a nested job's children included) is in flight.
 The snapshot is taken once the phase's first model call has answered (so the first model
 call of a job does not wait for it: 20-40 ms of the job's first workflow task). What it
 records is still the phase's start: the state is the one at the start, and nothing the
-model sees changes the workspace's files until a tool runs - the model call writes only its conversation under `.switchback/`, which
-snapshots leave out, and compaction never writes in a new conversation (nothing to fold).
+model sees changes the workspace's files until a tool runs - the model call writes only
+its conversation under `.switchback/`, which snapshots leave out, and compaction never
+writes in a new conversation (nothing to fold).
 If the call fails or the job is cancelled during it, the snapshot is still taken (a failure
 to take it then does not hide the call's).
 """
