@@ -72,3 +72,19 @@ def test_phase_cap_rewinds_but_stops_in_a_rewind_phase():
     assert [t.action for t in b.observe(facts(1, phase_steps=3))] == ["rewind"]
     assert [t.action for t in b.observe(facts(2, digests=("x",), phase_steps=3,
                                               variant="rewind"))] == ["stop"]
+
+
+def test_one_call_copied_in_one_step_trips_at_once():
+    """The 1.5B model answered with 48 identical read_file calls, answer after answer (each
+    ~10 minutes of generation): five copies of one call in one step count as a loop at once,
+    without waiting for the window; fewer copies, or five different calls, do not."""
+    b = breakers(repetition_window=5)
+    assert b.observe(facts(1, digests=["d1"] * 4 + ["d2"])) == []
+    assert b.observe(facts(2, digests=[f"d{i}" for i in range(8)])) == []
+    trips = b.observe(facts(3, digests=["d1"] * 48))
+    assert [(t.breaker, t.action) for t in trips] == [("repetition", "note")], trips
+    assert "the same tool call 48 times in one step." in trips[0].message
+    assert [t.action for t in b.observe(facts(4, digests=["d1"] * 5))] == ["rewind"]
+    assert [t.action for t in b.observe(facts(5, digests=["d1"] * 5))] == ["stop"]
+    polling = breakers(repetition_window=5, exempt_tools=["read_file"])
+    assert polling.observe(facts(1, digests=["d1"] * 48)) == []

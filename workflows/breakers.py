@@ -3,7 +3,8 @@
 - budget: tokens / estimated cost against the job's budget; warn at the configured
   fractions, wrap up at 100% (a final strategic phase, status `budget_exhausted`).
 - repetition: the same tool calls (name + arguments) or near-identical assistant
-  text across a window of steps, or two calls taking
+  text across a window of steps, the same call SAME_CALLS_IN_A_STEP times or more in one
+  step, or two calls taking
   turns across twice the window (write the wrong file, todo_complete refused, again: a 1.5B
   model did it for 40 steps) -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
   Steps whose calls are all declared polling tools are not counted.
@@ -20,6 +21,7 @@ survives continue-as-new and shows in the `state` query.
 
 from __future__ import annotations
 
+from collections import Counter
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -29,6 +31,10 @@ from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettin
 
 BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
 SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker
+# copies of one call (name and arguments) in one model answer that count as a loop at once:
+# the 1.5B model answered with 48 identical read_file calls, turn after turn, each answer
+# ~10 minutes of generation, where a window of 5 steps took the breaker close to an hour
+SAME_CALLS_IN_A_STEP = 5
 WRAP_UP_STEPS = 12  # model steps the final wrap-up phase may take; then the job stops
 
 Action = Literal["note", "rewind", "stop", "wrap_up"]
@@ -82,8 +88,7 @@ class Breakers:
         self.state = state or BreakerState()
 
     def observe(self, f: StepFacts) -> list[Trip]:
-        """The step's trips; `cycles()`: whether two calls taking turns count as repetition
-        (asked only when they would: the orchestrator's `workflow.patched`)."""
+        """The step's trips, in the order their checks run."""
         trips = [t for t in (self._budget(f), self._steps(f), self._repetition(f),
                              self._progress(f), self._wrap_up(f)) if t is not None]
         for t in trips:
@@ -154,10 +159,12 @@ class Breakers:
         s.window = (s.window + [sig])[-n:]
         s.texts = (s.texts + [f.text])[-n:]
         s.cycle = (s.cycle + [sig])[-2 * n:] if n > 1 else []
-        if len(s.window) < n:
+        copies = max(Counter(f.tool_digests).values(), default=0)
+        in_one_step = n > 0 and copies >= SAME_CALLS_IN_A_STEP
+        if len(s.window) < n and not in_one_step:
             return None
-        same_calls = s.window[0] != "" and len(set(s.window)) == 1
-        same_text = all(len(t) >= 20 for t in s.texts) and all(
+        same_calls = in_one_step or (s.window[0] != "" and len(set(s.window)) == 1)
+        same_text = not in_one_step and all(len(t) >= 20 for t in s.texts) and all(
             SequenceMatcher(None, s.texts[0], t).ratio() > SAME_TEXT
             for t in s.texts[1:])
         taking_turns = not (same_calls or same_text) and len(s.cycle) == 2 * n and (
@@ -166,19 +173,23 @@ class Breakers:
             return None
         s.repetition_trips += 1
         s.window, s.texts, s.cycle = [], [], []
-        what = ("the same tool call" if same_calls else "near-identical messages" if same_text
+        what = (f"the same tool call {copies} times in one step" if in_one_step
+                else "the same tool call" if same_calls
+                else "near-identical messages" if same_text
                 else "the same two tool calls by turns")
         n = 2 * n if taking_turns else n
+        where = "" if in_one_step else f" in the last {n} steps"
+        across = "" if in_one_step else f" across {n} steps"
         if s.repetition_trips == 1:
             return Trip(breaker="repetition", action="note", message=(
-                f"You repeated {what} in the last {n} steps. That is not progress: " + (
+                f"You repeated {what}{where}. That is not progress: " + (
                     f.hint or "if the current todo is done, call todo_complete; if not, do it "
                     "differently, or call todo_rewind(issue=...) if it cannot work.")))
         if s.repetition_trips == 2:
             return Trip(breaker="repetition", action="rewind", message=(
-                f"Loop detected again ({what} across {n} steps): the plan is reconsidered."))
+                f"Loop detected again ({what}{across}): the plan is reconsidered."))
         return Trip(breaker="repetition", action="stop", message=(
-            f"Loop detected a third time ({what} across {n} steps): the job stops as stuck."))
+            f"Loop detected a third time ({what}{across}): the job stops as stuck."))
 
     def _progress(self, f: StepFacts) -> Trip | None:
         s = self.state
