@@ -137,13 +137,18 @@ def task_files_this_turn(cfg: ResolvedConfig, state: CompletionState,
 
 
 def valid(paths: Any) -> tuple[list[str], list[str]]:
-    """(the paths among a model's `paths` that can be deliverables, why the others cannot)."""
+    """(the paths among a model's `paths` that can be deliverables, why the others cannot);
+    the memory files are left out (the 1.5B model planned workspace.md and main_plan.md as
+    deliverables: with the small profile, a job whose only deliverables they were would have
+    been completed by the workflow after its first tactical phase)."""
     if not isinstance(paths, list):
         return [], []
     good, bad = [], []
     for p in paths[:layout.MAX_DELIVERABLES]:
         path = str(p).strip().removeprefix("./")
         problem = layout.deliverable_problem(path)
+        if path in task_files.MEMORY_FILES:
+            continue  # the job's memory (workspace.md, ...): there from the first phase on
         if problem:
             bad.append(f"{problem}: not a deliverable")
         elif path not in good:
