@@ -13,7 +13,7 @@ import pytest
 
 from activities.config_files import load_config
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, step
+from tests.scripts import bootstrap, call, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
 from workflows import completion
 from workflows.contract import JobState, ToolCallInfo, ToolOutcome
@@ -284,3 +284,31 @@ def test_the_memory_files_are_no_deliverables_of_the_model():
             "phase": "P", "todos": [], "deliverables": ["workspace.md", "notes/a.md"]}),
         ToolOutcome(ok=True, summary="ok"))
     assert state.by_model == ["notes/a.md"]
+
+
+async def test_a_later_plan_that_names_no_missing_file_is_refused(client, task_queue,
+                                                                   start_job, model_server):
+    """An undeclared eval-files run: after its first tactical phase the 1.5B model planned
+    copies of the ritual's and the transition's words for three phases, its notes never
+    written. With the small profile a todo_write after the first phase that names none of
+    the deliverables still missing is refused, showing the plan of them; the plan that
+    names them is taken, and the phase that writes them ends the job."""
+    config = {"extends": "defaults", "breakers": {"no_progress_steps": 0},
+              "llm": {"profile": "small"}}
+    off_task = step(call("todo_write", phase="Phase B", description="d",
+                         todos=[{"id": 1, "content": "Review the work so far"}]),
+                    call("todo_complete", notes="todos written"))
+    on_task = step(call("todo_write", phase="Phase B", description="d",
+                        todos=[{"id": 1, "content": "Write out.md"}]),
+                   call("todo_complete", notes="todos written"))
+    script = bootstrap("Phase A", 1) + tactical(1) + transition("Phase B", 1)[:3] + [
+        off_task, on_task,
+        step(call("write_file", path="out.md", content="one line\n"), call("todo_complete"))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions="# One file\n\nWrite `out.md` with one line.\n")
+        result = await asyncio.wait_for(handle.result(), 150)
+    refused = [m for m in tool_messages(model_server, handle.id) if "plan_off_task" in m]
+    assert refused and "out.md" in refused[0] and '"Write out.md"' in refused[0], refused
+    assert result.status == "completed" and result.completed_by == "workflow", result
+    assert result.verified == ["out.md"]

@@ -79,11 +79,23 @@ def workflow_plan(cfg: ResolvedConfig, found: DeliverablesChecked) -> list[dict[
     a glob. (Told "Write notes/cats.md as instructions.md asks", the 1.5B model wrote
     instructions.md's text into each file.)"""
     lines = cfg.config.small.expect_lines
-    short = [p for p in found.declared if any(
-        x.startswith(f"{p} ") or x == f"no file matches {p}" for x in found.problems)][:10]
+    short = not_there(found)[:10]
     return [{"id": n, "content": str(deliverable_todos(cfg, [p])[0]["content"]) if lines.get(p)
              else f"Write {'the files matching ' if set('*?[') & set(p) else ''}{p}"}
             for n, p in enumerate(short, 1)]
+
+
+def not_there(found: DeliverablesChecked) -> list[str]:
+    """The declared deliverables `found` says are not there yet."""
+    return [p for p in found.declared if any(
+        x.startswith(f"{p} ") or x == f"no file matches {p}" for x in found.problems)]
+
+
+def plan_shown(todos: list[dict[str, object]]) -> str:
+    """A todo_write of `todos` for a refusal to show ("" for none)."""
+    return "" if not todos else ("A plan of one todo per file not there yet, for example: "
+                                 f"todo_write(phase=\"Deliverables\", "
+                                 f"todos={json.dumps(todos, ensure_ascii=False)})")
 
 
 def task_plan(task: str, limit: int) -> list[dict[str, object]]:

@@ -142,7 +142,8 @@ class PhaseAlternation(Strategy):
             planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
             partial(completion_gate.plan_example, self.cfg))
         planned = checked or planned
-        return self._execute(await self.small.strategic_turn(planned) if self.small else planned)
+        return self._execute(await self.small.strategic_turn(planned, ph.variant)
+                             if self.small else planned)
 
     def _execute(self, planned: list[PlannedCall]) -> NextStep:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""

@@ -6,8 +6,9 @@ without the profile never runs any of this (`PhaseAlternation.small` is None); i
 completion is verified the same way for every job (workflows/completion.py).
 
 - `strategic_turn`: a strategic turn's write_file of todos.yaml is refused (the model wrote
-  the file by hand instead of calling todo_write), and with
-  `small.plans_name_deliverables` a todo_write that names none of the deliverables still short;
+  the file by hand instead of calling todo_write), and a todo_write that names none of the
+  deliverables still short (after the first phase; with `small.plans_name_deliverables` in
+  every one);
 - `named_files`: a tactical todo that says "Write X" (or "Write ...: `X`, `Y` and `Z`." in
   its first sentence) is held to X (todo_complete is refused while X is missing; writing X
   completes it);
@@ -40,23 +41,31 @@ class SmallModel:
         self.port = port
         self.unplannable: set[int] = set()  # phases whose task gave no plan (not read again)
 
-    async def strategic_turn(self, planned: list[PlannedCall]) -> list[PlannedCall]:
+    async def strategic_turn(self, planned: list[PlannedCall], variant: str
+                             ) -> list[PlannedCall]:
         """With `small.expect_lines`, the turn with its write_file of todos.yaml refused
-        (ritual.refuse_todos_file_writes) and, with `small.plans_name_deliverables`, its
-        todo_write refused when it names none of the deliverables a check finds short
-        (ritual.refuse_off_task_plans), each showing the plan of them to copy."""
+        (ritual.refuse_todos_file_writes); its todo_write refused when it names none of the
+        deliverables still short (ritual.refuse_off_task_plans), showing the plan of them to
+        copy: with `small.plans_name_deliverables` in every strategic phase (the lines a
+        check finds short, with expect_lines), else after the first (a transition or rewind:
+        tactical work was done, declared deliverables are missing). In an undeclared
+        eval-files run the 1.5B model planned copies of the ritual's and the transition's
+        words for three phases, its three notes never written."""
         small = self.cfg.config.small
         writes = ritual.refuse_todos_file_writes(
             planned, partial(completion_gate.plan_example, self.cfg)
         ) if small.expect_lines else None
         turn = writes or planned
-        check = completion_gate.expected(self.cfg) if small.plans_name_deliverables \
-            and ritual.plans(turn) else None  # a todo_write to hold to the files still short
-        if check is None:
+        if not ritual.plans(turn) or not (small.plans_name_deliverables or variant != "bootstrap"):
             return turn
-        short = completion_gate.short_of(self.cfg, await self.port.lines_lacking(check))
-        return ritual.refuse_off_task_plans(
-            turn, short, completion_gate.plan_example(self.cfg, short)) or turn
+        check = completion_gate.expected(self.cfg)
+        if check is not None:  # the files whose lines a check finds short
+            short = completion_gate.short_of(self.cfg, await self.port.lines_lacking(check))
+            return ritual.refuse_off_task_plans(
+                turn, short, completion_gate.plan_example(self.cfg, short)) or turn
+        found = await self.port.deliverables()
+        return ritual.refuse_off_task_plans(turn, completion_gate.not_there(found), (
+            completion_gate.plan_shown(completion_gate.workflow_plan(self.cfg, found)))) or turn
 
     @staticmethod
     def named_files(todo: Todo, kind: str) -> list[str]:
