@@ -267,3 +267,14 @@ def test_a_missing_file_names_one_of_its_name_written_elsewhere():
                                                   ["report.txt", "a/reports.md"]) or "")
     assert ritual.elsewhere(["a/b.md"], ["b.md", "c/b.md", "a/b.md"]) == (
         " (b.md, c/b.md was written instead: the file must be at the path named, exactly)")
+
+
+def test_a_plan_names_a_glob_deliverable_by_a_file_it_matches():
+    """A plan held to the deliverables still missing (the small profile, after the first
+    phase) names `notes/*.md` by a file it matches; a plan naming none is off the task."""
+    assert not ritual.names_none([{"id": 1, "content": "Write `notes/a.md` with a line"}],
+                                 ["notes/*.md"])
+    assert not ritual.names_none([{"id": 1, "content": "Write out.md."}],
+                                 ["out.md", "notes/*.md"])
+    assert ritual.names_none([{"id": 1, "content": "Review the notes"}],
+                             ["notes/*.md", "out.md"])

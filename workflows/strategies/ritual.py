@@ -30,6 +30,7 @@ Pure functions of the strategy's state; `PLANNING_FILES` do not count as work do
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Callable, Sequence
 
@@ -255,11 +256,18 @@ def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], s
 
 def names_none(todos: object, paths: list[str]) -> bool:
     """Do `todos` (a todo_write's argument) name none of `paths` (a path or its file name,
-    in any case)? False when there are no todos to look at."""
+    in any case; for a glob, a path it matches)? False when there are no todos to look at."""
     texts = [str(t.get("content", "")).lower() for t in todos if isinstance(t, dict)] \
         if isinstance(todos, list) else []
-    names = {n for p in paths for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
-    return bool(texts) and not any(n in t for t in texts for n in names)
+    names = {n for p in paths if not _GLOB.search(p)
+             for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
+    globs = [p.lower() for p in paths if _GLOB.search(p)]
+    return bool(texts) and not any(n in t for t in texts for n in names) and not any(
+        fnmatch.fnmatchcase(word.strip("`'\".,;:()"), g) for t in texts for word in t.split()
+        for g in globs)
+
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 def plans(planned: list[PlannedCall]) -> bool:
