@@ -126,9 +126,12 @@ async def test_a_missing_deliverable_names_a_file_of_its_name_elsewhere(s3):
     await s3.ensure_bucket(ws.bucket)
     await s3.put(ws.bucket, f"{ws.job_id}/workspace/report.md", b"secret.md: absent\n")
     await s3.put(ws.bucket, f"{ws.job_id}/notes.md", b"x\n")
+    await s3.put(ws.bucket, f"{ws.job_id}/parts", b"alpha\nbeta\n")  # a folder's path
     delivered, problems = await deliverables.check(s3, ws, ["report.md", "notes/*.md",
-                                                            "summary.md"])
+                                                            "summary.md", "parts/a.txt"])
     assert delivered == []
     assert problems == ["report.md does not exist (workspace/report.md does: the deliverable "
                         "is report.md, at that path)", "no file matches notes/*.md",
-                        "summary.md does not exist"]
+                        "summary.md does not exist", "parts/a.txt does not exist (parts is a "
+                        "file: it is the folder of parts/a.txt; write each file at its own "
+                        "path)"]

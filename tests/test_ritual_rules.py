@@ -269,6 +269,18 @@ def test_a_missing_file_names_one_of_its_name_written_elsewhere():
         " (b.md, c/b.md was written instead: the file must be at the path named, exactly)")
 
 
+def test_a_file_written_at_the_folder_of_the_missing_ones_is_named():
+    """An undeclared eval-files run: held to notes/cats.md, notes/dogs.md and notes/birds.md,
+    the 1.5B model wrote all three into one file named `notes`, again and again."""
+    todo = Todo(id=2, content="Create three short notes: `notes/cats.md`, `notes/dogs.md` "
+                              "and `notes/birds.md`.")
+    said = ritual.missing_named(todo, {"notes/cats.md": "missing", "notes/dogs.md": "missing"},
+                                ["notes", "workspace.md"])
+    assert said is not None and "(notes was written as one file: it is the folder of " \
+        "notes/cats.md, notes/dogs.md; write each file at its own path)" in said, said
+    assert ritual.elsewhere(["notes/cats.md"], ["notes.md", "note"]) == ""
+
+
 def test_a_plan_names_a_glob_deliverable_by_a_file_it_matches():
     """A plan held to the deliverables still missing (the small profile, after the first
     phase) names `notes/*.md` by a file it matches; a plan naming none is off the task."""

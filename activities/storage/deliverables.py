@@ -49,9 +49,13 @@ async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str]
             delivered += [p for p in good if p not in delivered]
         elif not found and GLOB_CHARS & set(pattern):
             problems.append(f"no file matches {pattern}")
-        elif not found:  # a file of that name elsewhere: where the model put it, exactly
-            other = layout.named_alike(pattern, await listing())
+        elif not found:  # a file of that name elsewhere, or at its folder's path, exactly
+            files = await listing()
+            other = layout.named_alike(pattern, files)
+            folder = [p for p in files if pattern.startswith(f"{p}/")]
             problems.append(f"{pattern} does not exist" + (
+                f" ({folder[0]} is a file: it is the folder of {pattern}; write each file "
+                "at its own path)" if folder else
                 f" ({', '.join(other[:3])} does: the deliverable is {pattern}, at that path)"
                 if other else ""))
         elif all(size == 0 for size, _ in found.values()):

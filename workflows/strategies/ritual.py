@@ -140,9 +140,15 @@ def missing_named(todo: Todo, states: dict[str, str] | None,
 
 def elsewhere(missing: Sequence[str], written: Sequence[str]) -> str:
     """' (... was written instead)' when files of the same name as `missing` were written at
-    other paths; '' else. Exact names only: nothing is guessed from a todo's words."""
+    other paths, or when a file was written at the path of their folder; '' else. Exact
+    names only: nothing is guessed from a todo's words."""
     other = list(dict.fromkeys(p for m in missing for p in layout.named_alike(m, written)
                                if p not in missing))
+    folders = list(dict.fromkeys(p for p in written for m in missing
+                                 if m.startswith(f"{p.rstrip('/')}/")))
+    if folders:  # the 1.5B model wrote all three notes into one file named `notes`
+        return (f" ({', '.join(folders[:3])} was written as one file: it is the folder of "
+                f"{', '.join(missing[:3])}; write each file at its own path)")
     if not other:
         return ""
     return (f" ({', '.join(other[:3])} was written instead: the file must be at the path "
