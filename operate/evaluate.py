@@ -114,7 +114,13 @@ async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
     messages (by key)."""
     bucket, prefix = where
     messages: dict[str, dict] = {}
-    for o in await s3.list(bucket, f"{prefix}/"):
+    listed = await s3.list(bucket, f"{prefix}/")
+    # a key that is also a folder of other keys (S3 holds both `notes` and `notes/a.md`: the
+    # 1.5B model wrote a file named as its notes' folder) is saved as `notes~file`
+    rels = [o.key[len(prefix) + 1:] for o in listed]
+    folders = {"/".join(parts[:i]) for parts in (r.split("/") for r in rels)
+               for i in range(1, len(parts))}
+    for o in listed:
         rel = o.key[len(prefix) + 1:]
         if not rel or rel.startswith("/") or ".." in rel.split("/"):
             continue  # never outside `folder`
@@ -126,7 +132,7 @@ async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
                 messages[rel] = json.loads(data)
             elif rel.endswith(".md") and "/summary_" in rel:
                 messages[rel] = {"role": "summary"}
-        target = folder / rel
+        target = folder / (f"{rel}~file" if rel in folders else rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return messages

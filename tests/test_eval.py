@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import uuid
 
-from operate.evaluate import evaluate
+from operate.evaluate import download, evaluate
 from tests.conftest import running_worker
 from tests.scripts import call, step
 
@@ -98,3 +99,19 @@ async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_que
     assert "| workflow | success |" in table and "| workflow | false completion |" in table
     assert "| react | 2 | 2/2 (100%) | 0 | 0 | 0 | 3 |" in table
     assert (tmp_path / f"{prefix}.png").stat().st_size > 10_000
+
+
+async def test_a_file_named_as_a_folder_of_others_is_kept(s3, tmp_path):
+    """S3 holds both `notes` and `notes/a.md` (the 1.5B model wrote a file named as its
+    notes' folder): the eval keeps the run's workspace on disk, that file as `notes~file`
+    (it crashed with FileExistsError, losing the run's report)."""
+    job = f"dl-{uuid.uuid4().hex[:8]}"
+    await s3.ensure_bucket("switchback")
+    for key, body in (("notes", b"all three\n"), ("notes/a.md", b"# A\n"),
+                      ("x/y", b"y\n"), ("x/y/z/w.md", b"w\n")):
+        await s3.put("switchback", f"{job}/{key}", body)
+    await download(s3, ("switchback", job), tmp_path)
+    assert (tmp_path / "notes~file").read_bytes() == b"all three\n"
+    assert (tmp_path / "notes" / "a.md").read_bytes() == b"# A\n"
+    assert (tmp_path / "x" / "y~file").read_bytes() == b"y\n"
+    assert (tmp_path / "x" / "y" / "z" / "w.md").read_bytes() == b"w\n"
