@@ -111,20 +111,22 @@ def run_checker(checker: list[str] | dict[str, list[str]], folder: Path) -> tupl
 async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
     """The workspace's files (`where`: bucket, prefix) into `folder` (the job's own records,
     conversations among them, too: what a person reads to see why a run failed); the stored
-    messages (by key)."""
+    messages (by key). S3 keys are no file system: a key that is also the folder of others
+    (`notes` beside `notes/a.md`: the 1.5B model wrote a file named as its notes' folder) is
+    saved as `notes~file`, a name taken already gets a number, and a file that cannot be
+    written is left out rather than losing the run's report."""
     bucket, prefix = where
     messages: dict[str, dict] = {}
-    listed = await s3.list(bucket, f"{prefix}/")
-    # a key that is also a folder of other keys (S3 holds both `notes` and `notes/a.md`: the
-    # 1.5B model wrote a file named as its notes' folder) is saved as `notes~file`
-    rels = [o.key[len(prefix) + 1:] for o in listed]
-    folders = {"/".join(parts[:i]) for parts in (r.split("/") for r in rels)
+    kept: list[tuple[str, str]] = []  # (key, its path under `folder`)
+    for o in await s3.list(bucket, f"{prefix}/"):
+        parts = [p for p in o.key[len(prefix) + 1:].split("/") if p]
+        if parts and not {".", ".."} & set(parts):  # never outside `folder`
+            kept.append((o.key, "/".join(parts)))
+    folders = {"/".join(parts[:i]) for parts in (rel.split("/") for _, rel in kept)
                for i in range(1, len(parts))}
-    for o in listed:
-        rel = o.key[len(prefix) + 1:]
-        if not rel or rel.startswith("/") or ".." in rel.split("/"):
-            continue  # never outside `folder`
-        data = await s3.get(bucket, o.key)
+    taken: set[str] = set()
+    for key, rel in kept:
+        data = await s3.get(bucket, key)
         if data is None:
             continue
         if layout.is_internal(rel):
@@ -132,9 +134,16 @@ async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
                 messages[rel] = json.loads(data)
             elif rel.endswith(".md") and "/summary_" in rel:
                 messages[rel] = {"role": "summary"}
-        target = folder / (f"{rel}~file" if rel in folders else rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        name = f"{rel}~file" if rel in folders else rel
+        n = 1
+        while name in taken or name in folders:
+            n, name = n + 1, f"{rel}~{n}"
+        taken.add(name)
+        try:
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+        except OSError:
+            continue  # (a path this file system refuses)
     return messages
 
 

@@ -74,17 +74,25 @@ def test_phase_cap_rewinds_but_stops_in_a_rewind_phase():
                                               variant="rewind"))] == ["stop"]
 
 
-def test_one_call_copied_in_one_step_trips_at_once():
+def test_one_call_copied_in_two_steps_in_a_row_trips_at_once():
     """The 1.5B model answered with 48 identical read_file calls, answer after answer (each
-    ~10 minutes of generation): five copies of one call in one step count as a loop at once,
-    without waiting for the window; fewer copies, or five different calls, do not."""
+    ~10 minutes of generation): five copies of one call in each of two steps in a row count
+    as a loop at once, without waiting for the window. One such step alone (a tool called 5
+    times on purpose), fewer copies, different calls or a polling tool do not."""
+    def calls(n: int, digests: list[str], names: list[str] | None = None) -> StepFacts:
+        return facts(n, digests=digests, names=names or ["read_file"] * len(digests))
+
     b = breakers(repetition_window=5)
-    assert b.observe(facts(1, digests=["d1"] * 4 + ["d2"])) == []
-    assert b.observe(facts(2, digests=[f"d{i}" for i in range(8)])) == []
-    trips = b.observe(facts(3, digests=["d1"] * 48))
+    assert b.observe(calls(1, digests=["d1"] * 4 + ["d2"])) == []
+    assert b.observe(calls(2, digests=[f"d{i}" for i in range(8)])) == []
+    assert b.observe(calls(3, digests=["d1"] * 48)) == []  # once: maybe on purpose
+    assert b.observe(calls(4, digests=["d2"])) == []
+    assert b.observe(calls(5, digests=["d1"] * 48)) == []
+    trips = b.observe(calls(6, digests=["d1"] * 48))
     assert [(t.breaker, t.action) for t in trips] == [("repetition", "note")], trips
-    assert "the same tool call 48 times in one step." in trips[0].message
-    assert [t.action for t in b.observe(facts(4, digests=["d1"] * 5))] == ["rewind"]
-    assert [t.action for t in b.observe(facts(5, digests=["d1"] * 5))] == ["stop"]
-    polling = breakers(repetition_window=5, exempt_tools=["read_file"])
-    assert polling.observe(facts(1, digests=["d1"] * 48)) == []
+    assert "the same tool call 48 times in one step, twice in a row." in trips[0].message
+    assert b.observe(calls(7, digests=["d1"] * 5)) == []  # the count starts again
+    assert [t.action for t in b.observe(calls(8, digests=["d1"] * 5))] == ["rewind"]
+    polling = breakers(repetition_window=5, exempt_tools=["check_status"])
+    mixed = {"digests": ["d1"] * 5 + ["d9"], "names": ["check_status"] * 5 + ["write_file"]}
+    assert polling.observe(calls(1, **mixed)) == [] and polling.observe(calls(2, **mixed)) == []

@@ -108,10 +108,14 @@ async def test_a_file_named_as_a_folder_of_others_is_kept(s3, tmp_path):
     job = f"dl-{uuid.uuid4().hex[:8]}"
     await s3.ensure_bucket("switchback")
     for key, body in (("notes", b"all three\n"), ("notes/a.md", b"# A\n"),
-                      ("x/y", b"y\n"), ("x/y/z/w.md", b"w\n")):
+                      ("notes~file", b"the model's own\n"), ("x/y", b"y\n"),
+                      ("x/y/z/w.md", b"w\n"), ("m/", b"a folder marker"),
+                      ("m/b.md", b"b\n")):
         await s3.put("switchback", f"{job}/{key}", body)
     await download(s3, ("switchback", job), tmp_path)
-    assert (tmp_path / "notes~file").read_bytes() == b"all three\n"
-    assert (tmp_path / "notes" / "a.md").read_bytes() == b"# A\n"
-    assert (tmp_path / "x" / "y~file").read_bytes() == b"y\n"
-    assert (tmp_path / "x" / "y" / "z" / "w.md").read_bytes() == b"w\n"
+    saved = {str(p.relative_to(tmp_path)): p.read_bytes() for p in tmp_path.rglob("*")
+             if p.is_file()}
+    assert saved["notes/a.md"] == b"# A\n" and saved["x/y/z/w.md"] == b"w\n"
+    assert saved["x/y~file"] == b"y\n" and saved["m/b.md"] == b"b\n"
+    assert sorted(v for k, v in saved.items() if k.startswith("notes~")) == [
+        b"all three\n", b"the model's own\n"]  # both kept, neither over the other

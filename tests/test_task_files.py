@@ -123,11 +123,11 @@ def test_a_hostile_task_is_read_fast(task):
     """The workflow reads the task in its workflow task: no input may stall it (each verb's
     objects end at the next verb; a sentence and the task are read up to a bound). Not a
     performance target: the first versions took minutes on the first input and 7 s on the
-    blank lines (a workflow task that does not yield in 2 s is a deadlock); now 10-200 ms on
-    a quiet machine, up to 8 times that beside a local model, so the bound is loose."""
-    started = time.monotonic()
+    blank lines (a workflow task that does not yield in 2 s is a deadlock); now 10-200 ms of
+    CPU."""
+    started = time.process_time()  # this process's CPU time: the load beside it aside
     named(task)
-    assert time.monotonic() - started < 10.0
+    assert time.process_time() - started < 1.5
 
 
 @pytest.mark.parametrize("task,files", NAMED)
@@ -271,19 +271,18 @@ async def test_phase_alternation_plans_and_ends_on_the_tasks_files(client, task_
     assert result.verified == ["out.md", "notes/a.md"] and not result.answer_only
 
 
-def test_the_memory_files_are_no_deliverables_of_the_model():
+def test_the_memory_files_are_no_deliverables_of_the_models_plan():
     """The 1.5B model planned workspace.md and main_plan.md as deliverables (an undeclared
     eval-files run): the memory files are there from the first phase, so a job held only to
     them would be completed by the workflow after its first tactical phase. They are left
-    out of the model's lists; the other files stay."""
-    assert completion.valid(["workspace.md", "./main_plan.md", "todos.yaml", "out.md"]) == (
-        ["out.md"], [])
+    out of a plan's deliverables; a job_complete that names one is still checked."""
     state = completion.CompletionState()
     completion.record_outcome(
         state, ToolCallInfo(id="c1", name="todo_write", args={
             "phase": "P", "todos": [], "deliverables": ["workspace.md", "notes/a.md"]}),
         ToolOutcome(ok=True, summary="ok"))
     assert state.by_model == ["notes/a.md"]
+    assert completion.valid(["main_plan.md", "out.md"]) == (["main_plan.md", "out.md"], [])
 
 
 async def test_a_later_plan_that_names_no_missing_file_is_refused(client, task_queue,

@@ -3,8 +3,8 @@
 - budget: tokens / estimated cost against the job's budget; warn at the configured
   fractions, wrap up at 100% (a final strategic phase, status `budget_exhausted`).
 - repetition: the same tool calls (name + arguments) or near-identical assistant
-  text across a window of steps, the same call SAME_CALLS_IN_A_STEP times or more in one
-  step, or two calls taking
+  text across a window of steps, the same call SAME_CALLS_IN_A_STEP times or more in each
+  of two steps in a row, or two calls taking
   turns across twice the window (write the wrong file, todo_complete refused, again: a 1.5B
   model did it for 40 steps) -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
   Steps whose calls are all declared polling tools are not counted.
@@ -31,9 +31,10 @@ from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettin
 
 BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
 SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker
-# copies of one call (name and arguments) in one model answer that count as a loop at once:
-# the 1.5B model answered with 48 identical read_file calls, turn after turn, each answer
-# ~10 minutes of generation, where a window of 5 steps took the breaker close to an hour
+# copies of one call (name and arguments) in one model answer that, two answers in a row,
+# count as a loop at once: the 1.5B model answered with 48 identical read_file calls, turn
+# after turn, each answer ~10 minutes of generation, where a window of 5 steps took the
+# breaker close to an hour (one such answer alone may be a tool legitimately called 5 times)
 SAME_CALLS_IN_A_STEP = 5
 WRAP_UP_STEPS = 12  # model steps the final wrap-up phase may take; then the job stops
 
@@ -53,6 +54,7 @@ class BreakerState(BaseModel):
     cycle: list[str] = []  # signatures of the last 2 x window steps (two calls taking turns)
     texts: list[str] = []  # assistant texts of recent steps
     repetition_trips: int = 0
+    copied: str = ""  # the call the last step made SAME_CALLS_IN_A_STEP times or more
     steps_since_progress: int = 0
     last_progress: int = 0
     budget_warned: list[float] = []
@@ -99,7 +101,7 @@ class Breakers:
 
     def reset_window(self) -> None:
         self.state.window, self.state.texts, self.state.cycle = [], [], []
-        self.state.steps_since_progress = 0
+        self.state.steps_since_progress, self.state.copied = 0, ""
 
     def budget_fraction(self, tokens: int, cost: float) -> float:
         fractions = [0.0]
@@ -159,8 +161,12 @@ class Breakers:
         s.window = (s.window + [sig])[-n:]
         s.texts = (s.texts + [f.text])[-n:]
         s.cycle = (s.cycle + [sig])[-2 * n:] if n > 1 else []
-        copies = max(Counter(f.tool_digests).values(), default=0)
-        in_one_step = n > 0 and copies >= SAME_CALLS_IN_A_STEP
+        counted = Counter(d for d, name in zip(f.tool_digests, f.tool_names, strict=False)
+                          if name not in self.cfg.exempt_tools)
+        copied, copies = max(counted.items(), key=lambda kv: kv[1], default=("", 0))
+        copied = copied if copies >= SAME_CALLS_IN_A_STEP else ""
+        in_one_step = bool(copied) and copied == s.copied  # two steps in a row
+        s.copied = copied
         if len(s.window) < n and not in_one_step:
             return None
         same_calls = in_one_step or (s.window[0] != "" and len(set(s.window)) == 1)
@@ -172,8 +178,8 @@ class Breakers:
         if not (same_calls or same_text or taking_turns):
             return None
         s.repetition_trips += 1
-        s.window, s.texts, s.cycle = [], [], []
-        what = (f"the same tool call {copies} times in one step" if in_one_step
+        s.window, s.texts, s.cycle, s.copied = [], [], [], ""
+        what = (f"the same tool call {copies} times in one step, twice in a row" if in_one_step
                 else "the same tool call" if same_calls
                 else "near-identical messages" if same_text
                 else "the same two tool calls by turns")

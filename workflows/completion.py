@@ -137,18 +137,13 @@ def task_files_this_turn(cfg: ResolvedConfig, state: CompletionState,
 
 
 def valid(paths: Any) -> tuple[list[str], list[str]]:
-    """(the paths among a model's `paths` that can be deliverables, why the others cannot);
-    the memory files are left out (the 1.5B model planned workspace.md and main_plan.md as
-    deliverables: with the small profile, a job whose only deliverables they were would have
-    been completed by the workflow after its first tactical phase)."""
+    """(the paths among a model's `paths` that can be deliverables, why the others cannot)."""
     if not isinstance(paths, list):
         return [], []
     good, bad = [], []
     for p in paths[:layout.MAX_DELIVERABLES]:
         path = str(p).strip().removeprefix("./")
         problem = layout.deliverable_problem(path)
-        if path in task_files.MEMORY_FILES:
-            continue  # the job's memory (workspace.md, ...): there from the first phase on
         if problem:
             bad.append(f"{problem}: not a deliverable")
         elif path not in good:
@@ -169,7 +164,8 @@ def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutc
     _written(state, outcome.changed)
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
-    good, _ = valid(call.args.get("deliverables"))
+    good, _ = valid(call.args.get("deliverables"))  # the memory files aside: the 1.5B model
+    good = [p for p in good if p not in task_files.MEMORY_FILES]  # planned workspace.md as one
     state.by_model = list(dict.fromkeys(state.by_model + good))[:layout.MAX_DELIVERABLES]
 
 

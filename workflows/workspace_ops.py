@@ -160,11 +160,12 @@ class WorkspaceOps:
 
     async def deliverables(self, claimed: list[str] | None = None,
                            bad: list[str] | None = None,
-                           claim: bool = False) -> DeliverablesChecked:
+                           claim: bool = False, content: bool = True) -> DeliverablesChecked:
         """The job's declared deliverables (and `claimed`, a job_complete's) checked; `bad`:
         problems already found with the claim. `claim`: the model claims completion (a
         job_complete, a final answer): with the small profile, one that names nothing
-        before any work is done is a problem (completion.NOTHING_DONE)."""
+        before any work is done is a problem (completion.NOTHING_DONE). `content`: with every
+        file there, run completion.check too (not for a question only of which are missing)."""
         paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
                                    + (claimed or [])))
         req = completion.request(self.cfg, self.ws, paths)
@@ -176,7 +177,7 @@ class WorkspaceOps:
         found = completion.task_files_this_turn(
             self.cfg, self.completion, completion.checked(paths, result, bad))
         check, c = self.cfg.config.completion.check, self.cfg.config
-        if found.problems or check is None:
+        if found.problems or check is None or not content:
             return found
         if check.command is not None and self.cfg.folder is not None:
             verdict = await self.activity(CHECK_COMPLETION, CheckCompletionRequest(

@@ -167,7 +167,7 @@ class Port(Protocol):
 
     async def deliverables(self, claimed: list[str] | None = None,
                            bad: list[str] | None = None,
-                           claim: bool = False) -> DeliverablesChecked:
+                           claim: bool = False, content: bool = True) -> DeliverablesChecked:
         """Are the job's declared deliverables there? The job's own (config, input) or,
         without those, the ones the model named when it planned. `claim`: the model claims
         completion (the small profile's check of an answer-only claim applies)."""

@@ -194,7 +194,8 @@ class PhaseAlternation(Strategy):
                 else ToolOutcome(ok=False, summary=f"Todo {todo.id} stays open: {short[0]}. "
                                  f"{short[1]}")
             return await self._went_on([], auto)
-        if self.small and ph.kind == "strategic" and not (self.pending or self.completion):
+        if self.small and ph.kind == "strategic" and ph.variant != "wrap_up" and not (
+                self.pending or self.completion):  # (a wrap-up records, it plans no work)
             title, todos = await self.small.plan_for(ph.number, ph.refusals)
             if todos:
                 self.pending = Pending(to="tactical", title=title, todos=todos)

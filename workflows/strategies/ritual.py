@@ -144,11 +144,12 @@ def elsewhere(missing: Sequence[str], written: Sequence[str]) -> str:
     names only: nothing is guessed from a todo's words."""
     other = list(dict.fromkeys(p for m in missing for p in layout.named_alike(m, written)
                                if p not in missing))
-    folders = list(dict.fromkeys(p for p in written for m in missing
-                                 if m.startswith(f"{p.rstrip('/')}/")))
+    folders = {p: [m for m in missing if m.startswith(f"{p.rstrip('/')}/")] for p in written}
+    folders = {p: inside for p, inside in folders.items() if inside}
     if folders:  # the 1.5B model wrote all three notes into one file named `notes`
-        return (f" ({', '.join(folders[:3])} was written as one file: it is the folder of "
-                f"{', '.join(missing[:3])}; write each file at its own path)")
+        return " (" + "; ".join(
+            f"{p} was written as one file: it is the folder of {', '.join(inside[:3])}"
+            for p, inside in list(folders.items())[:3]) + "; write each file at its own path)"
     if not other:
         return ""
     return (f" ({', '.join(other[:3])} was written instead: the file must be at the path "
@@ -265,15 +266,23 @@ def names_none(todos: object, paths: list[str]) -> bool:
     in any case; for a glob, a path it matches)? False when there are no todos to look at."""
     texts = [str(t.get("content", "")).lower() for t in todos if isinstance(t, dict)] \
         if isinstance(todos, list) else []
-    names = {n for p in paths if not _GLOB.search(p)
-             for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
+    names = {n for p in paths for n in (p.lower(), *(
+        () if _GLOB.search(p) else (p.lower().rsplit("/", 1)[-1],)))}
     globs = [p.lower() for p in paths if _GLOB.search(p)]
     return bool(texts) and not any(n in t for t in texts for n in names) and not any(
-        fnmatch.fnmatchcase(word.strip("`'\".,;:()"), g) for t in texts for word in t.split()
-        for g in globs)
+        fnmatch.fnmatchcase(w, g) and w not in PLANNING_FILES for t in texts
+        for w in (word.strip("`'\".,;:()[]") for word in t.split()) for g in globs)
 
 
 _GLOB = re.compile(r"[*?\[]")
+
+
+def writes_work(todos: object) -> bool:
+    """Does a todo of `todos` say to write a file of the work (not a planning file)? A plan
+    may reach a deliverable through another file ("Write data.csv with the figures")."""
+    return isinstance(todos, list) and any(
+        p not in PLANNING_FILES for t in todos if isinstance(t, dict)
+        for p in written_file(Todo(id=1, content=str(t.get("content", ""))[:2000])))
 
 
 def plans(planned: list[PlannedCall]) -> bool:
@@ -289,8 +298,8 @@ def refuse_off_task_plans(planned: list[PlannedCall], short: list[str], example:
     workspace and explore its contents"; the tactical phase then read_file'd 'workspace'
     until the loop breaker stopped it, and no deliverable was ever planned."""
     def why(p: PlannedCall) -> str | None:
-        if p.call.name != "todo_write" or not names_none((p.call.args or {}).get("todos"),
-                                                         short):
+        todos = (p.call.args or {}).get("todos")
+        if p.call.name != "todo_write" or not names_none(todos, short) or writes_work(todos):
             return None
         return (f"todos.yaml was not written: no todo names a file the task must still "
                 f"deliver ({', '.join(short)}); a plan's todos are the task's concrete steps, "

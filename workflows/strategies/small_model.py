@@ -32,6 +32,7 @@ from workflows.strategies.base import LinesChecked, PlannedCall, Port
 from workflows.todos import current_index
 
 PLANNED_BY_WORKFLOW = "Deliverables (planned by the workflow after refused calls)"
+LATER_PLANS = frozenset({"transition", "rewind"})  # plans held to the missing deliverables
 TASK_BY_WORKFLOW = "The task's steps (planned by the workflow after refused calls)"
 
 
@@ -56,14 +57,15 @@ class SmallModel:
             planned, partial(completion_gate.plan_example, self.cfg)
         ) if small.expect_lines else None
         turn = writes or planned
-        if not ritual.plans(turn) or not (small.plans_name_deliverables or variant != "bootstrap"):
+        if not ritual.plans(turn) or not (small.plans_name_deliverables
+                                          or variant in LATER_PLANS):
             return turn
         check = completion_gate.expected(self.cfg)
         if check is not None:  # the files whose lines a check finds short
             short = completion_gate.short_of(self.cfg, await self.port.lines_lacking(check))
             return ritual.refuse_off_task_plans(
                 turn, short, completion_gate.plan_example(self.cfg, short)) or turn
-        found = await self.port.deliverables()
+        found = await self.port.deliverables(content=False)
         return ritual.refuse_off_task_plans(turn, completion_gate.not_there(found), (
             completion_gate.plan_shown(completion_gate.workflow_plan(self.cfg, found)))) or turn
 
