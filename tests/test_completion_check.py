@@ -135,3 +135,21 @@ async def test_a_missing_deliverable_names_a_file_of_its_name_elsewhere(s3):
                         "summary.md does not exist", "parts/a.txt does not exist (parts is a "
                         "file: it is the folder of parts/a.txt; write each file at its own "
                         "path)"]
+
+
+async def test_a_file_named_as_a_folder_does_not_break_the_check(client, task_queue,
+                                                                 start_job, model_server):
+    """S3 holds `notes` beside `notes/apples.md` (the 1.5B model wrote a file named as its
+    notes' folder): the check's copy of the workspace leaves that file out and the check
+    runs (the copy failed with FileExistsError, and the job with it)."""
+    script_ = [
+        step(call("write_file", path="notes", content="all the notes in one file\n"),
+             call("write_file", path="notes/apples.md", content=APPLES),
+             call("write_file", path="notes/bananas.md", content=BANANAS),
+             call("write_file", path="output/summary.md", content=SUMMARY)),
+        finish()]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script_, model_server, config=CONFIG, instructions="x",
+                                 documents=[])
+        result = await handle.result()
+    assert result.status == "completed" and result.completed_by == "model", result

@@ -54,17 +54,26 @@ class CompletionCheckActivities:
         ws, root = req.workspace, layout.prefix(req.workspace.job_id)
         with tempfile.TemporaryDirectory(prefix="switchback-check-") as tmp:
             total = 0
-            for o in await self.s3.list(ws.bucket, root, limit=MAX_FILES):
+            listed = await self.s3.list(ws.bucket, root, limit=MAX_FILES)
+            # a key that is also the folder of others (`notes` beside `notes/a.md`: a model
+            # wrote a file named as its notes' folder) cannot be a file here: left out
+            folders = {"/".join(parts[:i]) for parts in (
+                o.key[len(root):].split("/") for o in listed) for i in range(1, len(parts))}
+            for o in listed:
                 rel = o.key[len(root):]
-                if layout.is_internal(rel) or total + o.size > MAX_BYTES:
+                if layout.is_internal(rel) or total + o.size > MAX_BYTES or rel in folders \
+                        or not layout.is_workspace_path(rel, max_len=1000):
                     continue
                 data = await self.s3.get(ws.bucket, o.key)
                 if data is None:
                     continue
                 total += len(data)
                 target = Path(tmp) / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                try:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(data)
+                except OSError:
+                    continue  # (a path this file system refuses)
             proc = await asyncio.create_subprocess_exec(
                 sys.executable, str(path), tmp, stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT, cwd=tmp)
