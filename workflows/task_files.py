@@ -85,16 +85,16 @@ def _sentences(task: str) -> list[tuple[str, bool]]:
         text = line.strip()
         if not text:
             blank = True
-            blocks.append((False, []))
+            _end_block(blocks)
             continue
         indented = line.startswith(("    ", "\t"))
         in_code, blank = indented and (in_code or blank), False
         if in_code or text.startswith(">"):  # an indented code block, a quote
-            blocks.append((False, []))
+            _end_block(blocks)
             continue
         if text.startswith("#"):
             section, lead = _UNSURE_HEADING.search(text) is not None, False
-            blocks.append((False, []))
+            _end_block(blocks)
             continue
         item = _LIST_ITEM.match(text)
         if item is None and not indented:  # a paragraph's line: a lead line holds its list
@@ -105,6 +105,12 @@ def _sentences(task: str) -> list[tuple[str, bool]]:
         blocks[-1][1].append(item.group(1) if item else text)
     return [(" ".join(s.split()), conditional) for conditional, lines in blocks if lines
             for s in _SENTENCE_END.split(" ".join(lines)[:MAX_SENTENCE * 20])]
+
+
+def _end_block(blocks: list[tuple[bool, list[str]]]) -> None:
+    """The current block ends (a new one starts only once it has a line)."""
+    if blocks and blocks[-1][1]:
+        blocks.append((False, []))
 
 
 def _objects(sentence: str) -> tuple[list[str], list[str]]:
