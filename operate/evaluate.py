@@ -122,8 +122,7 @@ async def download(s3, where: tuple[str, str], folder: Path) -> dict[str, dict]:
         parts = [p for p in o.key[len(prefix) + 1:].split("/") if p]
         if parts and not {".", ".."} & set(parts):  # never outside `folder`
             kept.append((o.key, "/".join(parts)))
-    folders = {"/".join(parts[:i]) for parts in (rel.split("/") for _, rel in kept)
-               for i in range(1, len(parts))}
+    folders = layout.folders_of(rel for _, rel in kept)
     taken: set[str] = set()
     for key, rel in kept:
         data = await s3.get(bucket, key)

@@ -27,19 +27,27 @@ def finish() -> dict:
                      deliverables=["notes/apples.md", "notes/bananas.md", "output/summary.md"]))
 
 
-async def test_a_wrong_file_is_refused_in_the_checks_words(client, task_queue, start_job,
-                                                           model_server, s3):
-    script_ = [
-        step(call("write_file", path="notes/apples.md", content="Apples grow on trees.\n"),
-             call("write_file", path="notes/bananas.md", content=BANANAS),
-             call("write_file", path="output/summary.md", content=SUMMARY)),
-        finish(),  # every file there, apples.md without its heading: refused by check.py
-        step(call("write_file", path="notes/apples.md", content=APPLES)),
-        finish()]
+def notes(apples: str, *more: dict) -> dict:
+    """One turn that writes the three files (`more`: calls before them)."""
+    return step(*more, call("write_file", path="notes/apples.md", content=apples),
+                call("write_file", path="notes/bananas.md", content=BANANAS),
+                call("write_file", path="output/summary.md", content=SUMMARY))
+
+
+async def run(client, task_queue, start_job, model_server, script_: list[dict]):
     async with running_worker(client, task_queue):
         handle = await start_job(script_, model_server, config=CONFIG, instructions="x",
                                  documents=[])
-        result = await handle.result()
+        return handle, await handle.result()
+
+
+async def test_a_wrong_file_is_refused_in_the_checks_words(client, task_queue, start_job,
+                                                           model_server, s3):
+    handle, result = await run(client, task_queue, start_job, model_server, [
+        notes("Apples grow on trees.\n"),
+        finish(),  # every file there, apples.md without its heading: refused by check.py
+        step(call("write_file", path="notes/apples.md", content=APPLES)),
+        finish()])
     assert result.status == "completed" and result.completed_by == "model", result
     refused = [m for m in tool_messages(model_server, handle.id) if "job_incomplete" in m]
     assert len(refused) == 1
@@ -49,13 +57,8 @@ async def test_a_wrong_file_is_refused_in_the_checks_words(client, task_queue, s
 
 async def test_a_check_that_never_passes_ends_the_job_stuck(client, task_queue, start_job,
                                                            model_server):
-    wrong = step(call("write_file", path="notes/apples.md", content="no heading\n"),
-                 call("write_file", path="notes/bananas.md", content=BANANAS),
-                 call("write_file", path="output/summary.md", content=SUMMARY))
-    async with running_worker(client, task_queue):
-        handle = await start_job([wrong] + [finish()] * 4, model_server, config=CONFIG,
-                                 instructions="x", documents=[])
-        result = await handle.result()
+    _, result = await run(client, task_queue, start_job, model_server,
+                          [notes("no heading\n")] + [finish()] * 4)
     assert result.status == "stuck"
     assert result.missing and result.missing[0].startswith("the check (check.py) failed")
 
@@ -142,14 +145,7 @@ async def test_a_file_named_as_a_folder_does_not_break_the_check(client, task_qu
     """S3 holds `notes` beside `notes/apples.md` (the 1.5B model wrote a file named as its
     notes' folder): the check's copy of the workspace leaves that file out and the check
     runs (the copy failed with FileExistsError, and the job with it)."""
-    script_ = [
-        step(call("write_file", path="notes", content="all the notes in one file\n"),
-             call("write_file", path="notes/apples.md", content=APPLES),
-             call("write_file", path="notes/bananas.md", content=BANANAS),
-             call("write_file", path="output/summary.md", content=SUMMARY)),
-        finish()]
-    async with running_worker(client, task_queue):
-        handle = await start_job(script_, model_server, config=CONFIG, instructions="x",
-                                 documents=[])
-        result = await handle.result()
+    _, result = await run(client, task_queue, start_job, model_server, [
+        notes(APPLES, call("write_file", path="notes", content="all the notes in one file\n")),
+        finish()])
     assert result.status == "completed" and result.completed_by == "model", result

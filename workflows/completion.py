@@ -49,7 +49,6 @@ from workflows.contract import (
 from workflows.strategies import completion_gate
 from workflows.strategies.base import ChildOutcome, DeliverablesChecked
 from workflows.strategies.ritual import small_profile as small
-from workflows.task_files import work_file
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
 # failures the model caused that end a job: with the deliverables there it is completed
@@ -159,13 +158,13 @@ def record_outcome(state: CompletionState, call: ToolCallInfo, outcome: ToolOutc
         state.unknown_outcomes = (state.unknown_outcomes + [f"{call.name} ({call.id})"])[-50:]
         return
     if outcome.ok and call.name not in NOT_WORK and (
-            not outcome.changed or any(map(work_file, outcome.changed))):
+            not outcome.changed or any(map(task_files.work_file, outcome.changed))):
         state.worked = True
     _written(state, outcome.changed)
     if call.name != "todo_write" or not outcome.ok or not call.args:
         return
     good, _ = valid(call.args.get("deliverables"))  # the memory files aside: the 1.5B model
-    good = [p for p in good if p not in task_files.MEMORY_FILES]  # planned workspace.md as one
+    good = [p for p in good if p not in layout.MEMORY_FILES]  # planned workspace.md as one
     state.by_model = list(dict.fromkeys(state.by_model + good))[:layout.MAX_DELIVERABLES]
 
 

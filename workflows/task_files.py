@@ -40,7 +40,6 @@ MAX_FILES = 20
 MAX_TASK = 50_000  # characters of a task read (the workflow runs this: it stays fast)
 MAX_SENTENCE = 2_000  # characters of one sentence read (a longer one is no plain instruction)
 MAX_VERBS = 8  # verbs of one sentence read
-MEMORY_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
 EXTENSIONS = frozenset(
     "md markdown txt text csv tsv json jsonl ndjson yaml yml toml ini cfg conf env xml html "
     "htm css scss js mjs ts jsx tsx py ipynb sh bash zsh ps1 rb go rs java kt scala c h cc "
@@ -96,7 +95,7 @@ def _sentences(task: str) -> list[tuple[str, bool]]:
             section, lead = _UNSURE_HEADING.search(text) is not None, False
             _end_block(blocks)
             continue
-        item = _LIST_ITEM.match(text)
+        item = LIST_ITEM.match(text)
         if item is None and not indented:  # a paragraph's line: a lead line holds its list
             lead = text.endswith(":") and (_UNSURE.search(text) or _EXAMPLE.search(text)) \
                 is not None
@@ -177,11 +176,11 @@ def _is_path(text: str, quoted: bool) -> bool:
 
 def work_file(path: str) -> bool:
     """A file of the job's work: not an input (documents/), not the workflow's, not memory."""
-    return layout.deliverable_problem(path) is None and path not in MEMORY_FILES
+    return layout.deliverable_problem(path) is None and path not in layout.MEMORY_FILES
 
 
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
+LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")  # a markdown list item: its text
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 _POLITE = re.compile(r"^(?:please\s+|(?:can|could|would|will)\s+you\s+(?:please\s+)?)", re.I)
 _EXAMPLE_START = re.compile(r"(?:for\s+example|for\s+instance|example|e\.g\.|such\s+as|like)"

@@ -57,8 +57,7 @@ class CompletionCheckActivities:
             listed = await self.s3.list(ws.bucket, root, limit=MAX_FILES)
             # a key that is also the folder of others (`notes` beside `notes/a.md`: a model
             # wrote a file named as its notes' folder) cannot be a file here: left out
-            folders = {"/".join(parts[:i]) for parts in (
-                o.key[len(root):].split("/") for o in listed) for i in range(1, len(parts))}
+            folders = layout.folders_of(o.key[len(root):] for o in listed)
             for o in listed:
                 rel = o.key[len(root):]
                 if layout.is_internal(rel) or total + o.size > MAX_BYTES or rel in folders \

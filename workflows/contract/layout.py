@@ -55,6 +55,7 @@ FOLLOW_UP_HEADING = "## Follow-up instruction (turn "
 MEMORY = "workspace.md"
 PLAN = "main_plan.md"
 TODOS = "todos.yaml"
+MEMORY_FILES = frozenset({MEMORY, PLAN, TODOS})  # the model's memory: no work of the task
 DOCUMENTS = "documents"
 ARCHIVE = "archive"
 OUTPUT = "output"
@@ -242,3 +243,10 @@ def named_alike(path: str, paths: Iterable[str]) -> list[str]:
     workspace/report.md for report.md is told where its file went; exact names only)."""
     name = posixpath.basename(path)
     return sorted(p for p in paths if p != path and posixpath.basename(p) == name)
+
+
+def folders_of(paths: Iterable[str]) -> set[str]:
+    """Every folder of `paths` ("a/b/c.md": "a", "a/b"). Storage keys are no file system: a
+    key may also be the folder of others (`notes` beside `notes/a.md`)."""
+    return {"/".join(parts[:i]) for parts in (p.split("/") for p in paths)
+            for i in range(1, len(parts))}

@@ -23,7 +23,7 @@ from workflows.strategies.base import (
     workspace_folder_refused,
 )
 from workflows.strategies.ritual import small_profile
-from workflows.task_files import without_code
+from workflows.task_files import LIST_ITEM, without_code
 
 BY_WORKFLOW = "Completed by the workflow"  # how such a job's summary starts
 
@@ -113,7 +113,7 @@ def task_plan(task: str, limit: int) -> list[dict[str, object]]:
                  if ln.strip() and not ln.lstrip().startswith(("#", "[instructions.md is"))]
         items: list[tuple[bool, list[str]]] = []
         for line in lines:
-            item = _LIST_ITEM.match(line)
+            item = LIST_ITEM.match(line)
             if item or not items:
                 items.append((bool(item), [item.group(1) if item else line]))
             else:
@@ -123,7 +123,6 @@ def task_plan(task: str, limit: int) -> list[dict[str, object]]:
     return [{"id": n, "content": s[:400]} for n, s in enumerate(steps[:limit], 1)]
 
 
-_LIST_ITEM = re.compile(r"(?:[-*+]|\d{1,2}[.)])\s+(.*)")
 
 
 def short_of(cfg: ResolvedConfig, problems: list[str]) -> list[str]:

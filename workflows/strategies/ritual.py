@@ -43,7 +43,7 @@ from workflows.prompts import render
 from workflows.strategies.base import PlannedCall
 from workflows.todos import current_index
 
-PLANNING_FILES = frozenset({layout.MEMORY, layout.PLAN, layout.TODOS})
+PLANNING_FILES = layout.MEMORY_FILES
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)
 VARIANTS = ("bootstrap", "transition", "rewind", "wrap_up")
 
