@@ -4,8 +4,9 @@ model under react and under phase_alternation, and what must come of it.
 A job is its work as todos (text + the calls that do it), its declared deliverables, and
 how its model behaves at the end: `claims` (job_complete with `claimed`), `early` (claims
 before doing the work, then does it), `never` (does the work, never calls job_complete),
-`echo` (first answers with its prompt echoed as text). `expect` is the end status, and
-`delivered` the files the result must list as verified ([]: none).
+`echo` (first answers with its prompt echoed as text), `blind` (claims in the same answer as
+a read that fails, twice: the first claim is refused, once, the second taken). `expect` is
+the end status, and `delivered` the files the result must list as verified ([]: none).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ class Job:
     input_deliverables: list[str] = field(default_factory=list)  # the job input's
     plan_deliverables: list[str] = field(default_factory=list)  # todo_write's (pa)
     claimed: list[str] = field(default_factory=list)  # job_complete's
-    ending: str = "claims"  # claims | early | never | echo
+    ending: str = "claims"  # claims | early | never | echo | blind
     phases: int = 1  # tactical phases the work is split into (pa)
     expect: str = "completed"
     delivered: list[str] = field(default_factory=list)
@@ -85,6 +86,11 @@ JOBS = [
         input_deliverables=["result.txt"], delivered=["result.txt"]),
     Job("empty-deliverable", [("Write out.txt", [write("out.txt", "")])],
         deliverables=["out.txt"], expect="stuck"),
+    Job("claims-beside-a-failed-read", [
+        ("Write report.md saying whether secret.md exists", [
+            call("read_file", path="secret.md"), write("report.md", "secret.md: absent\n")])],
+        deliverables=["report.md"], claimed=["report.md"], ending="blind",
+        delivered=["report.md"]),
     Job("model-declares-in-plan", [("Write plan-out.md", [write("plan-out.md", NOTE)])],
         plan_deliverables=["plan-out.md"], claimed=["plan-out.md"],
         delivered=["plan-out.md"]),
@@ -94,6 +100,15 @@ JOBS = [
 def finish(job: Job) -> dict:
     return step(call("job_complete", summary=f"{job.name} done", deliverables=job.claimed,
                      confidence=0.8))
+
+
+def closing(job: Job) -> list[dict]:
+    """The answers that end the job (`never` aside)."""
+    if job.ending == "blind":
+        return [step(call("read_file", path="secret.md"), *finish(job)["tool_calls"])] * 2
+    if job.expect == "stuck":  # refused each time (completion.max_refusals = 3), then let through
+        return [finish(job)] * 4
+    return [finish(job)]
 
 
 def text(content: str) -> dict:
@@ -108,10 +123,7 @@ def react(job: Job, max_nudges: int = 3) -> list[dict]:
     steps += [step(*calls) for _, calls in job.work]
     if job.ending == "never":
         return steps + [text("All done.")] * (max_nudges + 1)
-    closing = [finish(job)]
-    if job.expect == "stuck":  # refused each time (completion.max_refusals = 3), then let through
-        closing *= 4
-    return steps + closing
+    return steps + closing(job)
 
 
 def phase_alternation(job: Job, max_nudges: int = 3) -> list[dict]:
@@ -142,10 +154,7 @@ def phase_alternation(job: Job, max_nudges: int = 3) -> list[dict]:
             steps.append(plan(n + 1))
     if job.ending == "never":
         return steps + [text("All done.")] * (max_nudges + 1)
-    closing = [finish(job)]
-    if job.expect == "stuck":
-        closing *= 4
-    return steps + closing
+    return steps + closing(job)
 
 
 def plan_revise_execute(job: Job, max_nudges: int = 3) -> list[dict]:

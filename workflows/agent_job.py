@@ -312,7 +312,7 @@ class AgentJob:
         except InputError as e:
             self._refuse(str(e), "invalid_config")
         self.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
-        self.verifier = Verifier(self.ops)
+        self.verifier = Verifier(self.ops, workflow.patched)
 
     def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
         if self.strategy is not None:
@@ -462,8 +462,10 @@ class AgentJob:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 self.cfg, self.ws)
             completion.record_outcome(self._workspace_ops().completion, call, outcome)
+            self._verifier().saw(call, outcome)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
+        self._verifier().saw(call, outcome)
         return outcome
 
     # -- ending ------------------------------------------------------------------------

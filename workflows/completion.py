@@ -95,6 +95,9 @@ class CompletionState(BaseModel):
     # workflow's), a tool of the task called, a child job run. None: not known (state kept
     # before this was recorded, a restore): taken as done
     worked: bool | None = None
+    # a job_complete of this turn was refused because a call of the same answer failed
+    # (unseen_failures): refused so once per turn
+    unseen_refused: bool = False
 
 
 MAX_TURN_WRITTEN = 500
@@ -190,6 +193,7 @@ def new_turn(cfg: ResolvedConfig, state: CompletionState, turn: int, task: str) 
     """A follow-up turn begins: its job_complete is refused afresh, and names its own files;
     its instruction `task` names its own deliverables (task_named)."""
     state.turn, state.turn_written, state.refusals, state.worked = turn, [], 0, False
+    state.unseen_refused = False
     task_named(cfg, state, task)
 
 
@@ -278,6 +282,18 @@ def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig,
         f"{listed(found.problems)}. Do the work that makes them so with the tools."
         f"{completion_gate.fix_example(cfg, found.problems)} Then call job_complete again "
         f"(name in `deliverables` the files {whose} wrote)."))
+
+
+def unseen_failures(failed: list[str]) -> ToolOutcome:
+    """A job_complete made in the same answer as calls that failed: the model claimed the
+    job done before it read those results (react answered read_file of a missing file,
+    write_file of the report "present" and job_complete at once). Refused once per turn;
+    not counted against completion.max_refusals."""
+    return ToolOutcome(ok=False, code="job_incomplete", summary=(
+        "Error [job_incomplete]: job_complete not taken: in the same answer, "
+        f"{'; '.join(failed[:3])}. The completion came before those results were read: read "
+        "them, make the deliverables right if they change anything, then call job_complete "
+        "again."))
 
 
 def unverified(result: JobResult, found: DeliverablesChecked) -> JobResult:

@@ -2,7 +2,8 @@
 over the job's workspace ops, at the three points where a job may end.
 
     job_complete called        `refuse`: refused with what is missing, while refusals
-                               are left (the model goes on), else let through
+                               are left (the model goes on), else let through; refused
+                               once per turn when a call of the same answer failed
     the strategy completes     `finish`: `completed` only with the deliverables there,
                                else `stuck` with the list; a `stuck` end whose declared
                                deliverables are all there is completed by the workflow
@@ -12,6 +13,7 @@ over the job's workspace ops, at the three points where a job may end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from workflows import completion
@@ -22,23 +24,38 @@ if TYPE_CHECKING:
     from workflows.workspace_ops import WorkspaceOps
 
 
+# a job_complete beside a failed call of the same answer is refused (once per turn)
+CLAIM_UNSEEN = "claim-beside-a-failure"
+
+
 class Verifier:
-    def __init__(self, ops: WorkspaceOps) -> None:
+    def __init__(self, ops: WorkspaceOps, patched: Callable[[str], bool]) -> None:
         self.ops = ops
+        self.patched = patched  # workflow.patched: a job started before a change replays
         # the claim of a job_complete that passed its check in this turn (the job ends in
         # this turn: `finish` takes it instead of checking again)
         self.passed: tuple[list[str], DeliverablesChecked] | None = None
         # the claim of a job_complete let through unchecked (its refusals used up): `finish`
         # holds it to the whole check, this turn's files included
         self.let_through: list[str] | None = None
+        # the calls of the model's current answer that failed, "<tool>: <error>"
+        self.failed: list[str] = []
 
     def new_turn(self) -> None:
         self.passed = self.let_through = None
+        self.failed = []
+
+    def saw(self, call: ToolCallInfo, outcome: ToolOutcome) -> None:
+        if not outcome.ok and outcome.code != "skipped":
+            self.failed.append(f"{call.name} failed: {outcome.summary[:300]}")
 
     async def refuse(self, call: ToolCallInfo) -> ToolOutcome | None:
         """A job_complete whose deliverables are not there, refused (the model reads why),
         while refusals are left; None: the strategy takes it."""
         ops, cfg = self.ops, self.ops.cfg
+        if self.failed and not ops.completion.unseen_refused and self.patched(CLAIM_UNSEEN):
+            ops.completion.unseen_refused = True
+            return completion.unseen_failures(self.failed)
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
         if ops.completion.refusals >= cfg.config.completion.max_refusals:
             self.let_through = claimed  # `finish` ends the job stuck if still not there

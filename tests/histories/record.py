@@ -275,6 +275,13 @@ SINGLE = {  # tag -> (job id, script, config): one job each, for one patch's pat
         "expect_lines": {"notes/apples.md": [  # a mended write shown, then the workflow's plan
             "# Apples", {"glob": "[A-Za-z]* [a-z]*", "describe": "a sentence"}]}}}),
 }
+SINGLE["claim-beside-a-failure"] = ("react-claim-beside-a-failure", [
+    step(call("read_file", path="secret.md"), call("write_file", path="report.md",
+                                                   content="secret.md: present\n"),
+         call("job_complete", summary="first", deliverables=["report.md"], confidence=0.9)),
+    step(call("write_file", path="report.md", content="secret.md: absent\n"),
+         call("job_complete", summary="second", deliverables=["report.md"], confidence=0.9))],
+    {"extends": "defaults", "strategy": "react", "deliverables": ["report.md"]})
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [
@@ -304,8 +311,8 @@ SINGLE["deliverables"] = ("deliverables-plan", bootstrap()[:-2] + [
 
 
 async def record_single() -> None:
-    """One job of SINGLE[TAG]: `quiet-end` (a react job whose model stops calling tools with
-    its expect_lines unmet ends `stuck`), `cycles` (two calls by turns stop the job)."""
+    """One job of SINGLE[TAG], into tests/histories/<TAG>/, e.g. `claim-beside-a-failure`
+    (a react job claims completion beside a failed read: refused once)."""
     name, script, config = SINGLE[TAG]
     async with bench_stack() as b, running_worker(b.client, "record"):
         b.model.set_script(name, script)
@@ -313,7 +320,11 @@ async def record_single() -> None:
             "AgentJob", JobInput(config=config, instructions="x", documents=[]),
             id=name, task_queue="record", result_type=JobResult)
         await job.result()
-        write(name, await job.fetch_history())
+        history = await job.fetch_history()
+    folder = HERE / TAG  # a patch's histories (docs/versioning.md)
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(json.loads(history.to_json()), indent=1))
+    print(f"wrote {TAG}/{name}.json: {len(history.events)} events")
 
 
 async def record() -> None:
