@@ -112,3 +112,61 @@ def chart(runs: Sequence[Any], strategies: Sequence[str], path: Path, title: str
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def combined(groups: dict[str, list[dict[str, Any]]], strategies: Sequence[str]) -> str:
+    """Several evals in one table: a row per job (its runs from any number of evals, e.g.
+    one per round), a cell per strategy counting each outcome, and a total row."""
+    def cell(runs: list[dict[str, Any]]) -> str:
+        if not runs:
+            return "-"
+        ok = sum(bool(r.get("success")) for r in runs)
+        rest = [f"{n} {o}" for o in OUTCOMES[1:]
+                if (n := sum(r.get("outcome") == o for r in runs))]
+        done = sum(r.get("status") == "completed" for r in runs)
+        return f"{ok}/{len(runs)}" + (f" ({', '.join(rest)})" if rest else "") \
+            + f"; {done} completed"
+
+    head = ["job"] + [f"{s}: success/runs" for s in strategies]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for job, runs in groups.items():
+        lines.append("| " + " | ".join(
+            [job] + [cell([r for r in runs if r.get("strategy") == s]) for s in strategies])
+            + " |")
+    every = [r for runs in groups.values() for r in runs]
+    lines.append("| **all** | " + " | ".join(
+        f"**{cell([r for r in every if r.get('strategy') == s])}**" for s in strategies) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(
+        prog="python -m operate.eval_report",
+        description="One table of several `starter.py eval` runs: JOB=REPORT.json[,...] "
+                    "per job (the .json beside each eval's table).")
+    p.add_argument("jobs", nargs="+", metavar="JOB=REPORT.json[,REPORT.json...]")
+    a = p.parse_args(argv)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for arg in a.jobs:
+        job, sep, files = arg.partition("=")
+        if not sep or not files:
+            p.error(f"{arg!r}: expected JOB=REPORT.json[,REPORT.json...]")
+        for f in files.split(","):
+            try:
+                runs = json.loads(Path(f).read_text())
+            except (OSError, ValueError) as e:
+                p.error(f"{f}: {e}")
+            if not isinstance(runs, list):
+                p.error(f"{f}: not the runs of an eval (a JSON list)")
+            groups.setdefault(job, []).extend(r for r in runs if isinstance(r, dict))
+    strategies = list(dict.fromkeys(str(r.get("strategy")) for runs in groups.values()
+                                    for r in runs))
+    print(combined(groups, strategies))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -9,6 +9,9 @@ import argparse
 import json
 import uuid
 
+import pytest
+
+from operate import eval_report
 from operate.evaluate import download, evaluate
 from tests.conftest import running_worker
 from tests.scripts import call, step
@@ -119,3 +122,29 @@ async def test_a_file_named_as_a_folder_of_others_is_kept(s3, tmp_path):
     assert saved["x/y~file"] == b"y\n" and saved["m/b.md"] == b"b\n"
     assert sorted(v for k, v in saved.items() if k.startswith("notes~")) == [
         b"all three\n", b"the model's own\n"]  # both kept, neither over the other
+
+
+def test_several_evals_in_one_table(tmp_path, capsys):
+    """`python -m operate.eval_report JOB=a.json,b.json ...`: a row per job over its
+    evals (rounds), each outcome counted per strategy, the completed ones, a total row;
+    a bad argument is an error that names it, not a traceback."""
+    def runs(*outcomes: tuple[str, str]) -> str:
+        return json.dumps([{"strategy": s, "outcome": o, "success": o == "success",
+                            "status": "stuck" if o in ("missed completion", "other")
+                            else "completed"} for s, o in outcomes])
+    (tmp_path / "r1.json").write_text(runs(("pa", "success"), ("react", "false completion")))
+    (tmp_path / "r2.json").write_text(runs(("pa", "other"), ("react", "success")))
+    (tmp_path / "s.json").write_text(runs(("pa", "missed completion")))
+    assert eval_report.main([f"files={tmp_path / 'r1.json'},{tmp_path / 'r2.json'}",
+                             f"sum={tmp_path / 's.json'}"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "| job | pa: success/runs | react: success/runs |", "|---|---|---|",
+        "| files | 1/2 (1 other); 1 completed | 1/2 (1 false completion); 2 completed |",
+        "| sum | 0/1 (1 missed completion); 0 completed | - |",
+        "| **all** | **1/3 (1 missed completion, 1 other); 1 completed** | **1/2 (1 false "
+        "completion); 2 completed** |"]
+    for bad in (["files"], [f"files={tmp_path / 'none.json'}"]):
+        with pytest.raises(SystemExit) as e:
+            eval_report.main(bad)
+        assert e.value.code == 2
+    assert "files" in capsys.readouterr().err
