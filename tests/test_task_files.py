@@ -162,12 +162,19 @@ def test_the_task_named_files_are_the_small_profiles_deliverables_only():
     declaring = small.model_copy(update={"config": small.config.model_copy(update={
         "deliverables": ["c.md"]})})
     assert completion.declared(declaring, state) == ["c.md"]
-    for other in ({"strategy": "nested"}, {"strategy": "auto"},
+    for other in ({"strategy": "nested"},
                   {"workspace": small.config.workspace.model_copy(update={
-                      "within_parent": True})}):  # delegating jobs, a nested job's child
+                      "within_parent": True})}):  # a delegating job, a nested job's child
         cfg = small.model_copy(update={"config": small.config.model_copy(update=other)})
         completion.task_named(cfg, state, "Write `a.md`.")
         assert state.by_task == [], other
+    auto = small.model_copy(update={"config": small.config.model_copy(update={
+        "strategy": "auto"})})
+    completion.task_named(auto, state, "Write `a.md`.")  # auto: until it routes to nested
+    assert state.by_task == ["a.md"]
+    completion.delegated(state)
+    completion.new_turn(auto, state, 2, "Write `b.md`.")
+    assert state.by_task == []
 
 
 def test_a_follow_up_turns_files_count_once_written_in_it():

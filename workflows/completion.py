@@ -98,6 +98,7 @@ class CompletionState(BaseModel):
     # a job_complete of this turn was refused because a call of the same answer failed
     # (unseen_failures): refused so once per turn
     unseen_refused: bool = False
+    delegated: bool = False  # child jobs do the work (auto routed to nested): no by_task
 
 
 MAX_TURN_WRITTEN = 500
@@ -114,19 +115,20 @@ def _by_job(cfg: ResolvedConfig) -> list[str]:
         sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
 
 
-# strategies whose job writes no file itself: a nested coordinator (its children write under
-# subjobs/), auto (it may route to nested)
-DELEGATING = frozenset({"nested", "auto"})
-
-
 def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:
     """A turn's task (the instructions, a follow-up instruction): with the small profile, the
     files its words ask for are the turn's deliverables in a job that declares none
     (task_files.named; the 1.5B model claimed completion with them unwritten). Not for a
-    nested job's child (its task quotes its parent's) nor a job that delegates."""
+    nested job's child (its task quotes its parent's) nor a job whose child jobs do the work
+    (nested; auto once routed to nested: `delegated`)."""
     c = cfg.config
     state.by_task = task_files.named(task) if small(cfg) and not c.workspace.within_parent \
-        and c.strategy not in DELEGATING else []
+        and c.strategy != "nested" and not state.delegated else []
+
+
+def delegated(state: CompletionState) -> None:
+    """The job's child jobs do its work (auto routed to nested): no task files of its own."""
+    state.delegated, state.by_task = True, []
 
 
 def task_files_this_turn(cfg: ResolvedConfig, state: CompletionState,

@@ -158,6 +158,9 @@ class WorkspaceOps:
         completion.record_children(self.completion, outcomes)
         return outcomes
 
+    async def delegates(self) -> None:
+        completion.delegated(self.completion)
+
     async def deliverables(self, claimed: list[str] | None = None,
                            bad: list[str] | None = None,
                            claim: bool = False, content: bool = True) -> DeliverablesChecked:

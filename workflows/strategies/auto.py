@@ -112,6 +112,8 @@ class Auto(Strategy):
         inner.totals = self.totals
         self.inner = inner
         await self.port.write_output(layout.CLASSIFICATION, self.route.model_dump())
+        if isinstance(inner, Nested):
+            await self.port.delegates()
         return await inner.begin()
 
     def _record(self, status: str) -> None:

@@ -185,6 +185,10 @@ class Port(Protocol):
         """Run child jobs; pause, resume, rewind and cancel reach the running ones. Their
         outcomes, in the order of `children.jobs`."""
 
+    async def delegates(self) -> None:
+        """The job's work is its child jobs' (auto routed to nested): the files its task
+        names are theirs to write, not this job's deliverables."""
+
 
 Interrupt = Literal["rewind", "wrap_up", "finish", "cancel"]
 
