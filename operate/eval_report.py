@@ -162,8 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not isinstance(runs, list):
                 p.error(f"{f}: not the runs of an eval (a JSON list)")
             groups.setdefault(job, []).extend(r for r in runs if isinstance(r, dict))
-    strategies = list(dict.fromkeys(str(r.get("strategy")) for runs in groups.values()
-                                    for r in runs))
+    strategies = list(dict.fromkeys(str(r["strategy"]) for runs in groups.values()
+                                    for r in runs if r.get("strategy")))
     print(combined(groups, strategies))
     return 0
 

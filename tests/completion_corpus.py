@@ -5,7 +5,9 @@ A job is its work as todos (text + the calls that do it), its declared deliverab
 how its model behaves at the end: `claims` (job_complete with `claimed`), `early` (claims
 before doing the work, then does it), `never` (does the work, never calls job_complete),
 `echo` (first answers with its prompt echoed as text), `blind` (claims in the same answer as
-a read that fails, twice: the first claim is refused, once, the second taken). `expect` is
+a read that fails, twice: the first claim is refused, once, the second taken), `together`
+(claims in the answer that also marks the todo done: the workflow's refusal of that
+todo_complete is no failure of the work, the claim is taken). `expect` is
 the end status, and `delivered` the files the result must list as verified ([]: none).
 """
 
@@ -26,7 +28,7 @@ class Job:
     input_deliverables: list[str] = field(default_factory=list)  # the job input's
     plan_deliverables: list[str] = field(default_factory=list)  # todo_write's (pa)
     claimed: list[str] = field(default_factory=list)  # job_complete's
-    ending: str = "claims"  # claims | early | never | echo | blind
+    ending: str = "claims"  # claims | early | never | echo | blind | together
     phases: int = 1  # tactical phases the work is split into (pa)
     expect: str = "completed"
     delivered: list[str] = field(default_factory=list)
@@ -91,6 +93,9 @@ JOBS = [
             call("read_file", path="secret.md"), write("report.md", "secret.md: absent\n")])],
         deliverables=["report.md"], claimed=["report.md"], ending="blind",
         delivered=["report.md"]),
+    Job("claims-with-its-todo-done", [("Write done.md", [write("done.md", NOTE)])],
+        deliverables=["done.md"], claimed=["done.md"], ending="together",
+        delivered=["done.md"]),
     Job("model-declares-in-plan", [("Write plan-out.md", [write("plan-out.md", NOTE)])],
         plan_deliverables=["plan-out.md"], claimed=["plan-out.md"],
         delivered=["plan-out.md"]),
@@ -106,6 +111,8 @@ def closing(job: Job) -> list[dict]:
     """The answers that end the job (`never` aside)."""
     if job.ending == "blind":
         return [step(call("read_file", path="secret.md"), *finish(job)["tool_calls"])] * 2
+    if job.ending == "together":
+        return [step(call("todo_complete", notes="done"), *finish(job)["tool_calls"])]
     if job.expect == "stuck":  # refused each time (completion.max_refusals = 3), then let through
         return [finish(job)] * 4
     return [finish(job)]

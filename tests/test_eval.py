@@ -143,8 +143,8 @@ def test_several_evals_in_one_table(tmp_path, capsys):
         "| sum | 0/1 (1 missed completion); 0 completed | - |",
         "| **all** | **1/3 (1 missed completion, 1 other); 1 completed** | **1/2 (1 false "
         "completion); 2 completed** |"]
-    for bad in (["files"], [f"files={tmp_path / 'none.json'}"]):
+    for bad, said in ((["files"], "'files': expected JOB=REPORT.json"),
+                      ([f"files={tmp_path / 'none.json'}"], "none.json")):
         with pytest.raises(SystemExit) as e:
             eval_report.main(bad)
-        assert e.value.code == 2
-    assert "files" in capsys.readouterr().err
+        assert e.value.code == 2 and said in capsys.readouterr().err

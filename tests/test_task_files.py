@@ -57,6 +57,28 @@ NAMED = [
     ("1. Write three files: `a.txt`,\n    `b.txt` and `c.txt`.", ["a.txt", "b.txt", "c.txt"]),
     ("Write `tmp.md`. Then delete `./tmp.md`. Write `keep.md`. Don't delete `keep.md`.",
      ["keep.md"]),
+    # phrasings of tasks nobody here wrote (session 20)
+    ("Create three files in the workspace: fruits/apple.txt, fruits/pear.txt and "
+     "fruits/plum.txt. Each names a colour.",
+     ["fruits/apple.txt", "fruits/pear.txt", "fruits/plum.txt"]),
+    ("Step 1: write `parts/a.md`, `parts/b.md` and `parts/c.md`, each with one line.\n"
+     "Step 2: read the three parts and write `combined.md` listing them.",
+     ["parts/a.md", "parts/b.md", "parts/c.md", "combined.md"]),
+    ("Save the list of the first five primes in primes.txt, one per line.", ["primes.txt"]),
+    ("Your job: make a JSON file data/config.json with the keys name and version.",
+     ["data/config.json"]),
+    ("Write a haiku about the sea into haiku.txt.", ["haiku.txt"]),
+    ("The output should be written to out/answer.txt.", ["out/answer.txt"]),
+    ("Put the word count of this task in count.txt.", ["count.txt"]),
+    ("Create `hello.py` that prints hello, and `README.md` describing it.",
+     ["hello.py", "README.md"]),
+    ("3. Write index.md linking to both.", ["index.md"]),
+    ("Read data.csv and write the total of its second column to total.txt.", ["total.txt"]),
+    ("Then write `report.md` saying `present` or `absent`.", ["report.md"]),
+    ("Write the answer in answer.md.", ["answer.md"]),
+    ("You must deliver output.csv with two columns.", ["output.csv"]),
+    ("Store the result in results/final.json.", ["results/final.json"]),
+    ("Make a copy of `a.md` as `b.md`.", ["b.md"]),
 ]
 NOT_NAMED = [
     "If the check fails, write `error.md`.",  # a condition
@@ -114,6 +136,19 @@ NOT_NAMED = [
     "Write-ups go to `writeups/summary.md`.",
     "Write access to `data.db` is needed.",
     "Write the report to `workspace/report.md`.",  # the small profile refuses workspace/
+    # session 20: "in", make, store, put, or, the passive
+    "Write a Python function to parse the dates in dates.csv.",
+    "Write a summary of the errors in log.txt.",
+    "Write tests for the function in utils.py.",
+    "Make sure `config.json` exists.",
+    "Make `run.sh` executable.",
+    "Make the tests in `test_a.py` pass.",
+    "Write `a.md` with the result if the test passes.",
+    "Write `a.md` or `b.md`.",
+    "Put `a.md` and `b.md` side by side.",
+    "The results may be written to `out.txt`.",
+    "If it works, the output should be written to `out.txt`.",
+    "Write a review of the code in app.py.",
 ]
 @pytest.mark.parametrize("task", [
     "write " * 20_000, "Write " + "a." * 50_000, "Write x: " + "`a.md` and " * 10_000,

@@ -446,6 +446,8 @@ class AgentJob:
         elif planned.refusal is not None:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
+        elif call.name == "job_complete" and (blind := self._verifier().blind()):
+            outcome = blind
         elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
                 verdict := await self.steering.wait_for_approval(
                     call, self.cfg.config.approvals, self._phase_number(), self._set_status)
@@ -462,10 +464,9 @@ class AgentJob:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 self.cfg, self.ws)
             completion.record_outcome(self._workspace_ops().completion, call, outcome)
-            self._verifier().saw(call, outcome)
+            self._verifier().ran(call, outcome)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
-        self._verifier().saw(call, outcome)
         return outcome
 
     # -- ending ------------------------------------------------------------------------

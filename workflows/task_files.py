@@ -9,14 +9,22 @@ this way. A file taken wrongly would hold the job to a file nobody asked for, a 
 missed only leaves the job as it was without the profile: every rule leans to missing.
 Sentence by sentence (a list item is a sentence), only these shapes count:
 
-    an imperative write verb (write, create, save, produce, generate) - at the sentence's
-    start, or after "and", "then" - whose object is a file name with a known extension:
+    an imperative write verb (write, create, save, produce, generate, make, deliver, store,
+    put) - at the sentence's start, after "and", "then", a label ("Step 1:", "Your task:")
+    or "you must" - whose object is a file name with a known extension:
       - right after the verb, or after a few words that name the file and a colon
             "Write `shopping.md`: a list ..."   "Write three notes: `a.md`, `b.md` and `c.md`."
             "Write a Python script `fetch.py` that ..."   "Create hello.py that prints hello"
-      - after a destination word (to, into, as, named, called), the words before it naming
-        what is written ("write the total to `output/total.txt`")
-      - the next name of such a list ("`a.txt` containing alpha, `b.txt` containing beta")
+      - after a destination word (to, into, as, named, called; "in" after save, store,
+        put, or after a short object of write), the word before it naming what is written
+        ("write the total to `output/total.txt`", "save the list in primes.txt", "write
+        the answer in answer.md"); store and put take only this one
+      - the next name of such a list ("`a.txt` containing alpha, `b.txt` containing beta",
+        "`hello.py` that prints hello, and `README.md`")
+    A name not in backticks: right after the verb with a clause after it, or after words
+    with a file noun ("a JSON file data/config.json", "three files in the workspace:
+    a.txt, ..."); make takes only this one. And a passive "... should be written to
+    `out.txt`" in a sentence without a condition.
 
 Never a deliverable: a name after a relative clause or a preposition of another sense
 ("Write a script that reads `a.csv`", "Write a summary of `in.md`", "Write a reply to
@@ -132,16 +140,20 @@ def _objects(sentence: str) -> tuple[list[str], list[str]]:
         if (unsure is not None and unsure.start() < verb.start()) or \
                 not _IMPERATIVE.fullmatch(masked[:verb.start()]):
             continue  # "If ..., write", "Do not write", "a script that ... saves"
+        word = verb.group(0).lower()
         anchor, last_taken = verb.end(), False
         for span in names:
             between = sentence[anchor:span.start()]
             if _SENTENCE_STOP.search(between):
                 break
             path, quoted = _path(span), span.group(1) is not None
-            clause = masked[verb.end():span.start()]
-            taken = _is_path(path, quoted) and not _RELATIVE.search(clause) and (
-                (anchor == verb.end() and _first_object(between, quoted, sentence, span))
-                or (_DESTINATION.search(between) is not None and not _OTHER_SENSE.search(between))
+            relative = _RELATIVE.search(masked[verb.end():span.start()]) is not None
+            taken = _is_path(path, quoted) and (
+                (not relative and anchor == verb.end() and word not in _DESTINATION_ONLY
+                 and (word != "make" or _FILE_NOUN.search(between) is not None)
+                 and _first_object(between, quoted, sentence, span))
+                or (not relative and _destination(between, word))
+                # the next name of a list: a clause of the name before is that name's
                 or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None
                     and not _OTHER_SENSE.search(between))
             ) and not _AFTER_UNSURE.match(masked, span.end()) \
@@ -149,15 +161,42 @@ def _objects(sentence: str) -> tuple[list[str], list[str]]:
             if taken and work_file(path) and not path.startswith("workspace/"):
                 found.append(path)
             anchor, last_taken = span.end(), taken
+    if unsure is None:
+        for m in _PASSIVE.finditer(masked):
+            after = _NAMED.match(sentence, m.end())
+            if after is not None and _is_path(p := _path(after), after.group(1) is not None) \
+                    and work_file(p) and not p.startswith("workspace/"):
+                found.append(p)
     return found, gone
 
 
+def _destination(between: str, verb: str) -> bool:
+    """Do the words `between` the verb (or the name before) and a name end in a word that
+    makes the name the place written to? "the total to", "the list in" (save, store, put);
+    "the answer in" (a short object of write); not "a reply to", "a summary of the errors
+    in", "a function to parse the dates in", "make the tests in"."""
+    if (m := _DESTINATION.search(between)) is not None or (
+            verb in _IN_IS_DESTINATION and (m := _IN.search(between)) is not None):
+        head = between[:m.start()].split()
+        return not head or _OTHER_SENSE.search(head[-1]) is None
+    m = _IN.search(between) if verb == "write" else None
+    return m is not None and _SHORT_OBJECT.fullmatch(between[:m.start()]) is not None \
+        and not _OTHER_SENSE.search(between) and not _TO.search(between) \
+        and not _RELATIVE.search(between)
+
+
 def _first_object(between: str, quoted: bool, sentence: str, span: re.Match[str]) -> bool:
-    """Is the name at `span` the verb's first object, `between` the words before it?"""
+    """Is the name at `span` the verb's first object, `between` the words before it? A name
+    not in backticks only right after the verb (then a clause follows) or after words with a
+    file noun ("a JSON file data.json", "two files, a.txt and b.txt", "three files in the
+    workspace: a.txt, ...")."""
     if not between.strip():
         return quoted or _AFTER_BARE.match(sentence, span.end()) is not None
-    return quoted and (_NAMING.fullmatch(between) is not None or (
-        _LEAD_IN.fullmatch(between) is not None and not _OTHER_SENSE.search(between)))
+    naming = _NAMING.fullmatch(between.rstrip().removesuffix(",") + " ") is not None
+    lead_in = _LEAD_IN.fullmatch(between) is not None and not _OTHER_SENSE.search(between)
+    if quoted:
+        return naming or lead_in
+    return (naming or lead_in) and _FILE_NOUN.search(between) is not None
 
 
 def _path(span: re.Match[str]) -> str:
@@ -187,10 +226,17 @@ _EXAMPLE_START = re.compile(r"(?:for\s+example|for\s+instance|example|e\.g\.|suc
                             r"(?!\w)", re.I)
 _EXAMPLE = re.compile(r"\b(?:for\s+example|for\s+instance|examples?|e\.g\.|such\s+as)(?!\w)",
                       re.I)
-_VERB = re.compile(r"(?<![\w./`-])(?:write|create|save|produce|generate|delete|remove)"
-                   r"(?![\w./`'-])", re.I)
+_VERB = re.compile(r"(?<![\w./`-])(?:write|create|save|produce|generate|make|deliver|store|put|"
+                   r"delete|remove)(?![\w./`'-])", re.I)
+# verbs whose object is what is kept, not the file: only a destination names the file
+_DESTINATION_ONLY = frozenset({"store", "put"})
+# verbs for which "in" names the destination as surely as "to" ("save the list in `a.txt`")
+_IN_IS_DESTINATION = frozenset({"save", "store", "put"})
 # before the verb: nothing, a sequence word, or an earlier clause joined by "and"/"then"
-_IMPERATIVE = re.compile(r"\s*(?:(?:in|inside|at|under|within)\b[^,]{0,60},\s*)?"
+_IMPERATIVE = re.compile(r"\s*(?:(?:step|part|phase|stage|task)\s*\w{0,6}\s*[:.)-]\s*)?"
+                         r"(?:your\s+(?:job|task)\s*(?::|is\s+to)\s*)?"
+                         r"(?:(?:in|inside|at|under|within)\b[^,]{0,60},\s*)?"
+                         r"(?:you\s+(?:must|should|need\s+to|have\s+to|are\s+to)\s+)?"
                          r"(?:(?:first|then|next|finally|lastly|also|now|afterwards|and)"
                          r",?\s+)*|.*(?:\band|\bthen|;)\s*(?:(?:then|also|finally)\s+)?", re.I)
 _UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optional|optionally|not|never|"
@@ -198,8 +244,9 @@ _UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optional|optionall
                      re.I)
 _UNSURE_HEADING = re.compile(r"\b(?:optional|bonus|extra|stretch|examples?|if|alternatives?)\b",
                              re.I)
-_AFTER_UNSURE = re.compile(r"[^:;.!?]*?\b(?:if|unless|when|whenever|only|otherwise|or|not|"
-                           r"depending)\b", re.I)
+_AFTER_UNSURE = re.compile(r"[^:;.!?]*?\b(?:if|unless|when|whenever|only|otherwise|not|"
+                           r"depending)\b|(?:(?!\b(?:saying|with|containing|listing|holding|"
+                           r"that|which)\b)[^:;.!?])*?\bor\b", re.I)  # "or" of the content aside
 _RELATIVE = re.compile(r"\b(?:that|which|who|whom|whose|where|while|how)\b", re.I)
 # a span in backticks, or a word that looks like a path
 _NAMED = re.compile(r"`([^`\n]+)`|(?<![\w./`@-])((?:\./)?[\w-][\w/-]*(?:\.[\w-]+)*"
@@ -209,7 +256,8 @@ _PATH = re.compile(r"(?:\./)?[\w-][\w./-]*\.[A-Za-z][A-Za-z0-9]{0,4}")
 _SENTENCE_STOP = re.compile(r"[;!?]|\.\s")
 # after a name that is not in backticks, right after the verb: a clause or the end
 _AFTER_BARE = re.compile(r"\s*(?:$|[:,;.(]|(?:with|that|which|containing|listing|holding|"
-                         r"saying|where|and)\b)", re.I)
+                         r"saying|where|and|linking|describing|explaining|summari[sz]ing|"
+                         r"showing|giving|naming|including|followed)\b)", re.I)
 # the words that name what is written, before its name: "a Python script", "three files:"
 _NAMING = re.compile(r"\s*(?:(?:the|a|an|new|one|two|three|four|five|six|seven|eight|nine|ten|"
                      r"\d+|short|small|simple|plain|single|separate|empty|final|text|markdown|"
@@ -218,6 +266,16 @@ _NAMING = re.compile(r"\s*(?:(?:the|a|an|new|one|two|three|four|five|six|seven|e
                      r"config|configuration|named|called)\s+)*", re.I)
 _LEAD_IN = re.compile(r"\s*[\w ,'-]{0,80}:\s*")
 _DESTINATION = re.compile(r"\b(?:to|into|as|named|called)\s*$", re.I)
+_IN = re.compile(r"\bin\s*$", re.I)
+# "write the answer in `answer.md`": a short object, no other sense, no purpose ("to parse")
+_SHORT_OBJECT = re.compile(r"\s*(?:[\w'-]+\s+){0,4}", re.I)
+_TO = re.compile(r"\bto\b", re.I)
+# the nouns that say the name after them is a file ("a JSON file data.json")
+_FILE_NOUN = re.compile(r"\b(?:files?|scripts?|notes?|documents?|pages?|modules?|programs?)\b",
+                        re.I)
+# "The output should be written to `out/answer.txt`."
+_PASSIVE = re.compile(r"\b(?:be|is|are|gets?)\s+(?:written|saved|stored|put)\s+(?:to|in|into|as)"
+                      r"\s+(?=\S)", re.I)
 # words that give "to", "as", a list or a lead-in another sense than "this is the file"
 _OTHER_SENSE = re.compile(
     r"\b(?:of|for|from|with|about|by|than|like|same|format|style|similar|each|these|those|"

@@ -45,17 +45,25 @@ class Verifier:
         self.passed = self.let_through = None
         self.failed = []
 
-    def saw(self, call: ToolCallInfo, outcome: ToolOutcome) -> None:
-        if not outcome.ok and outcome.code != "skipped":
+    def ran(self, call: ToolCallInfo, outcome: ToolOutcome) -> None:
+        """A tool call of the current answer ran (the workflow's own refusals of a call, for
+        the protocol's sake, are no failure of the work)."""
+        if not outcome.ok:
             self.failed.append(f"{call.name} failed: {outcome.summary[:300]}")
+
+    def blind(self) -> ToolOutcome | None:
+        """A job_complete in the same answer as a tool call that failed: refused once per
+        turn (the model claimed before it read the failure); None: not such a claim."""
+        state = self.ops.completion
+        if self.failed and not state.unseen_refused and self.patched(CLAIM_UNSEEN):
+            state.unseen_refused = True
+            return completion.unseen_failures(self.failed)
+        return None
 
     async def refuse(self, call: ToolCallInfo) -> ToolOutcome | None:
         """A job_complete whose deliverables are not there, refused (the model reads why),
         while refusals are left; None: the strategy takes it."""
         ops, cfg = self.ops, self.ops.cfg
-        if self.failed and not ops.completion.unseen_refused and self.patched(CLAIM_UNSEEN):
-            ops.completion.unseen_refused = True
-            return completion.unseen_failures(self.failed)
         claimed, bad = completion.valid((call.args or {}).get("deliverables"))
         if ops.completion.refusals >= cfg.config.completion.max_refusals:
             self.let_through = claimed  # `finish` ends the job stuck if still not there

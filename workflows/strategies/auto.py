@@ -137,6 +137,8 @@ class Auto(Strategy):
             self.c.steps = self.c.nudges = 0
             return await self._first_call()
         inner = self.inner = ROUTES[self.route.strategy](self.cfg, self.port)
+        if isinstance(inner, Nested):  # (state carried from before `delegated` was kept)
+            await self.port.delegates()
         decision = await inner.resume(snap.inner)
         self.totals = inner.totals
         return decision
