@@ -440,13 +440,13 @@ async def test_a_plan_that_names_no_file_still_short_is_refused_with_the_plan_sh
     assert result.status == "completed", result
     refused = [m for m in msgs if m.startswith("Error [plan_off_task]")]
     assert refused == [
-        "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
+        "Error [plan_off_task]: todos.yaml was not written: no todo writes a file the task must "
         "still deliver (a.md, b.md); a plan's todos are the task's concrete steps, one per file "
         "to write. The files this job must deliver are listed in small.expect_lines; a "
         "plan of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\""
         ", todos=[{\"id\": 1, \"content\": \"Write a.md with these lines: # A\"}, {\"id\": 2, "
         "\"content\": \"Write b.md with these lines: # B\"}])",
-        "Error [plan_off_task]: todos.yaml was not written: no todo names a file the task must "
+        "Error [plan_off_task]: todos.yaml was not written: no todo writes a file the task must "
         "still deliver (b.md); a plan's todos are the task's concrete steps, one per file to "
         "write. The files this job must deliver are listed in small.expect_lines; a plan "
         "of one todo per file not yet done, for example: todo_write(phase=\"Deliverables\", "

@@ -238,16 +238,22 @@ def test_a_plan_that_names_no_deliverable_still_short_is_refused():
 
     short = ["notes/apples.md", "output/summary.md"]
     vague = plan("Read the workspace and explore its contents.", "Identify the deliverables.")
-    assert ritual.names_none(vague.call.args["todos"], short)
-    assert not ritual.names_none([{"content": "Write Apples.md: # Apples"}], short)  # its name
-    assert not ritual.names_none([{"content": "x"}, {"content": "then output/summary.md"}],
-                                 short)
-    assert not ritual.names_none([], short) and not ritual.names_none("todos", short)
+    assert ritual.writes_none(vague.call.args["todos"], short)
+    assert not ritual.writes_none([{"content": "Write Apples.md: # Apples"}], short)  # its name
+    assert not ritual.writes_none([{"content": "x"}, {"content": "Then write output/summary.md"
+                                                                 " with a line per note."}],
+                                  short)
+    assert ritual.writes_none([{"content": "then output/summary.md"}], short)  # named, not written
+    assert ritual.writes_none([{"content": "Phase 3 completed. The deliverables are not all "
+                                           "there yet: notes/apples.md does not exist. The next "
+                                           "todos are the work that makes them so."}], short)
+    assert not ritual.writes_none([{"content": "Create `notes/x.md`"}], ["notes/*.md"])
+    assert not ritual.writes_none([], short) and not ritual.writes_none("todos", short)
     assert ritual.plans([vague]) and not ritual.plans([plan("Read it", refused="repeats")])
     out = ritual.refuse_off_task_plans([vague], short, "todo_write(...)")
     assert out is not None and out[0].refusal_code == "plan_off_task"
     assert out[0].refusal == (
-        "todos.yaml was not written: no todo names a file the task must still deliver "
+        "todos.yaml was not written: no todo writes a file the task must still deliver "
         "(notes/apples.md, output/summary.md); a plan's todos are the task's concrete steps, "
         "one per file to write. todo_write(...)")
     assert ritual.refuse_off_task_plans([vague], [], "x") is None  # nothing is short
@@ -283,10 +289,11 @@ def test_a_file_written_at_the_folder_of_the_missing_ones_is_named():
 
 def test_a_plan_names_a_glob_deliverable_by_a_file_it_matches():
     """A plan held to the deliverables still missing (the small profile, after the first
-    phase) names `notes/*.md` by a file it matches; a plan naming none is off the task."""
-    assert not ritual.names_none([{"id": 1, "content": "Write `notes/a.md` with a line"}],
-                                 ["notes/*.md"])
-    assert not ritual.names_none([{"id": 1, "content": "Write out.md."}],
-                                 ["out.md", "notes/*.md"])
-    assert ritual.names_none([{"id": 1, "content": "Review the notes"}],
-                             ["notes/*.md", "out.md"])
+    phase) writes `notes/*.md` by a file it matches; a plan writing none is off the task."""
+    assert not ritual.writes_none([{"id": 1, "content": "Write `notes/a.md` with a line"}],
+                                  ["notes/*.md"])
+    assert not ritual.writes_none([{"id": 1, "content": "Write out.md."}],
+                                  ["out.md", "notes/*.md"])
+    assert ritual.writes_none([{"id": 1, "content": "Review the notes"}],
+                              ["notes/*.md", "out.md"])
+    assert ritual.writes_none([{"id": 1, "content": "Review `notes/a.md`"}], ["notes/*.md"])

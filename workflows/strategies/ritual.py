@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
+from workflows import task_files
 from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
 from workflows.contract.config import BreakerSettings, StrategicTodos
 from workflows.contract.plans import repeated_plan
@@ -261,17 +262,23 @@ def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], s
     return refuse_where(planned, why, "todos_by_todo_write")
 
 
-def names_none(todos: object, paths: list[str]) -> bool:
-    """Do `todos` (a todo_write's argument) name none of `paths` (a path or its file name,
-    in any case; for a glob, a path it matches)? False when there are no todos to look at."""
-    texts = [str(t.get("content", "")).lower() for t in todos if isinstance(t, dict)] \
+def writes_none(todos: object, paths: list[str]) -> bool:
+    """Do `todos` (a todo_write's argument) say to write none of `paths` (a path or its file
+    name, in any case; for a glob, a path it matches)? A todo writes the files it names as
+    the thing to write (written_file, task_files.named), not the ones it mentions: the 1.5B
+    model planned the transition's own words, "notes/cats.md does not exist; ... The next
+    todos are the work that makes them so", as its todo, and marked it done, three phases in
+    a row. False when there are no todos to look at."""
+    texts = [str(t.get("content", ""))[:2000] for t in todos if isinstance(t, dict)] \
         if isinstance(todos, list) else []
-    names = {n for p in paths for n in (p.lower(), *(
-        () if _GLOB.search(p) else (p.lower().rsplit("/", 1)[-1],)))}
+    written = {w.lower() for t in texts
+               for w in (*written_file(Todo(id=1, content=t)), *task_files.named(t))}
+    names = {n for p in paths if not _GLOB.search(p)
+             for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
     globs = [p.lower() for p in paths if _GLOB.search(p)]
-    return bool(texts) and not any(n in t for t in texts for n in names) and not any(
-        fnmatch.fnmatchcase(w, g) and w not in PLANNING_FILES for t in texts
-        for w in (word.strip("`'\".,;:()[]") for word in t.split()) for g in globs)
+    return bool(texts) and not any(
+        w in names or w.rsplit("/", 1)[-1] in names
+        or any(fnmatch.fnmatchcase(w, g) for g in globs) for w in written)
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -299,9 +306,9 @@ def refuse_off_task_plans(planned: list[PlannedCall], short: list[str], example:
     until the loop breaker stopped it, and no deliverable was ever planned."""
     def why(p: PlannedCall) -> str | None:
         todos = (p.call.args or {}).get("todos")
-        if p.call.name != "todo_write" or not names_none(todos, short) or writes_work(todos):
+        if p.call.name != "todo_write" or not writes_none(todos, short) or writes_work(todos):
             return None
-        return (f"todos.yaml was not written: no todo names a file the task must still "
+        return (f"todos.yaml was not written: no todo writes a file the task must still "
                 f"deliver ({', '.join(short)}); a plan's todos are the task's concrete steps, "
                 f"one per file to write. {example}").strip()
 

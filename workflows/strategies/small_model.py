@@ -6,7 +6,7 @@ without the profile never runs any of this (`PhaseAlternation.small` is None); i
 completion is verified the same way for every job (workflows/completion.py).
 
 - `strategic_turn`: a strategic turn's write_file of todos.yaml is refused (the model wrote
-  the file by hand instead of calling todo_write), and a todo_write that names none of the
+  the file by hand instead of calling todo_write), and a todo_write that writes none of the
   deliverables still short (after the first phase; with `small.plans_name_deliverables` in
   every one);
 - `named_files`: a tactical todo that says "Write X" (or "Write ...: `X`, `Y` and `Z`." in
@@ -45,7 +45,7 @@ class SmallModel:
     async def strategic_turn(self, planned: list[PlannedCall], variant: str
                              ) -> list[PlannedCall]:
         """With `small.expect_lines`, the turn with its write_file of todos.yaml refused
-        (ritual.refuse_todos_file_writes); its todo_write refused when it names none of the
+        (ritual.refuse_todos_file_writes); its todo_write refused when it writes none of the
         deliverables still short (ritual.refuse_off_task_plans), showing the plan of them to
         copy: with `small.plans_name_deliverables` in every strategic phase (the lines a
         check finds short, with expect_lines), else after the first (a transition or rewind:
