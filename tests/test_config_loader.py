@@ -138,7 +138,9 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
                                  "tool_backoff": 1.5, "tool_timeout_seconds": 7,
                                  "workspace_attempts": 6, "workspace_timeout_seconds": 8},
                      "completion": {"max_refusals": 2, "expect_lines": {"a.md": ["x"]},
-                                    "plan_after_refusals": 0, "plans_name_deliverables": True}},
+                                    "plan_after_refusals": 0, "plans_name_deliverables": True},
+                     "breakers": {"max_idle_phases": 4, "max_rewinds": 6},
+                     "rewind": {"model_may_restore": True}},
                     root).config
     assert (c.llm.retry.maximum_attempts, c.llm.retry.maximum_interval_seconds) == (4, 9)
     assert c.tools.retry == RetrySettings(initial_interval_seconds=0.5, backoff_coefficient=1.5,
@@ -148,11 +150,16 @@ def test_earlier_names_load_in_their_new_places(root: Path) -> None:
         6, 20)
     assert c.small.expect_lines == {"a.md": ["x"]} and c.small.plan_after_refusals == 0
     assert c.small.plans_name_deliverables and c.completion.max_refusals == 2
-    assert "retries" not in c.model_dump()
+    ps = c.phase_settings  # phase_alternation's own settings, under its own key
+    assert (ps.max_idle_phases, ps.max_rewinds, ps.model_may_restore) == (4, 6, True)
+    assert "retries" not in c.model_dump() and "rewind" not in c.model_dump()
     assert JobConfig.model_validate(c.model_dump()) == c  # the new shape reads back as itself
     with pytest.raises(ConfigError, match=r"retries\.tool_atempts: not a setting; the retry "
                                           r"policies are llm.retry, tools.retry"):
         load_config({"retries": {"tool_atempts": 5}}, root)
+    with pytest.raises(ConfigError, match=r"rewind\.allow: not a setting; the model's "
+                                          r"restores are phase_settings.model_may_restore"):
+        load_config({"rewind": {"allow": True}}, root)
 
 
 def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(

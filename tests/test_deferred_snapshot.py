@@ -37,7 +37,7 @@ async def test_the_first_call_goes_first_and_a_rewind_to_phase_1_restores_the_st
         handle = await start_job(script, model_server, instructions="x",
                                  documents=[{"name": "brief.md", "text": "the brief\n"}],
                                  config={"extends": "creator",
-                                         "rewind": {"model_may_restore": True}})
+                                         "phase_settings": {"model_may_restore": True}})
         result = await handle.result()
     assert result.status == "completed"
     events = (await handle.fetch_history()).events

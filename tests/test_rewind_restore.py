@@ -117,7 +117,7 @@ async def test_signal_restores_the_workspace_across_a_worker_kill(
     assert report.ok, report.detail
 
 
-GATED_RESTORE = {"extends": "creator", "rewind": {"model_may_restore": True}}
+GATED_RESTORE = {"extends": "creator", "phase_settings": {"model_may_restore": True}}
 
 
 @pytest.mark.parametrize("allowed", [True, False], ids=["allowed", "not-allowed"])
@@ -141,7 +141,7 @@ async def test_todo_rewind_restores_when_the_config_allows_it(
     else:
         assert kept is None and await text(s3, handle.id, "work/a_1.md") == "result a 1\n"
         assert "restore_phase 2 was not applied" in arch["issue"]
-        assert "rewind.model_may_restore" in arch["issue"]
+        assert "phase_settings.model_may_restore" in arch["issue"]
 
 
 async def snapshot(s3, ws: WorkspaceRef, phase: int) -> None:

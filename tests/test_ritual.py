@@ -293,15 +293,16 @@ async def test_job_complete_is_never_lost_to_call_ordering(client, task_queue, s
 
 async def test_idle_tactical_phases_stop_the_job(client, task_queue, start_job, model_server, s3):
     """Tactical phases that only call todo_complete (no file changed): after
-    breakers.max_idle_phases of them the job stops as stuck, saying why."""
+    phase_settings.max_idle_phases of them the job stops as stuck, saying why."""
     idle = [step(call("todo_complete", notes="done")) for _ in range(2)]
     script = (bootstrap(n_todos=2) + idle + transition("Again", 2, memory="m1") + idle
               + transition("More", 2, memory="m2"))
-    config = {**CONFIG, "breakers": {"no_progress_steps": 0, "max_idle_phases": 2}}
+    config = {**CONFIG, "breakers": {"no_progress_steps": 0},
+              "phase_settings": {"max_idle_phases": 2}}
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "stuck"
     assert result.summary.startswith("2 tactical phases in a row changed no file besides the "
-                                     "plan (breakers.max_idle_phases=2)")
+                                     "plan (phase_settings.max_idle_phases=2)")
     trip = json.loads(await s3.get("switchback",
                                    f"{handle.id}/output/breakers/phase_loop_4.json"))
     assert trip["breaker"] == "phase_loop" and trip["action"] == "stop"
@@ -313,10 +314,11 @@ async def test_rewinds_are_capped_and_name_the_archive(client, task_queue, start
     script = (bootstrap(n_todos=2) + [tactical(2)[0]] + rewind
               + transition("Revised", 2, memory="r1") + [tactical(2, "r")[0]] + rewind
               + transition("Revised again", 2, memory="r2"))
-    config = {**CONFIG, "breakers": {"no_progress_steps": 0, "max_rewinds": 1}}
+    config = {**CONFIG, "breakers": {"no_progress_steps": 0},
+              "phase_settings": {"max_rewinds": 1}}
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "stuck"
-    assert "the job was rewound 2 times (breakers.max_rewinds=1)" in result.summary
+    assert "the job was rewound 2 times (phase_settings.max_rewinds=1)" in result.summary
     first_rewind = next(r for r in model_server.requests(handle.id)
                         if "begins: Rewind" in r["messages"][1]["content"])
     assert ("The todos of phase 2, with what was done, are in archive/phase_2.yaml."

@@ -6,7 +6,7 @@ from __future__ import annotations
 from activities.config_files import load_config
 from activities.storage.todos_file import digest, stale_problem
 from workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
-from workflows.contract.config import BreakerSettings
+from workflows.contract.config import PhaseSettings
 from workflows.contract.plans import repeated_plan
 from workflows.strategies import ritual
 from workflows.strategies.base import PlannedCall
@@ -127,19 +127,19 @@ def test_job_complete_runs_last_and_nothing_ends_the_phase_before_it():
 
 
 def test_loops_across_phases():
-    loops, b = ritual.Loops(), BreakerSettings(max_idle_phases=2, max_rewinds=2)
+    loops, b = ritual.Loops(), PhaseSettings(max_idle_phases=2, max_rewinds=2)
     loops.moving_on("tactical", 0, "transition")
     assert loops.stop_reason(b) is None
     loops.moving_on("strategic", 0, "work")  # strategic phases neither count nor reset
     loops.moving_on("tactical", 0, "transition")
     assert loops.stop_reason(b).startswith("2 tactical phases in a row changed no file besides "
-                                           "the plan (breakers.max_idle_phases=2)")
+                                           "the plan (phase_settings.max_idle_phases=2)")
     loops.moving_on("tactical", 1, "rewind")
     assert loops.idle_phases == 0 and loops.stop_reason(b) is None
     loops.moving_on("tactical", 1, "rewind")
     loops.moving_on("tactical", 1, "rewind")
-    assert "rewound 3 times (breakers.max_rewinds=2)" in loops.stop_reason(b)
-    assert loops.stop_reason(BreakerSettings()) is None  # off: jobs from before
+    assert "rewound 3 times (phase_settings.max_rewinds=2)" in loops.stop_reason(b)
+    assert loops.stop_reason(PhaseSettings()) is None  # the defaults: not reached
 
 
 def test_a_turn_that_wrote_what_the_todo_asks_for_is_reminded_to_complete_it():

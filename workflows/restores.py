@@ -1,8 +1,8 @@
 """Rewind that restores: the workspace put back as it was at the start of an earlier phase.
 
     rewind signal {"issue": ..., "restore_phase": N}     a person (the UI, the CLI)
-    todo_rewind(issue, restore_phase=N)                  the model, when the config's
-                                                         `rewind.model_may_restore` allows it
+    todo_rewind(issue, restore_phase=N)                  the model, when the config allows it:
+                                                         `phase_settings.model_may_restore`
 
 Before the rewind phase starts, `restore_workspace` (activities/storage/workspace_restore.py) lays
 the phase-N snapshot (`.switchback/snapshots/phase_<N>.json`, taken at every phase start)
@@ -62,9 +62,9 @@ async def rewind_call(call: ToolCallInfo, from_phase: int, cfg: ResolvedConfig,
     if phase is None:
         progress.last_rewind = f"from phase {from_phase} (todo_rewind): {issue[:200]}"
         return call
-    if not cfg.config.rewind.model_may_restore:
+    if not cfg.config.phase_settings.model_may_restore:
         issue += (f"\n\n(restore_phase {phase} was not applied: this job's config does not let "
-                  "the model restore the workspace - rewind.model_may_restore)")
+                  "the model restore the workspace - phase_settings.model_may_restore)")
         phase = None
     elif not isinstance(phase, int) or not 1 <= phase <= from_phase:
         issue += f"\n\n(restore_phase {phase} was not applied: it is not a phase that started)"

@@ -38,7 +38,15 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("completion", "expect_lines"): ("small", "expect_lines"),
     ("completion", "plan_after_refusals"): ("small", "plan_after_refusals"),
     ("completion", "plans_name_deliverables"): ("small", "plans_name_deliverables"),
+    # phase_alternation's own settings under its own key (0.x)
+    ("breakers", "max_idle_phases"): ("phase_settings", "max_idle_phases"),
+    ("breakers", "max_rewinds"): ("phase_settings", "max_rewinds"),
+    ("rewind", "model_may_restore"): ("phase_settings", "model_may_restore"),
 }
+# sections whose every setting moved: emptied by the moves, they go
+MOVED_SECTIONS = {"retries": "the retry policies are llm.retry, tools.retry and "
+                             "workspace.retry (docs/config-reference.md)",
+                  "rewind": "the model's restores are phase_settings.model_may_restore"}
 
 
 # Settings taken out of the job config (at the 0.x baseline and since): fixed rules of the
@@ -111,13 +119,14 @@ def earlier_names(data: Any) -> Any:
                              f"({section}.{key} is its name before 0.x): give it once")
         node[place[-1]] = old[key]
         out[section] = {k: v for k, v in out[section].items() if k != key}
-    if "retries" in out:
-        rest = out.pop("retries")
+    for section, now in MOVED_SECTIONS.items():
+        if section not in out:
+            continue
+        rest = out.pop(section)
         if rest != {}:  # (not a mapping, or a key no earlier version had)
             key = next(iter(rest), "") if isinstance(rest, dict) else ""
-            raise ValueError(f"retries{'.' if key else ''}{str(key)[:100]}: not a setting; the "
-                             "retry policies are llm.retry, tools.retry and workspace.retry "
-                             "(docs/config-reference.md)")
+            raise ValueError(f"{section}{'.' if key else ''}{str(key)[:100]}: not a setting; "
+                             f"{now}")
     return out
 
 
@@ -244,12 +253,19 @@ class ToolSets(_Strict):
 
 
 class PhaseSettings(_Strict):
-    """The gate on todos.yaml and the archive (phase_alternation, nested)."""
+    """phase_alternation's (and nested's outer loop's): the gate on todos.yaml, the phase
+    loops, the model's rewinds."""
 
     min_todos: int = Field(1, ge=1)
     """The fewest todos a plan may have."""
     max_todos: int = Field(20, ge=1)
     """The most todos a plan may have (a nested job: children per delegation)."""
+    max_idle_phases: int = Field(3, ge=0)
+    """Tactical phases in a row that changed no file but the plan: the job stops (0: off)."""
+    max_rewinds: int = Field(5, ge=0)
+    """More rewind phases than this: the job stops `stuck` (0: off)."""
+    model_may_restore: bool = False
+    """todo_rewind(issue, restore_phase=N) may put the files back (a person's rewind may)."""
 
     @model_validator(mode="after")
     def _bounds(self) -> PhaseSettings:
@@ -342,10 +358,6 @@ class BreakerSettings(_Strict):
     """No progress in this many steps: a checkpoint message (0: off)."""
     max_steps_per_job: int = Field(2000, ge=0)
     """Model steps one job may take (0: no limit)."""
-    max_idle_phases: int = Field(3, ge=0)
-    """Tactical phases in a row that changed no file but the plan: the job stops (0: off)."""
-    max_rewinds: int = Field(5, ge=0)
-    """More rewind phases than this: the job stops `stuck` (0: off)."""
 
 
 class ApprovalSettings(_Strict):
@@ -355,13 +367,6 @@ class ApprovalSettings(_Strict):
     """How long a call waits for an answer."""
     on_timeout: Literal["deny", "approve"] = "deny"
     """What nobody answering means."""
-
-
-class RewindSettings(_Strict):
-    """Rewinds the model asks for (a person's `rewind` signal may always restore)."""
-
-    model_may_restore: bool = False
-    """todo_rewind(issue, restore_phase=N) may put the files back to phase N's start."""
 
 
 PROMPT_FILES: dict[str, tuple[str, str]] = {
@@ -579,7 +584,6 @@ class JobConfig(_Strict):
     approvals: ApprovalSettings = ApprovalSettings()
     deliverables: list[str] = []
     """Paths or globs the job must write (present, not empty, written by the job)."""
-    rewind: RewindSettings = RewindSettings()
     budget: BudgetSettings = BudgetSettings()
     breakers: BreakerSettings = BreakerSettings()
     completion: CompletionSettings = CompletionSettings()

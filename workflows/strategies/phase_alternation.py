@@ -278,7 +278,7 @@ class PhaseAlternation(Strategy):
                                code="phase_limit")
         ph = self._ph()
         self.loops.moving_on(ph.kind, ph.writes, nxt.variant)
-        loop = self.loops.stop_reason(self.cfg.config.breakers)
+        loop = self.loops.stop_reason(self.cfg.config.phase_settings)
         if loop is not None:
             trip = {"breaker": "phase_loop", "action": "stop", "message": loop,
                     "phase": ph.number}

@@ -23,7 +23,7 @@ Each answers a failure seen when a 1.5B model drove the phase machine (docs/loca
   the next strategic phase's first message: the model no longer has to read the archive (the
   1.5B model read archive/phase_2.yaml over and over and never went on);
 - `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
-  stops as `stuck` with the reason (`breakers.max_idle_phases`, `breakers.max_rewinds`).
+  stops as `stuck` with the reason (`phase_settings.max_idle_phases`, `max_rewinds`).
 
 Pure functions of the strategy's state; `PLANNING_FILES` do not count as work done.
 """
@@ -38,7 +38,7 @@ from pydantic import BaseModel
 
 from workflows import task_files
 from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
-from workflows.contract.config import BreakerSettings, StrategicTodos
+from workflows.contract.config import PhaseSettings, StrategicTodos
 from workflows.contract.plans import repeated_plan
 from workflows.prompts import render
 from workflows.strategies.base import PlannedCall
@@ -444,13 +444,13 @@ class Loops(BaseModel):
             self.idle_phases = 0 if writes else self.idle_phases + 1
         self.rewinds += next_variant == "rewind"
 
-    def stop_reason(self, b: BreakerSettings) -> str | None:
+    def stop_reason(self, b: PhaseSettings) -> str | None:
         """Why the job stops as stuck (idle phases, too many rewinds), or None."""
         if b.max_idle_phases and self.idle_phases >= b.max_idle_phases:
             return (f"{self.idle_phases} tactical phases in a row changed no file besides the "
-                    f"plan (breakers.max_idle_phases={b.max_idle_phases}): the job loops "
+                    f"plan (phase_settings.max_idle_phases={b.max_idle_phases}): the job loops "
                     "without doing work")
         if b.max_rewinds and self.rewinds > b.max_rewinds:
-            return (f"the job was rewound {self.rewinds} times (breakers.max_rewinds="
+            return (f"the job was rewound {self.rewinds} times (phase_settings.max_rewinds="
                     f"{b.max_rewinds}) without finishing")
         return None
