@@ -248,6 +248,12 @@ def test_a_plan_that_names_no_deliverable_still_short_is_refused():
                                            "there yet: notes/apples.md does not exist. The next "
                                            "todos are the work that makes them so."}], short)
     assert not ritual.writes_none([{"content": "Create `notes/x.md`"}], ["notes/*.md"])
+    for changes in ("Add a section about diet to notes/apples.md",
+                    "Append the summary to `output/summary.md`.",
+                    "Write a note about apples in notes/apples.md"):
+        assert not ritual.writes_none([{"content": changes}], short), changes
+    assert ritual.writes_none([{"content": "notes/apples.md does not exist; otherwise write "
+                                           "the next phase's todos"}], short)
     assert not ritual.writes_none([], short) and not ritual.writes_none("todos", short)
     assert ritual.plans([vague]) and not ritual.plans([plan("Read it", refused="repeats")])
     out = ritual.refuse_off_task_plans([vague], short, "todo_write(...)")

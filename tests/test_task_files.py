@@ -79,6 +79,19 @@ NAMED = [
     ("You must deliver output.csv with two columns.", ["output.csv"]),
     ("Store the result in results/final.json.", ["results/final.json"]),
     ("Make a copy of `a.md` as `b.md`.", ["b.md"]),
+    # the second review's: descriptions, comparisons, reads and choices beside the file
+    ("Open `data.csv`. The column names are stored in `header.txt`.", []),
+    ("A previous run's results are stored in `prev.json`; compare them and write the "
+     "differences to `diff.md`.", ["diff.md"]),
+    ("Create `run.sh` that runs the tests; the output is written to `test.log`.", ["run.sh"]),
+    ("Write a script `convert.py` whose output should be written to `converted.json`.",
+     ["convert.py"]),
+    ("Write the cleaned rows to `clean.csv` with the same columns as `raw.csv`.",
+     ["clean.csv"]),
+    ("Create `new.csv` with the same header as `old.csv`.", ["new.csv"]),
+    ("Write the errors in `app.log` to `errors.txt`.", ["errors.txt"]),
+    ("Write `glossary.md` defining the terms in `spec.md` and `api.md`.", ["glossary.md"]),
+    ("The summary must be saved as `summary.md`.", ["summary.md"]),
 ]
 NOT_NAMED = [
     "If the check fails, write `error.md`.",  # a condition
@@ -149,12 +162,29 @@ NOT_NAMED = [
     "The results may be written to `out.txt`.",
     "If it works, the output should be written to `out.txt`.",
     "Write a review of the code in app.py.",
+    "Your notes will be saved to `notes.md` automatically.",
+    "Check that the answer is written to `answer.txt`.",
+    "Ensure nothing is written to `debug.log`.",
+    "By default, results are stored in `results.db`.",
+    "Save it in the same folder as `input.csv`.",
+    "Save a summary of each chapter in `book.md`.",
+    "Save the rows in `raw.csv` that have errors to `bad.csv`.",
+    "Write the first ten lines in `data.csv` to the screen.",
+    "Write the dates in `events.csv` in ISO format.",
+    "Write the data in `data.json` as YAML.",
+    "Put the names in names.txt in alphabetical order.",
+    "Make the script run.sh executable.",
+    "Write `report.md` with the results, or print them to the console.",
+    "Save the output to `out.txt` with timestamps, or to `out.log`.",
+    "Create `notes.md` containing the list, or append it to `README.md`.",
 ]
 @pytest.mark.parametrize("task", [
     "write " * 20_000, "Write " + "a." * 50_000, "Write x: " + "`a.md` and " * 10_000,
     "Write x. " * 30_000, "```\n" + "\n" * 49_990, "\n" * 50_000, " " * 50_000,
     ("Write" + " " * 1_985 + "x`a.md`. ") * 25, ("Write the x and " * 100 + "to `a.md`. ") * 30,
-    "- If:\n" * 10_000, "    x\n" * 10_000, "Write `" + "a/" * 20_000 + "b.md`"])
+    "- If:\n" * 10_000, "    x\n" * 10_000, "Write `" + "a/" * 20_000 + "b.md`",
+    ("Save x in ab.md " * 120 + ". ") * 25, ("Write x in `a.md` " * 110 + ". ") * 25,
+    ("Write `a.md` " + "or " * 600 + ". ") * 25, ("x " * 900 + "should be written to a.md. ") * 25])
 def test_a_hostile_task_is_read_fast(task):
     """The workflow reads the task in its workflow task: no input may stall it (each verb's
     objects end at the next verb; a sentence and the task are read up to a bound). Not a

@@ -23,8 +23,10 @@ Sentence by sentence (a list item is a sentence), only these shapes count:
         "`hello.py` that prints hello, and `README.md`")
     A name not in backticks: right after the verb with a clause after it, or after words
     with a file noun ("a JSON file data/config.json", "three files in the workspace:
-    a.txt, ..."); make takes only this one. And a passive "... should be written to
-    `out.txt`" in a sentence without a condition.
+    a.txt, ..."); make takes only this one. And a passive request "... should (must) be
+    written to `out.txt`" in a sentence without a condition (not a description: "the
+    output is written to", "a script whose output should be written to"). "in" counts only
+    where the clause ends at the name ("save the rows in `raw.csv` that ..." is a read).
 
 Never a deliverable: a name after a relative clause or a preposition of another sense
 ("Write a script that reads `a.csv`", "Write a summary of `in.md`", "Write a reply to
@@ -48,6 +50,8 @@ MAX_FILES = 20
 MAX_TASK = 50_000  # characters of a task read (the workflow runs this: it stays fast)
 MAX_SENTENCE = 2_000  # characters of one sentence read (a longer one is no plain instruction)
 MAX_VERBS = 8  # verbs of one sentence read
+MAX_NAMES = 40  # names after one verb read
+AFTER_NAME = 200  # characters after a name read for a condition or a choice
 EXTENSIONS = frozenset(
     "md markdown txt text csv tsv json jsonl ndjson yaml yml toml ini cfg conf env xml html "
     "htm css scss js mjs ts jsx tsx py ipynb sh bash zsh ps1 rb go rs java kt scala c h cc "
@@ -141,28 +145,32 @@ def _objects(sentence: str) -> tuple[list[str], list[str]]:
                 not _IMPERATIVE.fullmatch(masked[:verb.start()]):
             continue  # "If ..., write", "Do not write", "a script that ... saves"
         word = verb.group(0).lower()
-        anchor, last_taken = verb.end(), False
-        for span in names:
+        anchor, last_taken, relative = verb.end(), False, False
+        for span in names[:MAX_NAMES]:
             between = sentence[anchor:span.start()]
-            if _SENTENCE_STOP.search(between):
+            if _SENTENCE_STOP.search(between) or _CHOICE.search(between):
                 break
             path, quoted = _path(span), span.group(1) is not None
-            relative = _RELATIVE.search(masked[verb.end():span.start()]) is not None
+            # a relative clause since the verb ("a script that reads `a.csv`"): read once
+            relative = relative or _RELATIVE.search(masked, anchor, span.start()) is not None
+            first = anchor == verb.end()
             taken = _is_path(path, quoted) and (
-                (not relative and anchor == verb.end() and word not in _DESTINATION_ONLY
-                 and (word != "make" or _FILE_NOUN.search(between) is not None)
+                (not relative and first and word not in _DESTINATION_ONLY
+                 and (word != "make" or _made_file(between, sentence, span))
                  and _first_object(between, quoted, sentence, span))
-                or (not relative and _destination(between, word))
+                or (not relative and _destination(between, word, sentence[span.end():], first))
                 # the next name of a list: a clause of the name before is that name's
                 or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None
                     and not _OTHER_SENSE.search(between))
-            ) and not _AFTER_UNSURE.match(masked, span.end()) \
+            ) and not _AFTER_UNSURE.match(masked[:span.end() + AFTER_NAME], span.end()) \
                 and sentence[span.end():span.end() + 2] not in ("'s", "\u2019s")  # hello.txt's
             if taken and work_file(path) and not path.startswith("workspace/"):
                 found.append(path)
             anchor, last_taken = span.end(), taken
     if unsure is None:
         for m in _PASSIVE.finditer(masked):
+            if _NOT_A_REQUEST.search(masked, 0, m.start()):
+                continue
             after = _NAMED.match(sentence, m.end())
             if after is not None and _is_path(p := _path(after), after.group(1) is not None) \
                     and work_file(p) and not p.startswith("workspace/"):
@@ -170,17 +178,28 @@ def _objects(sentence: str) -> tuple[list[str], list[str]]:
     return found, gone
 
 
-def _destination(between: str, verb: str) -> bool:
+def _made_file(between: str, sentence: str, span: re.Match[str]) -> bool:
+    """make: only "make a (JSON) file x.json ..." ("make the script run.sh executable" is
+    no file written)."""
+    return _FILE_NOUN.search(between) is not None \
+        and _AFTER_BARE.match(sentence, span.end()) is not None
+
+
+def _destination(between: str, verb: str, after: str = "", first: bool = True) -> bool:
     """Do the words `between` the verb (or the name before) and a name end in a word that
     makes the name the place written to? "the total to", "the list in" (save, store, put);
-    "the answer in" (a short object of write); not "a reply to", "a summary of the errors
-    in", "a function to parse the dates in", "make the tests in"."""
+    "the answer in" (a short object of write, right after it); "in" only with the clause
+    ending at the name; not "a reply to", "a summary of the errors in", "a function to parse
+    the dates in", "the same columns as", "make the tests in"."""
     if (m := _DESTINATION.search(between)) is not None or (
             verb in _IN_IS_DESTINATION and (m := _IN.search(between)) is not None):
         head = between[:m.start()].split()
-        return not head or _OTHER_SENSE.search(head[-1]) is None
-    m = _IN.search(between) if verb == "write" else None
-    return m is not None and _SHORT_OBJECT.fullmatch(between[:m.start()]) is not None \
+        ends_clause = m.group(0).lower().strip() != "in" or _IN_END.match(after) is not None
+        return (not head or _OTHER_SENSE.search(head[-1]) is None) \
+            and not _SAME.search(between) and ends_clause  # "save the rows in `raw.csv` that"
+    m = _IN.search(between) if verb == "write" and first else None
+    return m is not None and _IN_END.match(after) is not None \
+        and _SHORT_OBJECT.fullmatch(between[:m.start()]) is not None \
         and not _OTHER_SENSE.search(between) and not _TO.search(between) \
         and not _RELATIVE.search(between)
 
@@ -244,9 +263,11 @@ _UNSURE = re.compile(r"\b(?:if|unless|when|whenever|otherwise|optional|optionall
                      re.I)
 _UNSURE_HEADING = re.compile(r"\b(?:optional|bonus|extra|stretch|examples?|if|alternatives?)\b",
                              re.I)
+# after a name: a condition, a choice ("`a.md` or `b.md`", "..., or print them"); an "or"
+# of the content aside ("`report.md` saying present or absent")
 _AFTER_UNSURE = re.compile(r"[^:;.!?]*?\b(?:if|unless|when|whenever|only|otherwise|not|"
                            r"depending)\b|(?:(?!\b(?:saying|with|containing|listing|holding|"
-                           r"that|which)\b)[^:;.!?])*?\bor\b", re.I)  # "or" of the content aside
+                           r"that|which)\b)[^:;.!?])*?\bor\b|[^:;.!?]*?,\s*or\b", re.I)
 _RELATIVE = re.compile(r"\b(?:that|which|who|whom|whose|where|while|how)\b", re.I)
 # a span in backticks, or a word that looks like a path
 _NAMED = re.compile(r"`([^`\n]+)`|(?<![\w./`@-])((?:\./)?[\w-][\w/-]*(?:\.[\w-]+)*"
@@ -269,13 +290,22 @@ _DESTINATION = re.compile(r"\b(?:to|into|as|named|called)\s*$", re.I)
 _IN = re.compile(r"\bin\s*$", re.I)
 # "write the answer in `answer.md`": a short object, no other sense, no purpose ("to parse")
 _SHORT_OBJECT = re.compile(r"\s*(?:[\w'-]+\s+){0,4}", re.I)
+# a name compared with, not written: "with the same columns as `raw.csv`"
+_SAME = re.compile(r"\b(?:same|like|similar|such|each|every|these|those|following|format|"
+                   r"style)\b", re.I)
+_IN_END = re.compile(r"\s*(?:$|[.,;:)]|(?:and|with|one|each|listing|containing)\b)", re.I)
+_CHOICE = re.compile(r",\s*or\b", re.I)
+# before a passive: a description, not a request ("the output is written to", "a script
+# whose output should be written to", "nothing is written to")
+_NOT_A_REQUEST = re.compile(r"\b(?:that|which|whose|where|nothing|no)\b|;", re.I)
 _TO = re.compile(r"\bto\b", re.I)
 # the nouns that say the name after them is a file ("a JSON file data.json")
 _FILE_NOUN = re.compile(r"\b(?:files?|scripts?|notes?|documents?|pages?|modules?|programs?)\b",
                         re.I)
 # "The output should be written to `out/answer.txt`."
-_PASSIVE = re.compile(r"\b(?:be|is|are|gets?)\s+(?:written|saved|stored|put)\s+(?:to|in|into|as)"
-                      r"\s+(?=\S)", re.I)
+_PASSIVE = re.compile(r"\b(?:(?:should|must|shall|needs?\s+to|has\s+to|have\s+to)\s+be|"
+                      r"(?:is|are)\s+to\s+be)\s+(?:written|saved|stored|put)\s+"
+                      r"(?:to|in|into|as)\s+(?=\S)", re.I)
 # words that give "to", "as", a list or a lead-in another sense than "this is the file"
 _OTHER_SENSE = re.compile(
     r"\b(?:of|for|from|with|about|by|than|like|same|format|style|similar|each|these|those|"

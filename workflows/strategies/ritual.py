@@ -269,16 +269,29 @@ def writes_none(todos: object, paths: list[str]) -> bool:
     model planned the transition's own words, "notes/cats.md does not exist; ... The next
     todos are the work that makes them so", as its todo, and marked it done, three phases in
     a row. False when there are no todos to look at."""
-    texts = [str(t.get("content", ""))[:2000] for t in todos if isinstance(t, dict)] \
+    texts = [str(t.get("content", ""))[:2000] for t in todos if isinstance(t, dict)][:50] \
         if isinstance(todos, list) else []
-    written = {w.lower() for t in texts
-               for w in (*written_file(Todo(id=1, content=t)), *task_files.named(t))}
     names = {n for p in paths if not _GLOB.search(p)
              for n in (p.lower(), p.lower().rsplit("/", 1)[-1])}
     globs = [p.lower() for p in paths if _GLOB.search(p)]
+
+    def one_of(w: str) -> bool:
+        w = w.lower().strip("`'\".,;:()[]")
+        return w in names or w.rsplit("/", 1)[-1] in names or any(
+            fnmatch.fnmatchcase(w, g) for g in globs)
+
     return bool(texts) and not any(
-        w in names or w.rsplit("/", 1)[-1] in names
-        or any(fnmatch.fnmatchcase(w, g) for g in globs) for w in written)
+        one_of(w) for t in texts
+        for w in (*written_file(Todo(id=1, content=t)), *task_files.named(t),
+                  *(w for m in _CHANGES.finditer(t) for w in m.group(1).split())))
+
+
+# a todo that writes or changes a file it names after the verb, in the same sentence:
+# "Write a note about cats in notes/cats.md", "Append the summary to `notes/cats.md`"
+# (not "notes/cats.md does not exist; ... otherwise write the next phase's todos")
+_CHANGES = re.compile(r"\b(?:write|create|save|produce|generate|make|append|add|fill\s+in|"
+                      r"edit|update|complete|extend|rewrite|fix)\b([^;!?]*?)(?=[;!?]|\.\s|$)",
+                      re.I)
 
 
 _GLOB = re.compile(r"[*?\[]")
