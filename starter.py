@@ -190,7 +190,7 @@ async def run(a: argparse.Namespace) -> int:
         return await (inspect.workspace(found, a.job_id) if a.cmd == "workspace"
                       else inspect.cat(found, a.job_id, a.path))
     from activities.storage.s3 import S3Store
-    from operate import commands, inspect
+    from operate import commands, following, inspect
     from operate.client import connect
 
     job = commands.job_input(a) if a.cmd == "start" else None  # checked before connecting
@@ -214,8 +214,8 @@ async def run(a: argparse.Namespace) -> int:
         return await commands.rewind(client, a.job_id, a.issue, a.restore_phase)
     if a.cmd == "list":
         return await commands.list_jobs(client, a.query)
-    by_id = {"follow": commands.follow, "status": commands.status, "cancel": commands.cancel,
-             "result": commands.result}
+    by_id = {"follow": following.follow, "status": commands.status, "cancel": commands.cancel,
+             "result": following.result}
     return await by_id[a.cmd](client, a.job_id)
 
 

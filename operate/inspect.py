@@ -74,7 +74,7 @@ async def replay(client: Client, a: argparse.Namespace) -> int:
 
 async def rerun(client: Client, a: argparse.Namespace) -> int:
     from activities.storage.s3 import S3Store
-    from operate.commands import follow
+    from operate.following import follow
     from operate.rerun import rerun
 
     new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
