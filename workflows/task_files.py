@@ -158,7 +158,8 @@ def _objects(sentence: str) -> tuple[list[str], list[str]]:
                 (not relative and first and word not in _DESTINATION_ONLY
                  and (word != "make" or _made_file(between, sentence, span))
                  and _first_object(between, quoted, sentence, span))
-                or (not relative and _destination(between, word, sentence[span.end():], first))
+                or (not relative and _destination(
+                    between, word, _IN_END.match(sentence, span.end()) is not None, first))
                 # the next name of a list: a clause of the name before is that name's
                 or (last_taken and _NEXT_IN_LIST.fullmatch(between) is not None
                     and not _OTHER_SENSE.search(between))
@@ -185,20 +186,21 @@ def _made_file(between: str, sentence: str, span: re.Match[str]) -> bool:
         and _AFTER_BARE.match(sentence, span.end()) is not None
 
 
-def _destination(between: str, verb: str, after: str = "", first: bool = True) -> bool:
+def _destination(between: str, verb: str, clause_ends: bool, first: bool) -> bool:
     """Do the words `between` the verb (or the name before) and a name end in a word that
     makes the name the place written to? "the total to", "the list in" (save, store, put);
     "the answer in" (a short object of write, right after it); "in" only with the clause
     ending at the name; not "a reply to", "a summary of the errors in", "a function to parse
-    the dates in", "the same columns as", "make the tests in"."""
+    the dates in", "the same columns as", "make the tests in". `clause_ends`: the clause
+    ends at the name (_IN_END); `first`: no name came between the verb and this one."""
     if (m := _DESTINATION.search(between)) is not None or (
             verb in _IN_IS_DESTINATION and (m := _IN.search(between)) is not None):
         head = between[:m.start()].split()
-        ends_clause = m.group(0).lower().strip() != "in" or _IN_END.match(after) is not None
+        ends_clause = m.group(0).lower().strip() != "in" or clause_ends
         return (not head or _OTHER_SENSE.search(head[-1]) is None) \
             and not _SAME.search(between) and ends_clause  # "save the rows in `raw.csv` that"
     m = _IN.search(between) if verb == "write" and first else None
-    return m is not None and _IN_END.match(after) is not None \
+    return m is not None and clause_ends \
         and _SHORT_OBJECT.fullmatch(between[:m.start()]) is not None \
         and not _OTHER_SENSE.search(between) and not _TO.search(between) \
         and not _RELATIVE.search(between)
