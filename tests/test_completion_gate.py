@@ -576,31 +576,38 @@ def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
 @pytest.mark.parametrize("profile", ["small", "none"])
 async def test_a_write_under_a_workspace_folder(profile, client, task_queue, start_job,
                                                 model_server, s3):
-    """The 1.5B model wrote workspace/report.md for report.md: with the small profile the
-    write is refused with the path to write; without it, or in a job that declares a
-    deliverable under workspace/, it is an ordinary path."""
+    """The 1.5B model wrote workspace/report.md for report.md, and again when refused: with
+    the small profile the write goes to report.md and its result says so; without it, or
+    in a job that declares a deliverable under workspace/, it is an ordinary path."""
     config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile},
               "deliverables": ["report.md"]}
+    claim = step(call("job_complete", summary="done", deliverables=["report.md"],
+                      confidence=0.9))
     script = [step(call("write_file", path="workspace/report.md", content="x: absent\n")),
-              step(call("write_file", path="report.md", content="x: absent\n")),
-              step(call("job_complete", summary="done", deliverables=["report.md"],
-                        confidence=0.9))]
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     config)
-    assert result.status == "completed"
+              claim]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script + (
+        [] if profile == "small" else [step(call("write_file", path="report.md",
+                                                 content="x: absent\n")), claim]), config)
     placed = await s3.get("switchback", f"{handle.id}/workspace/report.md")
+    root = await s3.get("switchback", f"{handle.id}/report.md")
+    assert result.status == "completed"
     if profile == "small":
-        assert msgs[0] == ("Error [workspace_path]: paths are relative to the workspace root, "
-                           "which is no folder named workspace/: this file was not written. "
-                           "Call write_file again with path 'report.md'")
-        assert placed is None
-    else:
-        assert placed == b"x: absent\n" and "Error" not in msgs[0]
+        assert msgs[0] == ("Wrote 10 bytes to report.md. (Paths are relative to the workspace "
+                           "root, which is no folder named workspace/: workspace/report.md is "
+                           "report.md.)")
+        assert (placed, root) == (None, b"x: absent\n")
+    else:  # written where it says: the deliverable is missing until written
+        assert (placed, root) == (b"x: absent\n", b"x: absent\n")
+        assert msgs[0] == "Wrote 10 bytes to workspace/report.md."
+        assert "report.md does not exist" in msgs[1]
     declared = {**config, "deliverables": ["workspace/report.md"]}
     script = [script[0], step(call("job_complete", summary="done",
                                    deliverables=["workspace/report.md"], confidence=0.9))]
-    _, result, msgs = await run(client, task_queue, start_job, model_server, script, declared)
-    assert result.status == "completed" and "Error" not in msgs[0]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     declared)
+    assert result.status == "completed" and msgs[0] == "Wrote 10 bytes to workspace/report.md."
+    assert await s3.get("switchback", f"{handle.id}/workspace/report.md") == \
+        b"x: absent\n"
 
 
 def test_a_refusal_shows_the_write_of_the_first_missing_file_with_the_small_profile():

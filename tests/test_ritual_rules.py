@@ -9,7 +9,7 @@ from workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
 from workflows.contract.config import PhaseSettings
 from workflows.contract.plans import repeated_plan
 from workflows.strategies import ritual
-from workflows.strategies.base import PlannedCall
+from workflows.strategies.base import PlannedCall, plan_calls
 
 
 def specs(*contents: str) -> list[str]:
@@ -225,6 +225,13 @@ def test_a_write_of_todos_yaml_is_refused_for_todo_write():
         "and accepts no other todos.yaml). Call todo_write(phase=..., todos=[{\"id\": 1, "
         "\"content\": ...}, ...]) instead. todo_write(phase=\"D\", todos=[])")
     assert ritual.refuse_todos_file_writes([write("notes/todos.yaml")], lambda: "") is None
+    # a write the small profile mends (workspace/todos.yaml writes todos.yaml) is one too
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    mended = plan_calls([ToolCallInfo(id="m", name="write_file", summary="workspace/todos.yaml")],
+                        ["write_file"], small, "tactical")
+    assert mended[0].path == "todos.yaml" and mended[0].refusal is None
+    out = ritual.refuse_todos_file_writes(mended, lambda: "")
+    assert out is not None and out[0].refusal_code == "todos_by_todo_write"
     assert "todos_by_todo_write" in ritual.REFUSALS and "plan_off_task" in ritual.REFUSALS
 
 

@@ -87,9 +87,13 @@ with workflow.unsafe.imports_passed_through():
         Strategy,
         StrategyView,
         Totals,
+        workspace_path_refusal,
     )
     from workflows.verification import Verifier
     from workflows.workspace_ops import WorkspaceOps
+
+# a write to `workspace/<path>` writes <path> (the small profile), where it was refused
+MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentJob:
@@ -446,6 +450,9 @@ class AgentJob:
         elif planned.refusal is not None:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
+        elif planned.path and not workflow.patched(MEND_WORKSPACE_FOLDER):
+            outcome = ToolOutcome(ok=False, code="workspace_path", summary="Error "
+                                  f"[workspace_path]: {workspace_path_refusal(planned.path)}")
         elif call.name == "job_complete" and (blind := self._verifier().blind()):
             outcome = blind
         elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
@@ -462,7 +469,7 @@ class AgentJob:
             outcome = await strategy.own_tool(call)
         else:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
-                                                self.cfg, self.ws)
+                                                self.cfg, self.ws, planned.path)
             completion.record_outcome(self._workspace_ops().completion, call, outcome)
             self._verifier().ran(call, outcome)
             return outcome

@@ -282,6 +282,11 @@ SINGLE["claim-beside-a-failure"] = ("react-claim-beside-a-failure", [
     step(call("write_file", path="report.md", content="secret.md: absent\n"),
          call("job_complete", summary="second", deliverables=["report.md"], confidence=0.9))],
     {"extends": "defaults", "strategy": "react", "deliverables": ["report.md"]})
+SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
+    step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
+    step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
+    {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
+     "deliverables": ["report.md"]})
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [

@@ -269,6 +269,9 @@ class ToolRequest(BaseModel):
     # workflow hands it to the next model call, which stores it while the model answers
     inline_max_chars: int = 0
     tool_record: str = ""  # S3 key of the job's tool record (MCP tools, tool_search)
+    # set: the call writes this path instead of its `path` argument (the workflow's mend of
+    # a write under `workspace/`; the result says so)
+    path: str = ""
 
 
 class ListToolsRequest(BaseModel):

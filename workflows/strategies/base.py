@@ -59,6 +59,9 @@ class PlannedCall:
     call: ToolCallInfo
     refusal: str | None = None  # set: never executed, the model gets this error
     refusal_code: str = "tool_refused"
+    # set: the path the call writes instead of its own `path` (the small profile's mend of a
+    # write under `workspace/`, `under_workspace_folder`)
+    path: str = ""
 
 
 @dataclass
@@ -342,10 +345,7 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
         elif call.error:
             out.append(PlannedCall(call, call.error, "invalid_arguments"))
         elif (root := under_workspace_folder(call, cfg)) is not None:
-            out.append(PlannedCall(call, "paths are relative to the workspace root, which is "
-                                   f"no folder named {WORKSPACE_FOLDER}: this file was not "
-                                   f"written. Call write_file again with path '{root}'",
-                                   "workspace_path"))
+            out.append(PlannedCall(call, path=root))
         else:
             out.append(PlannedCall(call))
     return out
@@ -356,18 +356,28 @@ WORKSPACE_FOLDER = "workspace/"
 
 def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | None:
     """The small profile: a write_file to `workspace/<path>` in a job that declares nothing
-    there is refused, naming `<path>` (the 1.5B model wrote workspace/report.md for the
-    report.md its todo named, 20 times and more in one eval-check-ref run and 7 in another,
-    taking each write's confirmation as done). The path it should have written, else None."""
+    there writes `<path>`, and its result says so (the 1.5B model wrote workspace/report.md
+    for the report.md its todo named, 20 times and more in one eval-check-ref run and 7 in
+    another, taking each write's confirmation as done; refused with the path to write
+    instead, it wrote workspace/report.md 15 times more in one run and ended `stuck`). The
+    path it writes, else None."""
     path = call.summary
     if cfg.config.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
-            not workspace_folder_refused(cfg, path)):
+            not workspace_folder_mended(cfg, path)):
         return None
     return path.removeprefix(WORKSPACE_FOLDER)
 
 
-def workspace_folder_refused(cfg: ResolvedConfig, path: str) -> bool:
-    """Is a write of `path` under `workspace/` refused (`under_workspace_folder`): the job
+def workspace_path_refusal(root: str) -> str:
+    """What a mended write (`under_workspace_folder`) got before the mend: refused, naming
+    the path to write (a job started before it replays this)."""
+    return ("paths are relative to the workspace root, which is no folder named "
+            f"{WORKSPACE_FOLDER}: this file was not written. Call write_file again with path "
+            f"'{root}'")
+
+
+def workspace_folder_mended(cfg: ResolvedConfig, path: str) -> bool:
+    """Is a write of `path` under `workspace/` mended (`under_workspace_folder`): the job
     declares nothing there?"""
     c = cfg.config
     return path.startswith(WORKSPACE_FOLDER) and path != WORKSPACE_FOLDER and not any(

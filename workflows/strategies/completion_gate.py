@@ -20,7 +20,7 @@ from workflows.strategies.base import (
     CheckLines,
     DeliverablesChecked,
     LinesChecked,
-    workspace_folder_refused,
+    workspace_folder_mended,
 )
 from workflows.strategies.ritual import small_profile
 from workflows.task_files import LIST_ITEM, without_code
@@ -180,8 +180,8 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
                     f"content=...) with the line{plural} {want}, each on a line of its own, "
                     "and what instructions.md asks for.")
     missing = next((p.split(MISSING, 1)[0] for p in problems if MISSING in p), "")
-    if not missing or " " in missing or workspace_folder_refused(cfg, missing):
-        return ""  # (a write under workspace/ is refused: plan_calls)
+    if not missing or " " in missing or workspace_folder_mended(cfg, missing):
+        return ""  # (a write under workspace/ writes elsewhere: plan_calls)
     return (f" The first: write_file(path={json.dumps(missing, ensure_ascii=False)}, "
             "content=...) with what instructions.md asks for.")
 

@@ -238,10 +238,12 @@ def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...]
 
 def written_path(p: PlannedCall) -> str:
     """The workspace path a well-formed write_file call writes ("" for any other call).
-    write_file's arguments stay in the activity; its summary is the path (calls.py)."""
+    write_file's arguments stay in the activity; its summary is the path (calls.py), unless
+    the workflow mended it (`PlannedCall.path`)."""
     if p.call.name != "write_file" or p.call.error:
         return ""
-    return "/".join(s for s in p.call.summary.strip().split("/") if s not in ("", "."))
+    return "/".join(s for s in (p.path or p.call.summary).strip().split("/")
+                    if s not in ("", "."))
 
 
 def refuse_todos_file_writes(planned: list[PlannedCall], example: Callable[[], str]
