@@ -44,8 +44,10 @@ def patch_ids() -> set[str]:
     for path in (ROOT / "workflows").rglob("*.py"):
         text = path.read_text()
         consts = dict(re.findall(r'^(\w+) = "([\w.-]+)"', text, re.M))
-        for arg in re.findall(r"(?:patched|deprecate_patch)\(([^)]*)\)", text):
+        for arg in re.findall(r"(?<!def )(?:patched|deprecate_patch)\(([^)]*)\)", text):
             arg = arg.strip()
+            if arg.islower() and arg.isidentifier():  # a parameter, forwarding an id
+                continue
             ids.add(arg.strip("\"'") if arg[:1] in "\"'" else consts.get(arg, arg))
     return ids
 

@@ -8,6 +8,8 @@ finished.) Without the profile, a config that sets expect_lines is refused."""
 from __future__ import annotations
 
 import asyncio
+import json
+import uuid
 
 import pytest
 from pydantic import ValidationError
@@ -669,3 +671,35 @@ async def test_a_job_without_deliverables_refused_again_and_again_gets_the_tasks
                             "workflow after refused calls)") for k in kickoffs), kickoffs
     trip = await s3.get("switchback", f"{handle.id}/output/breakers/planned_1.json")
     assert b"Add 12 and 88 and keep the total in a file." in trip, trip
+
+
+async def test_a_mended_write_where_a_workspace_folder_exists(s3):
+    """The tool activity mends a write (ToolRequest.path) only while the workspace has no
+    folder named workspace/: where one exists, the call writes the path it asked for."""
+    from activities.storage.conversations import ConversationStore
+    from activities.tools.run import ToolActivities
+    from workflows.contract import ToolLimits, ToolRequest, WorkspaceRef
+
+    store = ConversationStore(s3)
+    tools = ToolActivities(s3, store)
+
+    async def write(ws: WorkspaceRef, index: int) -> str:
+        args = json.dumps({"path": "workspace/report.md", "content": "r\n"})
+        await store.put_once(ws, "c", index, {"role": "assistant", "content": "", "tool_calls": [
+            {"id": f"w{index}", "type": "function",
+             "function": {"name": "write_file", "arguments": args}}]})
+        outcome = await tools.run_tool(ToolRequest(
+            workspace=ws, conversation="c", assistant_index=index, call_id=f"w{index}",
+            name="write_file", result_index=index + 1, inline_max_chars=500, path="report.md",
+            limits=ToolLimits(read_max_chars=1000, max_file_bytes=1000, min_todos=1,
+                              max_todos=9)))
+        return outcome.summary
+
+    ws = WorkspaceRef(bucket="switchback", job_id=f"mend-{uuid.uuid4().hex[:8]}")
+    assert await write(ws, 1) == (
+        "Wrote 2 bytes to report.md. (Paths are relative to the workspace root, which is no "
+        "folder named workspace/: workspace/report.md is report.md.)")
+    assert await s3.get("switchback", f"{ws.job_id}/report.md") == b"r\n"
+    await s3.put("switchback", f"{ws.job_id}/workspace/seed.md", b"s\n")
+    assert await write(ws, 3) == "Wrote 2 bytes to workspace/report.md."
+    assert await s3.get("switchback", f"{ws.job_id}/workspace/report.md") == b"r\n"

@@ -227,11 +227,18 @@ def test_a_write_of_todos_yaml_is_refused_for_todo_write():
     assert ritual.refuse_todos_file_writes([write("notes/todos.yaml")], lambda: "") is None
     # a write the small profile mends (workspace/todos.yaml writes todos.yaml) is one too
     small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
-    mended = plan_calls([ToolCallInfo(id="m", name="write_file", summary="workspace/todos.yaml")],
-                        ["write_file"], small, "tactical")
+    write = [ToolCallInfo(id="m", name="write_file", summary="workspace/todos.yaml")]
+    mended = plan_calls(write, ["write_file"], small, "strategic", lambda change: True)
     assert mended[0].path == "todos.yaml" and mended[0].refusal is None
     out = ritual.refuse_todos_file_writes(mended, lambda: "")
     assert out is not None and out[0].refusal_code == "todos_by_todo_write"
+    shown = mended[0].shown()  # what the UI's label and an approver read
+    assert (shown.summary, shown.preview) == (
+        "todos.yaml", "(writes todos.yaml, not its own path) workspace/todos.yaml")
+    # a job started before the mend: refused as it was, whatever the rules after
+    before = plan_calls(write, ["write_file"], small, "strategic", lambda change: False)
+    assert (before[0].path, before[0].refusal_code) == ("", "workspace_path")
+    assert ritual.refuse_todos_file_writes(before, lambda: "") is None
     assert "todos_by_todo_write" in ritual.REFUSALS and "plan_off_task" in ritual.REFUSALS
 
 

@@ -87,13 +87,9 @@ with workflow.unsafe.imports_passed_through():
         Strategy,
         StrategyView,
         Totals,
-        workspace_path_refusal,
     )
     from workflows.verification import Verifier
     from workflows.workspace_ops import WorkspaceOps
-
-# a write to `workspace/<path>` writes <path> (the small profile), where it was refused
-MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentJob:
@@ -443,16 +439,13 @@ class AgentJob:
 
     async def _execute(self, planned: PlannedCall) -> ToolOutcome:
         assert self.cfg and self.ws
-        call, strategy = planned.call, self._strategy()
+        call, strategy = planned.shown(), self._strategy()
         if strategy.batch_closed():
             outcome = ToolOutcome(ok=False, code="skipped", summary="Not run: an earlier call in "
                                   "this turn ended the phase.")
         elif planned.refusal is not None:
             outcome = ToolOutcome(ok=False, code=planned.refusal_code,
                                   summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
-        elif planned.path and not workflow.patched(MEND_WORKSPACE_FOLDER):
-            outcome = ToolOutcome(ok=False, code="workspace_path", summary="Error "
-                                  f"[workspace_path]: {workspace_path_refusal(planned.path)}")
         elif call.name == "job_complete" and (blind := self._verifier().blind()):
             outcome = blind
         elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (

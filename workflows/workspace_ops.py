@@ -97,6 +97,9 @@ class WorkspaceOps:
 
     # -- the strategies' port (workflows/strategies/base.py: Port) ------------------------
 
+    def patched(self, change: str) -> bool:
+        return workflow.patched(change)  # (a forwarded id: each change's own is a constant)
+
     async def read_memory(self) -> str:
         memory: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
             workspace=self.ws, max_chars=WORKSPACE_MD_CHARS),

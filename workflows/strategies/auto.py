@@ -166,7 +166,8 @@ class Auto(Strategy):
         self.totals.steps += 1
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
-            return ExecuteTools(plan_calls(reply.tool_calls, [TOOL], self.cfg, "classification"))
+            return ExecuteTools(plan_calls(reply.tool_calls, [TOOL], self.cfg, "classification",
+                                           self.port.patched))
         c.nudges += 1
         if c.nudges <= self.cfg.config.limits.max_nudges:
             return self._call([render(self.cfg.prompts["task_nudge"], {"finish": f"call {TOOL}"})])

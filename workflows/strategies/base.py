@@ -23,6 +23,7 @@ registry (workflows/strategies/__init__.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -62,6 +63,15 @@ class PlannedCall:
     # set: the path the call writes instead of its own `path` (the small profile's mend of a
     # write under `workspace/`, `under_workspace_folder`)
     path: str = ""
+
+    def shown(self) -> ToolCallInfo:
+        """The call as it runs: a mended one with the path it writes in its summary (the
+        UI's label) and in front of its arguments (what an approver reads)."""
+        if not self.path:
+            return self.call
+        asked = self.call.preview or self.call.summary
+        return self.call.model_copy(update={
+            "summary": self.path, "preview": f"(writes {self.path}, not its own path) {asked}"})
 
 
 @dataclass
@@ -146,6 +156,10 @@ class Port(Protocol):
     child jobs. The orchestrator implements it (workflows/workspace_ops.py) with activities;
     a strategy only awaits it. Each call is one durable step: a failure for good ends the job
     the one typed way, so a strategy never handles one."""
+
+    def patched(self, change: str) -> bool:
+        """Does this job take `change`, made after the baseline (docs/versioning.md)? A job
+        started before it keeps the earlier behaviour for its life."""
 
     async def read_memory(self) -> str:
         """workspace.md, capped."""
@@ -319,10 +333,10 @@ def follow_up_issue(instruction: str, turn: int, limit: int = 2000) -> str:
 
 
 def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfig,
-               kind: str) -> list[PlannedCall]:
+               kind: str, patched: Callable[[str], bool]) -> list[PlannedCall]:
     """The tool calls of a turn, each either to run or refused with a reason the model reads:
     beyond the per-turn limit, not offered now (not loaded, other phase, unknown), or with
-    arguments that failed their schema."""
+    arguments that failed their schema. `patched`: the port's (`Port.patched`)."""
     c = cfg.config
     out = []
     for i, call in enumerate(calls):
@@ -345,13 +359,16 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
         elif call.error:
             out.append(PlannedCall(call, call.error, "invalid_arguments"))
         elif (root := under_workspace_folder(call, cfg)) is not None:
-            out.append(PlannedCall(call, path=root))
+            out.append(PlannedCall(call, path=root) if patched(MEND_WORKSPACE_FOLDER) else
+                       PlannedCall(call, workspace_path_refusal(root), "workspace_path"))
         else:
             out.append(PlannedCall(call))
     return out
 
 
 WORKSPACE_FOLDER = "workspace/"
+# a write to `workspace/<path>` writes <path> (the small profile), where it was refused
+MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
 
 
 def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | None:
@@ -365,12 +382,13 @@ def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | Non
     if cfg.config.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
             not workspace_folder_mended(cfg, path)):
         return None
-    return path.removeprefix(WORKSPACE_FOLDER)
+    root = path.removeprefix(WORKSPACE_FOLDER)
+    return root if layout.is_workspace_path(root) else None
 
 
 def workspace_path_refusal(root: str) -> str:
-    """What a mended write (`under_workspace_folder`) got before the mend: refused, naming
-    the path to write (a job started before it replays this)."""
+    """What a write `under_workspace_folder` gets in a job started before the mend: refused,
+    naming the path to write."""
     return ("paths are relative to the workspace root, which is no folder named "
             f"{WORKSPACE_FOLDER}: this file was not written. Call write_file again with path "
             f"'{root}'")

@@ -125,7 +125,7 @@ class PhaseAlternation(Strategy):
             return self._next_call([nudge_for(self.cfg, reply)])
         ph.nudges, self._turn_start = 0, self.todos_completed
         planned = ritual.limit_todo_completes(
-            plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind), 1)
+            plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind, self.port.patched), 1)
         if ph.kind != "strategic":
             return self._execute(planned)
         cur = current_index(ph.todos)

@@ -163,7 +163,8 @@ class PlanReviseExecute(Strategy):
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
             st.nudges = 0
-            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, st.kind))
+            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, st.kind,
+                                           self.port.patched))
         st.nudges += 1
         limit = self.cfg.config.limits.max_nudges
         if st.nudges <= limit:

@@ -108,7 +108,8 @@ class React(Strategy):
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
             a.nudges = 0
-            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react"))
+            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react",
+                                           self.port.patched))
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
             return await self._quiet(reply, await self.port.deliverables(claim=True))
