@@ -99,6 +99,10 @@ JOBS = [
     Job("model-declares-in-plan", [("Write plan-out.md", [write("plan-out.md", NOTE)])],
         plan_deliverables=["plan-out.md"], claimed=["plan-out.md"],
         delivered=["plan-out.md"]),
+    # the 1.5B model named files of its own beside the one its task asked for
+    Job("plan-names-files-of-its-own", [("Write summary.md", [write("summary.md", NOTE)])],
+        deliverables=["summary.md"], plan_deliverables=["summary.md", "phase1-todos.md"],
+        claimed=["summary.md"], delivered=["summary.md"]),
 ]
 
 

@@ -39,16 +39,18 @@ def test_there_is_a_history_of_each_scenario():
 
 
 def patch_ids() -> set[str]:
-    """The ids the workflow code passes to `workflow.patched` or `deprecate_patch`."""
+    """The ids the workflow code passes to `workflow.patched` or `deprecate_patch` (a
+    constant of any workflow module, `module.NAME` too)."""
+    texts = [path.read_text() for path in (ROOT / "workflows").rglob("*.py")]
+    consts = dict(re.findall(r'^(\w+) = "([\w.-]+)"', "\n".join(texts), re.M))
     ids: set[str] = set()
-    for path in (ROOT / "workflows").rglob("*.py"):
-        text = path.read_text()
-        consts = dict(re.findall(r'^(\w+) = "([\w.-]+)"', text, re.M))
+    for text in texts:
         for arg in re.findall(r"(?<!def )(?:patched|deprecate_patch)\(([^)]*)\)", text):
             arg = arg.strip()
             if arg.islower() and arg.isidentifier():  # a parameter, forwarding an id
                 continue
-            ids.add(arg.strip("\"'") if arg[:1] in "\"'" else consts.get(arg, arg))
+            name = arg.rsplit(".", 1)[-1]
+            ids.add(arg.strip("\"'") if arg[:1] in "\"'" else consts.get(name, arg))
     return ids
 
 

@@ -103,6 +103,7 @@ async def test_the_job_ends_as_the_files_its_task_names_say(
         result = await handle.result()
         state = await handle.query("state", result_type=JobState)
     assert state.deliverables.by_task == job.deliverables
+    assert state.deliverables.required == job.deliverables  # not the plan's own files too
     assert result.status == job.expect, (result.summary, result.notes)
     assert sorted(result.verified) == sorted(job.delivered)
     if job.expect == "stuck":  # (by a breaker or by refused claims)

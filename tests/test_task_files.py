@@ -221,7 +221,14 @@ def test_the_task_named_files_are_the_small_profiles_deliverables_only():
     completion.task_named(plain, state, "Write `a.md`.")
     assert state.by_task == [] and completion.declared(plain, state) == ["extra.md"]
     completion.task_named(small, state, "Write `a.md`.")
-    assert completion.declared(small, state) == ["a.md", "extra.md"]
+    assert completion.declared(small, state) == ["a.md", "extra.md"]  # a job started before
+    completion.begin(small, state, "Write `a.md`.", lambda change: True)
+    assert completion.declared(small, state) == ["a.md"]  # the model's only without them
+    completion.begin(small, state, "Write a short poem.", lambda change: True)
+    assert completion.declared(small, state) == ["extra.md"]
+    completion.begin(plain, state, "Write `a.md`.", lambda change: True)
+    assert not state.task_first and completion.declared(plain, state) == ["extra.md"]
+    completion.begin(small, state, "Write `a.md`.", lambda change: True)
     completion.new_turn(small, state, 2, "Now write the total to `b.txt`.")
     assert state.by_task == ["b.txt"]
     declaring = small.model_copy(update={"config": small.config.model_copy(update={

@@ -277,7 +277,7 @@ class AgentJob:
             await self._fail(e.what, e.code)
         kind = self._strategy_class(cfg)
         self._open_workspace(cfg)
-        completion.task_named(cfg, self._workspace_ops().completion, instructions)
+        completion.begin(cfg, self._workspace_ops().completion, instructions, workflow.patched)
         strategy = self.strategy = kind(cfg, self._workspace_ops())
         self.progress.status = "running"
         return await strategy.begin()

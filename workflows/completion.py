@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
@@ -99,20 +100,40 @@ class CompletionState(BaseModel):
     # (unseen_failures): refused so once per turn
     unseen_refused: bool = False
     delegated: bool = False  # child jobs do the work (auto routed to nested): no by_task
+    # the task's files, when its words name any, are the deliverables, and the model's only
+    # when they name none (patch TASK_FILES_FIRST); False: a job started before, both
+    task_first: bool = False
 
 
 MAX_TURN_WRITTEN = 500
 
 
+# the task's files first: the 1.5B model named "deliverables.txt", "phase1-todos.md" and
+# more in its plan beside the report.md its task asked for, and wrote each with one line
+# to satisfy the check (eval-check-ref, 2026-11-27)
+TASK_FILES_FIRST = "task-files-first"
+
+
 def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
     """The job's deliverables (with the small profile, expect_lines' files too), else the
-    ones its task names (the small profile) and the model's."""
+    ones its task names (the small profile), else the model's (before TASK_FILES_FIRST: the
+    task's and the model's)."""
+    if state.task_first and state.by_task:
+        return _by_job(cfg) or list(state.by_task)
     return _by_job(cfg) or list(dict.fromkeys(state.by_task + state.by_model))
 
 
 def _by_job(cfg: ResolvedConfig) -> list[str]:
     return list(dict.fromkeys(cfg.config.deliverables + (
         sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
+
+
+def begin(cfg: ResolvedConfig, state: CompletionState, task: str,
+          patched: Callable[[str], bool]) -> None:
+    """A job's start: the files its task names (task_named), held to before the model's
+    with the small profile (`patched`: workflow.patched; a job started before, both)."""
+    state.task_first = small(cfg) and patched(TASK_FILES_FIRST)
+    task_named(cfg, state, task)
 
 
 def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:

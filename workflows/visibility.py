@@ -30,7 +30,7 @@ from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, cost_of
-    from workflows.completion import CompletionState
+    from workflows.completion import CompletionState, declared
     from workflows.contract import (
         SA_COST,
         SA_LAST_ERROR,
@@ -93,6 +93,7 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
         s.deliverables = DeliverablesView(by_job=cfg.config.deliverables,
                                           by_task=completion.by_task,
                                           by_model=completion.by_model,
+                                          required=declared(cfg, completion),
                                           refusals=completion.refusals)
     s.strategy, s.strategy_detail = view.strategy, view.detail
     if steering.children:  # a delegation: where each child job is
@@ -253,10 +254,11 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
                  f"{s.tokens.tokens_in:,} in / {s.tokens.tokens_out:,} out · "
                  f"**cost** ~${s.cost_usd:.4f}")
     d = s.deliverables
-    shown = d.by_job or list(dict.fromkeys(d.by_task + d.by_model))
+    shown = d.required or d.by_job or list(dict.fromkeys(d.by_task + d.by_model))
     if shown:
         whose = "the job" if d.by_job else " and ".join(
-            w for w, named in (("the task", d.by_task), ("the plan", d.by_model)) if named)
+            w for w, named in (("the task", d.by_task), ("the plan", d.by_model))
+            if set(named) & set(shown))
         lines += ["", f"**Deliverables** ({whose}): {cut(', '.join(shown), 300)}"
                   + (f" · job_complete refused {d.refusals}x" if d.refusals else "")]
     if s.last_step and last_step:

@@ -90,7 +90,7 @@ from activities.tools.mcp_config import parse
 from activities.tools.mcp_sessions import McpServers
 from bench.harness import bench_stack
 from devstack.processes import venv_bin
-from tests import strategy_scripts
+from tests import completion_corpus, strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, todos, transition
 from workflows.contract import ApproveRequest, JobInput, JobResult, JobState
@@ -287,6 +287,12 @@ SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
     {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
      "deliverables": ["report.md"]})
+_OWN_FILES = completion_corpus.JOBS[-1]  # plan-names-files-of-its-own
+assert _OWN_FILES.name == "plan-names-files-of-its-own"
+SINGLE["task-files-first"] = ("phases-task-files-first",
+                              completion_corpus.phase_alternation(_OWN_FILES),
+                              {"extends": "defaults", "llm": {"profile": "small"}})
+TASKS = {"task-files-first": "# A summary\n\nWrite `summary.md`.\n"}  # tag -> instructions
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [
@@ -322,7 +328,8 @@ async def record_single() -> None:
     async with bench_stack() as b, running_worker(b.client, "record"):
         b.model.set_script(name, script)
         job = await b.client.start_workflow(
-            "AgentJob", JobInput(config=config, instructions="x", documents=[]),
+            "AgentJob", JobInput(config=config, instructions=TASKS.get(TAG, "x"),
+                                 documents=[]),
             id=name, task_queue="record", result_type=JobResult)
         await job.result()
         history = await job.fetch_history()
