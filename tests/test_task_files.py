@@ -229,6 +229,9 @@ def test_the_task_named_files_are_the_small_profiles_deliverables_only():
     completion.begin(plain, state, "Write `a.md`.", lambda change: True)
     assert not state.task_first and completion.declared(plain, state) == ["extra.md"]
     completion.begin(small, state, "Write `a.md`.", lambda change: True)
+    state.by_model = ["extra.md"]  # the plan's own files: not a later turn's either
+    completion.new_turn(small, state, 2, "Make the notes shorter.")
+    assert completion.declared(small, state) == []
     completion.new_turn(small, state, 2, "Now write the total to `b.txt`.")
     assert state.by_task == ["b.txt"]
     declaring = small.model_copy(update={"config": small.config.model_copy(update={

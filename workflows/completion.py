@@ -119,11 +119,13 @@ def declared(cfg: ResolvedConfig, state: CompletionState) -> list[str]:
     ones its task names (the small profile), else the model's (before TASK_FILES_FIRST: the
     task's and the model's)."""
     if state.task_first and state.by_task:
-        return _by_job(cfg) or list(state.by_task)
-    return _by_job(cfg) or list(dict.fromkeys(state.by_task + state.by_model))
+        return by_job(cfg) or list(state.by_task)
+    return by_job(cfg) or list(dict.fromkeys(state.by_task + state.by_model))
 
 
-def _by_job(cfg: ResolvedConfig) -> list[str]:
+def by_job(cfg: ResolvedConfig) -> list[str]:
+    """The job's own deliverables: the config's and the input's, with the small profile
+    expect_lines' files too."""
     return list(dict.fromkeys(cfg.config.deliverables + (
         sorted(cfg.config.small.expect_lines) if small(cfg) else [])))
 
@@ -156,7 +158,7 @@ def task_files_this_turn(cfg: ResolvedConfig, state: CompletionState,
                          found: DeliverablesChecked) -> DeliverablesChecked:
     """In a follow-up turn, the files its instruction names count only once written in it
     (a file of turn 1 that turn 2 asks to write again is there from the start)."""
-    if state.turn < 2 or not state.by_task or _by_job(cfg):
+    if state.turn < 2 or not state.by_task or by_job(cfg):
         return found
     return written_this_turn(found, state.by_task, state)
 
@@ -217,6 +219,8 @@ def new_turn(cfg: ResolvedConfig, state: CompletionState, turn: int, task: str) 
     its instruction `task` names its own deliverables (task_named)."""
     state.turn, state.turn_written, state.refusals, state.worked = turn, [], 0, False
     state.unseen_refused = False
+    if state.task_first:  # an earlier turn's plan names no file this instruction asks for
+        state.by_model = []
     task_named(cfg, state, task)
 
 

@@ -30,7 +30,7 @@ from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, cost_of
-    from workflows.completion import CompletionState, declared
+    from workflows.completion import CompletionState, by_job, declared
     from workflows.contract import (
         SA_COST,
         SA_LAST_ERROR,
@@ -90,7 +90,7 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
     ph, t = view.phase, view.totals
     if completion is not None:
         s.unknown_outcomes = list(completion.unknown_outcomes)
-        s.deliverables = DeliverablesView(by_job=cfg.config.deliverables,
+        s.deliverables = DeliverablesView(by_job=by_job(cfg),
                                           by_task=completion.by_task,
                                           by_model=completion.by_model,
                                           required=declared(cfg, completion),
