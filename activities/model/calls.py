@@ -60,7 +60,8 @@ import time
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.model import endpoints
+from activities.config_files import configs_dir
+from activities.model import echoes, endpoints
 from activities.model.chat import RAW_JSON, ChatClient
 from activities.model.prompt import (
     assemble,
@@ -229,6 +230,8 @@ class ModelActivities:
             completion_tokens=await heartbeating(count_messages_async([stored], None,
                                                                        req.llm.model)))
         errors = stored["_meta"].get("call_errors") or {}
+        if req.llm.profile == "small":
+            errors = {**errors, **self._echoes(system, stored)}
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
                             tc["function"]["name"] in req.preview_tools, record,
                             errors.get(tc["id"]))
@@ -324,6 +327,19 @@ class ModelActivities:
                          messages, None, req.llm.model)),
                      "completion_tokens": count_text(text, req.llm.model)}
         return SummarizeResult(upto=cut, chars=len(text), usage=Usage(**usage))
+
+
+    @staticmethod
+    def _echoes(system: str, stored: dict) -> dict[str, str]:
+        """The small profile: call id -> why a write_file whose content copies the prompt
+        is refused (activities/model/echoes.py)."""
+        template, found = echoes.template_lines(configs_dir() / "prompts"), {}
+        for tc in stored.get("tool_calls") or []:
+            content = echoes.written_content(tc["function"]["name"],
+                                             tc["function"]["arguments"])
+            if content and (copied := echoes.copied_prompt(content, system, template)):
+                found[tc["id"]] = echoes.problem(copied)
+        return found
 
 
 def _call_info(call_id: str, name: str, raw: str, preview: bool,

@@ -1,0 +1,64 @@
+"""A file written with the conversation's prompt in it (the small model profile).
+
+The 1.5B model under react wrote its own prompt - the task, then the prompt's sections
+("## Issue that started this attempt", "## Workspace memory (workspace.md)", the chat
+template's tool list) - into each of the three notes its task asked for, and claimed
+completion: the files existed, so only a check of their content could tell. A `write_file`
+whose content holds two or more lines of the prompt's template (configs/prompts/*.md of the
+worker: its fixed text, not the task, the memory or anything else filled into it - a task
+may ask for its own words to be copied, a memory file is rewritten from the memory shown)
+that this conversation's prompt showed is refused as a bad call before it runs, naming the
+lines, so the model writes the file's own text instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+MIN_LINE = 16  # shorter lines ("# Notes", "(none)") are too common to tell a copy
+MIN_COPIED = 2  # template lines that make a copy
+
+
+@functools.cache
+def template_lines(folder: Path) -> frozenset[str]:
+    """The fixed lines of the prompt templates in `folder` (no `{{slot}}` in them)."""
+    found: set[str] = set()
+    for path in sorted(folder.glob("*.md")):
+        found |= {ln for ln in lines(path.read_text(errors="replace")) if "{{" not in ln}
+    return frozenset(found)
+
+
+def lines(text: str) -> set[str]:
+    return {s for s in (ln.strip() for ln in text.splitlines()) if len(s) >= MIN_LINE}
+
+
+def written_content(name: str, raw: str) -> str:
+    """The content a write_file call's arguments give ("" for any other call, or arguments
+    that do not parse: those are refused already)."""
+    if name != "write_file":
+        return ""
+    try:
+        args = json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return ""
+    content = args.get("content") if isinstance(args, dict) else None
+    return content if isinstance(content, str) else ""
+
+
+def copied_prompt(content: str, system: str, template: frozenset[str]) -> list[str]:
+    """The template's lines, shown in this conversation's prompt `system`, that `content`
+    copies, when there are MIN_COPIED or more; else []."""
+    copied = lines(content) & template
+    if len(copied) < MIN_COPIED:
+        return []
+    copied &= lines(system)
+    return sorted(copied) if len(copied) >= MIN_COPIED else []
+
+
+def problem(copied: list[str]) -> str:
+    """What the model reads instead of the write's result."""
+    shown = ", ".join(json.dumps(s[:80], ensure_ascii=False) for s in copied[:2])
+    return (f"write_file not run: its content copies this conversation's prompt ({shown}), "
+            "not the file's own text. Write only what instructions.md asks this file to hold")
