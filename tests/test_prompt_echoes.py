@@ -5,6 +5,7 @@ notes its task asked for and claimed completion."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -48,17 +49,23 @@ def test_a_copy_of_the_prompt_is_told_from_the_task_and_ordinary_files():
     # one line of the template: an ordinary file
     note = "# Cats\n\n## The task (instructions.md)\nCats are independent animals.\n"
     assert echoes.copied_prompt(note, system, template) == []
-    # the memory shown in the prompt, rewritten (a strategic phase's update): not a copy
-    memory = "# Workspace\n## Findings so far in this job\nThe notes folder holds two notes.\n"
-    shown = prompt_of(TASK).replace("this file with what future phases need to know.)",
-                                    "x)\n" + memory)
-    assert echoes.copied_prompt(memory + "A third note is planned next.\n", shown,
-                                template) == []
+    # the memory rewritten (a strategic phase's update), with the prompt's headings in it:
+    # not a file of the work
+    memory = "# Workspace\n## The task (instructions.md)\nThree notes.\n## Issue that " \
+        "started this phase\nThe plan missed a note.\n"
+    for path in ("workspace.md", "./main_plan.md"):
+        assert echoes.written_content("write_file", json.dumps(
+            {"path": path, "content": memory})) == ""
+    assert echoes.written_content("write_file", json.dumps(
+        {"path": "notes/report.md", "content": memory})) == memory
     # template lines another prompt has, not this conversation's: not a copy of its prompt
     assert echoes.copied_prompt("## Issue that started this attempt\n## Workspace memory "
                                 "(workspace.md)\n", "another prompt", template) == []
     assert echoes.written_content("write_file", '{"path": "a", "content": "x"}') == "x"
     assert echoes.written_content("read_file", '{"path": "a"}') == ""
+    assert echoes.problem([f"line {n} of the prompt" for n in range(5)]).startswith(
+        "write_file not run: its content copies 5 lines of this conversation's prompt (\"line "
+        "0 of the prompt\", \"line 1 of the prompt\", \"line 2 of the prompt\" and 2 more)")
     assert echoes.written_content("write_file", "not json") == ""
 
 
@@ -81,8 +88,8 @@ async def test_a_write_of_the_prompt_is_refused_with_the_small_profile(
     if profile == "small":
         assert msgs[0] == (
             "Error [invalid_arguments]: bad tool call: write_file not run: its content copies "
-            "this conversation's prompt (\"## Issue that started this attempt\", \"## "
-            "Workspace memory (workspace.md)\"), not the file's own text. Write only what "
+            "2 lines of this conversation's prompt (\"## Issue that started this attempt\", "
+            "\"## Workspace memory (workspace.md)\"), not the file's own text. Write only what "
             "instructions.md asks this file to hold")
     else:
         assert msgs[0].startswith("Wrote ")

@@ -231,7 +231,7 @@ class ModelActivities:
                                                                        req.llm.model)))
         errors = stored["_meta"].get("call_errors") or {}
         if req.llm.profile == "small":
-            errors = {**errors, **self._echoes(system, stored)}
+            errors = {**self._echoes(system, stored), **errors}
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
                             tc["function"]["name"] in req.preview_tools, record,
                             errors.get(tc["id"]))
@@ -334,6 +334,9 @@ class ModelActivities:
         """The small profile: call id -> why a write_file whose content copies the prompt
         is refused (activities/model/echoes.py)."""
         template, found = echoes.template_lines(configs_dir() / "prompts"), {}
+        if not template:
+            activity.logger.warning("no prompt templates in %s: a write that copies the "
+                                    "prompt is not refused", configs_dir() / "prompts")
         for tc in stored.get("tool_calls") or []:
             content = echoes.written_content(tc["function"]["name"],
                                              tc["function"]["arguments"])
