@@ -293,6 +293,14 @@ SINGLE["task-files-first"] = ("phases-task-files-first",
                               completion_corpus.phase_alternation(_OWN_FILES),
                               {"extends": "defaults", "llm": {"profile": "small"}})
 TASKS = {"task-files-first": "# A summary\n\nWrite `summary.md`.\n"}  # tag -> instructions
+_SUMMARY = next(j for j in completion_corpus.JOBS if j.name == "model-declares-in-plan")
+_MENDED = completion_corpus.phase_alternation(_SUMMARY)  # its first write under workspace/
+_MENDED[0] = step(call("write_file", path="workspace/workspace.md", content="# Workspace\nx\n"),
+                  call("todo_complete"))
+SINGLE["mend-workspace-folder-phases"] = (
+    "phases-mend-workspace-folder", _MENDED, {"extends": "defaults", "llm": {"profile": "small"}})
+TASKS["mend-workspace-folder-phases"] = "# A plan\n\nWrite `plan-out.md`.\n"
+FOLDERS = {"mend-workspace-folder-phases": "mend-workspace-folder"}  # tag -> its patch's
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [
@@ -333,7 +341,7 @@ async def record_single() -> None:
             id=name, task_queue="record", result_type=JobResult)
         await job.result()
         history = await job.fetch_history()
-    folder = HERE / TAG  # a patch's histories (docs/versioning.md)
+    folder = HERE / FOLDERS.get(TAG, TAG)  # a patch's histories (docs/versioning.md)
     folder.mkdir(exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(json.loads(history.to_json()), indent=1))
     print(f"wrote {TAG}/{name}.json: {len(history.events)} events")
