@@ -334,9 +334,6 @@ class ModelActivities:
         """The small profile: call id -> why a write_file whose content copies the prompt
         is refused (activities/model/echoes.py)."""
         template, found = echoes.template_lines(configs_dir() / "prompts"), {}
-        if not template:
-            activity.logger.warning("no prompt templates in %s: a write that copies the "
-                                    "prompt is not refused", configs_dir() / "prompts")
         for tc in stored.get("tool_calls") or []:
             content = echoes.written_content(tc["function"]["name"],
                                              tc["function"]["arguments"])

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from pathlib import Path
 
 from workflows.contract.layout import MEMORY_FILES
+
+log = logging.getLogger(__name__)
 
 MIN_LINE = 16  # shorter lines ("# Notes", "(none)") are too common to tell a copy
 MIN_COPIED = 2  # template lines that make a copy
@@ -27,10 +30,14 @@ MIN_COPIED = 2  # template lines that make a copy
 
 @functools.cache
 def template_lines(folder: Path) -> frozenset[str]:
-    """The fixed lines of the prompt templates in `folder` (no `{{slot}}` in them)."""
+    """The fixed lines of the prompt templates in `folder` (no `{{slot}}` in them); read
+    once per worker, which says so once when there are none."""
     found: set[str] = set()
     for path in sorted(folder.glob("*.md")):
         found |= {ln for ln in lines(path.read_text(errors="replace")) if "{{" not in ln}
+    if not found:
+        log.warning("no prompt templates in %s: a write that copies the prompt is not "
+                    "refused", folder)
     return frozenset(found)
 
 

@@ -78,7 +78,8 @@ class ToolActivities:
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
         raw, asked = call["function"]["arguments"], ""
         # mended unless the workspace has a folder named workspace/ after all
-        if req.path and not await WorkspaceFiles(self.s3, ws).list(MENDED_FOLDER, limit=1):
+        if req.path and not await WorkspaceFiles(self.s3, ws).list(layout.WORKSPACE_FOLDER,
+                                                                   limit=1):
             raw, asked = _with_path(raw, req.path)
         token = delivery.CALL_KEY.set(delivery.idempotency_key(req))
         try:
@@ -93,7 +94,7 @@ class ToolActivities:
             await self._mark_todos(req, raw)
         if asked:
             outcome.summary += (f" (Paths are relative to the workspace root, which is no "
-                                f"folder named {MENDED_FOLDER}/: {asked} is {req.path}.)")
+                                f"folder named {layout.WORKSPACE_FOLDER}: {asked} is {req.path}.)")
         summary = outcome.summary  # a long one is redacted in a thread, off the event loop
         text = await self._cut(req, raw, redact(summary) if len(summary) < OFF_LOOP_CHARS
                                else await asyncio.to_thread(redact, summary))
@@ -217,9 +218,6 @@ class ToolActivities:
         if not answer.ok:
             return _error(answer.code, answer.text)
         return ToolOutcome(ok=True, summary=answer.text)
-
-
-MENDED_FOLDER = "workspace"  # a write under it may be mended (ToolRequest.path)
 
 
 def _with_path(raw: str, path: str) -> tuple[str, str]:

@@ -366,7 +366,7 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
     return out
 
 
-WORKSPACE_FOLDER = "workspace/"
+WORKSPACE_FOLDER = layout.WORKSPACE_FOLDER
 # a write to `workspace/<path>` writes <path> (the small profile), where it was refused
 MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
 
