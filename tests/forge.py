@@ -12,7 +12,8 @@ from workflows.contract import JobResult, ResolvedConfig, WorkspaceRef
 
 
 async def forged_job(client, s3, task_queue: str, done_job: str, llm: dict | None = None,
-                     workspace: dict | None = None, job_id: str | None = None):
+                     workspace: dict | None = None, job_id: str | None = None,
+                     nested: dict | None = None):
     """Start a job whose carry is `done_job`'s phase-1 state with its config changed."""
     _, raw_state, cfg = await load_snapshot(s3, WorkspaceRef(bucket="switchback",
                                                              job_id=done_job), 1)
@@ -20,7 +21,8 @@ async def forged_job(client, s3, task_queue: str, done_job: str, llm: dict | Non
     c = cfg.config
     forged: ResolvedConfig = cfg.model_copy(update={"config": c.model_copy(update={
         "llm": c.llm.model_copy(update=llm or {}),
-        "workspace": c.workspace.model_copy(update=workspace or {})})})
+        "workspace": c.workspace.model_copy(update=workspace or {}),
+        "nested": c.nested.model_copy(update=nested or {})})})
     return await client.start_workflow(
         "AgentJob", JobRun(config="creator", carry=Carried(
             cfg=forged, objective="x", strategy=state.strategy, breakers=state.breakers)),

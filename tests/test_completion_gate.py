@@ -561,7 +561,7 @@ def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
     afresh; a nested parent's children are work."""
     cfg = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
     child = cfg.model_copy(update={"config": cfg.config.model_copy(update={
-        "workspace": cfg.config.workspace.model_copy(update={"within_parent": True})})})
+        "nested": cfg.config.nested.model_copy(update={"within_parent": True})})})
     old = completion.CompletionState.model_validate({"by_model": [], "refusals": 1})
     assert old.worked is None and not completion.nothing_done(cfg, old)
     fresh = completion.CompletionState(worked=False)

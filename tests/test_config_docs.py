@@ -42,3 +42,19 @@ def test_the_check_sees_a_default_edited_by_hand(tmp_path: Path,
     assert config_docs.main(["--check"]) == 1
     assert config_docs.main([]) == 0  # rewritten
     assert config_docs.main(["--check"]) == 0
+
+
+# each strategy's and profile's own settings, under its own key
+OWN_KEYS = {"phase_settings", "plan_revise_execute", "nested", "auto", "small"}
+
+
+def test_the_general_settings_stay_few() -> None:
+    """At most 64 settings outside a strategy's or a profile's own key, 12 of them the
+    fields of three retry policies in Temporal's shape (55 settings, a policy as one). A new
+    setting must displace one, or live under its strategy's or profile's key."""
+    general = [name for name, _ in config_docs.leaves()
+               if name.split(".")[0] not in OWN_KEYS | {"extends"}]
+    policies = {name.rsplit(".retry.", 1)[0] for name in general if ".retry." in name}
+    assert policies == {"llm", "tools", "workspace"}
+    assert len(general) <= 64, len(general)
+    assert len([n for n in general if ".retry." not in n]) + len(policies) <= 55

@@ -95,7 +95,7 @@ def test_chain_deep_merges_mappings_and_replaces_lists(root: Path) -> None:
     cfg = load_config("child", root).config
     assert (cfg.llm.model, cfg.llm.temperature, cfg.llm.max_tokens) == ("base-model", 0.0, 4096)
     assert cfg.tools.domain == ["chunk_document"]
-    assert cfg.tools.tactical == ["todo_complete", "todo_rewind"]
+    assert cfg.tools.workspace == ["read_file", "write_file", "list_files", "search_files"]
 
 
 def test_unknown_field_names_field_and_files(root: Path) -> None:

@@ -1,8 +1,9 @@
 """A nested job's children work in `<parent>/subjobs/<child>/`. Nobody else gets in: not a
-job started by hand with `workspace.within_parent`, not a forged carry, not the child of a
-workflow that is not an AgentJob, not the child of an impostor "AgentJob" (run by the
-attacker's own worker) that borrows a finished job's id or that owns no workspace. The
-worker's guard asks Temporal who the parent is and checks the parent's prefix marker."""
+job started by hand with `nested.within_parent` (here by its name before 0.x,
+`workspace.within_parent`), not a forged carry, not the child of a workflow that is not
+an AgentJob, not the child of an impostor "AgentJob" (run by the attacker's own worker)
+that borrows a finished job's id or that owns no workspace. The worker's guard asks
+Temporal who the parent is and checks the parent's prefix marker."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ async def test_a_job_without_a_parent_may_not_claim_one(client, task_queue, star
     async with running_worker(client, task_queue):
         why = await failure(await start_job(None, job_id=job, config=WITHIN, instructions="x",
                                             documents=[]))
-    assert "workspace.within_parent: only a child of a nested job" in why
+    assert "nested.within_parent: only a child of a nested job" in why
     assert not await objects(s3, job) and not model_server.requests(job)
 
 
@@ -65,9 +66,9 @@ async def test_a_forged_carry_may_not_claim_a_parent(client, task_queue, start_j
         done = await start_job(full_job(1), model_server, instructions="x", documents=[])
         await done.result()
         forged = await forged_job(client, s3, task_queue, done.id,
-                                  workspace={"within_parent": True})
+                                  nested={"within_parent": True})
         why = await failure(forged)
-    assert "workspace.within_parent: only a child of a nested job" in why
+    assert "nested.within_parent: only a child of a nested job" in why
     assert not await objects(s3, forged.id)
 
 

@@ -182,7 +182,7 @@ async def test_children_ask_for_approvals_and_share_the_budget(client, task_queu
         cfg = json.loads(await s3.get("switchback",
                                       f"{job}/subjobs/{kid}/.switchback/config.json"))
         assert cfg["config"]["budget"]["max_tokens"] == (8000 - 4 * 110) // 2
-        assert cfg["config"]["strategy"] == "react" and cfg["config"]["workspace"][
+        assert cfg["config"]["strategy"] == "react" and cfg["config"]["nested"][
             "within_parent"]
         assert await s3.get("switchback", f"{job}/subjobs/{kid}/result.md") is not None
 

@@ -238,7 +238,7 @@ def test_the_task_named_files_are_the_small_profiles_deliverables_only():
         "deliverables": ["c.md"]})})
     assert completion.declared(declaring, state) == ["c.md"]
     for other in ({"strategy": "nested"},
-                  {"workspace": small.config.workspace.model_copy(update={
+                  {"nested": small.config.nested.model_copy(update={
                       "within_parent": True})}):  # a delegating job, a nested job's child
         cfg = small.model_copy(update={"config": small.config.model_copy(update=other)})
         completion.task_named(cfg, state, "Write `a.md`.")

@@ -25,9 +25,27 @@ def test_default_tactical_set_includes_domain_tools() -> None:
 
 
 def test_duplicates_are_dropped_and_first_order_kept() -> None:
-    tools = ToolSets(workspace=["b", "a", "b"], tactical=["a", "c"], domain=["c", "d", "b"])
-    assert tools.for_phase("tactical") == ["b", "a", "c", "d"]
-    assert ToolSets(workspace=["x"], strategic=["x", "y"]).for_phase("strategic") == ["x", "y"]
+    tools = ToolSets(workspace=["b", "todo_rewind", "b"], domain=["c", "d", "b"])
+    assert tools.for_phase("tactical") == ["b", "todo_rewind", "todo_complete", "c", "d"]
+    assert ToolSets(workspace=["job_complete"]).for_phase("strategic") == [
+        "job_complete", "todo_complete", "todo_write"]
+
+
+def test_the_control_tool_sets_are_no_settings() -> None:
+    """tools.strategic and tools.tactical became fixed (0.x): a config file that sets one is
+    refused with what it became; a carried state that holds one loads, the value dropped."""
+    from workflows.contract.config import JobConfig, retired
+    assert retired({"tools": {"strategic": ["x"]}}) == [
+        "tools.strategic: no longer a setting (a strategic phase's control tools are "
+        "todo_complete, todo_write and job_complete)"]
+    carried = JobConfig.model_validate({"tools": {"tactical": ["todo_complete"],
+                                                  "domain": ["d"]},
+                                        "limits": {"max_tool_calls_per_step": 2},
+                                        "workspace": {"within_parent": True}})
+    assert carried.tools.for_phase("tactical") == [*WORKSPACE, "todo_complete", "todo_rewind",
+                                                   "d"]
+    assert carried.nested.within_parent and not hasattr(carried.limits,
+                                                        "max_tool_calls_per_step")
 
 
 def test_for_phase_returns_a_fresh_list() -> None:

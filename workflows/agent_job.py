@@ -37,7 +37,6 @@ Steering: signals `rewind(issue)`, `instruct`, `pause`, `resume`; updates `appro
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -251,10 +250,7 @@ class AgentJob:
             if not job_start.failed(e):  # cancelled, or not an activity's failure
                 raise
             self._refuse(cause_of(e), "invalid_config")
-        if job.deliverables:  # the job input's join the config's
-            cfg = self.cfg = cfg.model_copy(update={"config": cfg.config.model_copy(update={
-                "deliverables": list(dict.fromkeys(cfg.config.deliverables + job.deliverables))
-            })})
+        cfg = self.cfg = job_start.with_deliverables(cfg, job.deliverables)
         self._strategy_class(cfg)  # a bad name refuses the job before it has a workspace
         instructions = job.instructions or cfg.instructions
         if not instructions:
@@ -347,27 +343,13 @@ class AgentJob:
     async def _next_turn(self, result: JobResult) -> NextStep | None:
         """Follow-up instructions: after a completed turn, the next one when an instruction
         is queued or arrives within follow_up.wait_seconds (status waiting_for_instructions
-        meanwhile); None: the job ends with `result`. The instruction joins instructions.md
-        (every later prompt has it) and the strategy starts its next turn (`follow_up`)."""
+        meanwhile; steering.py); None: the job ends with `result`. The instruction joins
+        instructions.md (every later prompt has it) and the strategy starts its next turn."""
         assert self.cfg
-        wait = self.cfg.config.follow_up.wait_seconds
-        if result.status != "completed":
-            self._end_turns(f"the job ended {result.status}")
-            return None
-        if self.steering.turn >= self.cfg.config.follow_up.max_turns:
-            self._end_turns(f"the job had its {self.steering.turn} turns "
-                            f"(follow_up.max_turns)")
-            return None  # (the last turn: no instruction can be taken, none is waited for)
-        if not (self.steering.instructions or wait):
-            return None
-        self.steering.drop_rewinds(f"turn {self.steering.turn} completed first")
-        try:
-            text = await self.steering.next_instruction(wait, self._waiting)
-        except asyncio.CancelledError:  # a cancel ends the wait, not the completed turn
-            self._end_turns("a cancel request ended the wait")
-            return None
+        text = await self.steering.next_turn(result.status, self.cfg.config.follow_up,
+                                             self._waiting)
         if text is None:
-            return None
+            return None  # (run() ends the turns right after: nothing awaits in between)
         self.progress.status, turn = "running", self.steering.turn
         await self._workspace_ops().append_instruction(turn, text)
         completion.new_turn(self.cfg, self._workspace_ops().completion, turn, text)
@@ -475,8 +457,7 @@ class AgentJob:
         """The job's result is decided: no instruction is taken any more, and those queued
         are listed in `rejected` as not taken."""
         self._ended = True
-        self.steering.drop_instructions(why)
-        self.steering.drop_rewinds(why)
+        self.steering.end_turns(why)
 
     async def _fail(self, what: str, code: str) -> NoReturn:
         self._end_turns("the job failed")

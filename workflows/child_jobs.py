@@ -1,7 +1,7 @@
 """A nested job's children: child AgentJobs, each in a sub-folder of the job's workspace.
 
     run(RunChildren)   start each child as `<job id>-<key>` on this job's task queue (its
-                       config sets `workspace.within_parent`: it works in
+                       config sets `nested.within_parent`: it works in
                        `subjobs/<child id>/`), at most `max_concurrent` at a time, in order,
                        and wait for all of them
     while they run     `pause` / `resume` of this job reach the running children (and no new

@@ -145,7 +145,7 @@ def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:
     nested job's child (its task quotes its parent's) nor a job whose child jobs do the work
     (nested; auto once routed to nested: `delegated`)."""
     c = cfg.config
-    state.by_task = task_files.named(task) if small(cfg) and not c.workspace.within_parent \
+    state.by_task = task_files.named(task) if small(cfg) and not c.nested.within_parent \
         and c.strategy != "nested" and not state.delegated else []
 
 
@@ -211,7 +211,7 @@ def _written(state: CompletionState, paths: list[str]) -> None:
 def nothing_done(cfg: ResolvedConfig, state: CompletionState) -> bool:
     """The small profile's check of an answer-only claim: no work done in this turn (a
     nested job's child is exempt: its parent asked it for an answer)."""
-    return small(cfg) and state.worked is False and not cfg.config.workspace.within_parent
+    return small(cfg) and state.worked is False and not cfg.config.nested.within_parent
 
 
 def new_turn(cfg: ResolvedConfig, state: CompletionState, turn: int, task: str) -> None:

@@ -68,3 +68,12 @@ async def load_config(config: Any) -> ResolvedConfig:
         start_to_close_timeout=timedelta(seconds=30),
         retry_policy=RetryPolicy(maximum_attempts=5))
     return cfg
+
+
+def with_deliverables(cfg: ResolvedConfig, deliverables: list[str]) -> ResolvedConfig:
+    """The config with the job input's deliverables joined to its own."""
+    if not deliverables:
+        return cfg
+    c = cfg.config
+    return cfg.model_copy(update={"config": c.model_copy(update={
+        "deliverables": list(dict.fromkeys(c.deliverables + deliverables))})})

@@ -16,6 +16,7 @@ the current turn completes.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
@@ -33,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
         from_raw,
         rewind_request,
     )
-    from workflows.contract.config import ApprovalSettings
+    from workflows.contract.config import ApprovalSettings, FollowUpSettings
     from workflows.metrics import approvals_waiting
 
 
@@ -154,6 +155,12 @@ class Steering:
         except ApplicationError as e:
             self.reject(f"{e.message}; the signal was ignored")
 
+    def end_turns(self, why: str) -> None:
+        """The job's result is decided: queued instructions and waiting rewinds are dropped,
+        each listed in `rejected` with `why`."""
+        self.drop_instructions(why)
+        self.drop_rewinds(why)
+
     def drop_instructions(self, why: str) -> None:
         """The job ends: instructions still queued are not taken; `rejected` says so."""
         for n, _ in enumerate(self.instructions, self.turn + 1):
@@ -196,11 +203,32 @@ class Steering:
         restore, self.restore_phase = self.restore_phase, None
         return issue, restore
 
-    async def next_instruction(self, wait_seconds: float,
-                               on_wait: Callable[[str], None]) -> str | None:
-        """A completed turn's next instruction: the first queued, else one that arrives
-        within `wait_seconds` (`waiting` meanwhile; `on_wait` is told until when, then "");
-        the turn counts on. None: none came. A cancel request ends the wait (it raises)."""
+    async def next_turn(self, status: str, settings: FollowUpSettings,
+                        on_wait: Callable[[str], None]) -> str | None:
+        """After a turn that ended `status`: the next turn's instruction, or None - the job
+        ends with that turn's result (what is queued is dropped, saying why). Only a
+        `completed` turn has a next one, up to `max_turns`: the first instruction queued,
+        else one that arrives within `wait_seconds` (`on_wait` is told until when, then "").
+        A cancel request ends the wait, not the completed turn."""
+        if status != "completed":
+            self.end_turns(f"the job ended {status}")
+            return None
+        if self.turn >= settings.max_turns:
+            self.end_turns(f"the job had its {self.turn} turns (follow_up.max_turns)")
+            return None  # (the last turn: no instruction can be taken, none is waited for)
+        if not (self.instructions or settings.wait_seconds):
+            return None
+        self.drop_rewinds(f"turn {self.turn} completed first")
+        try:
+            return await self._next_instruction(settings.wait_seconds, on_wait)
+        except asyncio.CancelledError:
+            self.end_turns("a cancel request ended the wait")
+            return None
+
+    async def _next_instruction(self, wait_seconds: float,
+                                on_wait: Callable[[str], None]) -> str | None:
+        """The first queued instruction, else one that arrives within `wait_seconds`
+        (`waiting` meanwhile); the turn counts on. None: none came."""
         if not self.instructions:
             self.waiting = True
             on_wait((workflow.now() + timedelta(seconds=wait_seconds)).isoformat(

@@ -42,7 +42,7 @@ ALWAYS = ["tool_search", *sorted(CONTROL_TOOLS)]
 def entries(c: JobConfig) -> list[str]:
     """Every tool name and glob the config uses, in order."""
     t = c.tools
-    return list(dict.fromkeys([*t.workspace, *t.strategic, *t.tactical, *t.domain, *t.deferred,
+    return list(dict.fromkeys([*t.workspace, *t.domain, *t.deferred,
                                *ALWAYS, *c.approval_required, *c.breakers.exempt_tools]))
 
 
@@ -52,7 +52,7 @@ def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
         return list(dict.fromkeys(w for e in entries for w in listing.names.get(e, [e])))
     c = cfg.config
     tools = c.tools.model_copy(update={k: names(getattr(c.tools, k)) for k in (
-        "workspace", "strategic", "tactical", "domain", "deferred")})
+        "workspace", "domain", "deferred")})
     config = c.model_copy(update={
         "tools": tools, "approval_required": names(c.approval_required),
         "breakers": c.breakers.model_copy(update={"exempt_tools": names(c.breakers.exempt_tools)})})

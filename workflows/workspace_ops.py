@@ -83,13 +83,13 @@ class WorkspaceOps:
     @staticmethod
     def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
         """This job's workspace: the prefix `<job id>/`, or `<parent id>/subjobs/<job id>/`
-        for a nested job's child (`workspace.within_parent`; InputError without a parent).
+        for a nested job's child (`nested.within_parent`; InputError without a parent).
         `run` is the job's first run: the prefix's owner the worker's guard checks."""
         info = workflow.info()
         prefix = info.workflow_id
-        if cfg.config.workspace.within_parent:
+        if cfg.config.nested.within_parent:
             if info.parent is None:
-                raise InputError("workspace.within_parent: only a child of a nested job works "
+                raise InputError("nested.within_parent: only a child of a nested job works "
                                  "in its parent's workspace; this job has no parent")
             prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
         return WorkspaceOps(WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,

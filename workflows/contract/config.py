@@ -42,6 +42,8 @@ EARLIER_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
     ("breakers", "max_idle_phases"): ("phase_settings", "max_idle_phases"),
     ("breakers", "max_rewinds"): ("phase_settings", "max_rewinds"),
     ("rewind", "model_may_restore"): ("phase_settings", "model_may_restore"),
+    # the nested strategy's mark on its children, under its own key
+    ("workspace", "within_parent"): ("nested", "within_parent"),
 }
 # sections whose every setting moved: emptied by the moves, they go
 MOVED_SECTIONS = {"retries": "the retry policies are llm.retry, tools.retry and "
@@ -73,7 +75,16 @@ RETIRED: dict[tuple[str, str], str] = {
     ("tools", "search_results"): "a tool_search query loads at most 3 tools",
     ("context", "keep_recent_messages"): "a summary keeps the last 6 messages",
     ("budget", "wrap_up_steps"): "the wrap-up phase may take 12 model steps",
+    ("tools", "strategic"): "a strategic phase's control tools are todo_complete, todo_write "
+                            "and job_complete",
+    ("tools", "tactical"): "a tactical phase's control tools are todo_complete and todo_rewind",
+    ("limits", "max_tool_calls_per_step"):
+        "the first 16 tool calls of a model turn run; the rest are refused",
 }
+# the control tools of phase_alternation's phases (tools.strategic and tools.tactical before)
+STRATEGIC_TOOLS = ["todo_complete", "todo_write", "job_complete"]
+TACTICAL_TOOLS = ["todo_complete", "todo_rewind"]
+MAX_TOOL_CALLS_PER_STEP = 16  # limits.max_tool_calls_per_step before
 WINDOW_FRACTION = 0.6  # context.window_fraction before 0.x
 
 
@@ -223,10 +234,6 @@ class ToolSets(_Strict):
 
     workspace: list[str] = ["read_file", "write_file", "list_files", "search_files"]
     """The workspace tools, in every phase."""
-    strategic: list[str] = ["todo_complete", "todo_write", "job_complete"]
-    """Strategic phases' control tools."""
-    tactical: list[str] = ["todo_complete", "todo_rewind"]
-    """Tactical phases' control tools."""
     domain: list[str] = []
     """The job's own tools (tactical phases, react, plan steps); resolved at the job's start."""
     deferred: list[str] = []
@@ -240,16 +247,16 @@ class ToolSets(_Strict):
     """A tool call; after the last attempt the job stops with output/error.json."""
 
     def for_phase(self, kind: str) -> list[str]:
-        """Strategic: workspace + strategic. Tactical: workspace + tactical + domain
-        (less the deferred ones, plus tool_search when there are deferred tools)."""
+        """Strategic: workspace + STRATEGIC_TOOLS. Tactical: workspace + TACTICAL_TOOLS +
+        domain (less the deferred ones, plus tool_search when there are deferred tools)."""
         if kind == "strategic":
-            return list(dict.fromkeys(self.workspace + self.strategic))
+            return list(dict.fromkeys(self.workspace + STRATEGIC_TOOLS))
         loaded = [t for t in self.domain if t not in self.deferred]
         search = ["tool_search"] if self.deferred else []
-        return list(dict.fromkeys(self.workspace + self.tactical + search + loaded))
+        return list(dict.fromkeys(self.workspace + TACTICAL_TOOLS + search + loaded))
 
     def known(self) -> set[str]:
-        return {*self.workspace, *self.strategic, *self.tactical, *self.domain, "tool_search"}
+        return {*self.workspace, *STRATEGIC_TOOLS, *TACTICAL_TOOLS, *self.domain, "tool_search"}
 
 
 class PhaseSettings(_Strict):
@@ -283,8 +290,6 @@ class Limits(_Strict):
     """Model steps one phase may take."""
     max_phases: int = Field(200, ge=1)
     """Phases (attempts, stages) one job may have."""
-    max_tool_calls_per_step: int = Field(16, ge=1)
-    """Tool calls of one model turn that run (the rest are refused)."""
     read_max_chars: int = Field(20_000, ge=100)
     """read_file answers are cut at this many characters."""
     max_file_bytes: int = Field(5_000_000, ge=1)
@@ -408,8 +413,6 @@ class WorkspaceSettings(_Strict):
 
     bucket: str = "switchback"
     """One of the operator's buckets (SWITCHBACK_WORKSPACE_BUCKETS)."""
-    within_parent: bool = False
-    """Set by a nested job for its children: work in <parent>/subjobs/<child>/."""
     timeout_seconds: float = Field(30, gt=0)
     """One workspace operation, at most (a dead worker's is retried after this)."""
     retry: WorkspaceRetry = RetrySettings(**_WORKSPACE_RETRY)
@@ -451,6 +454,8 @@ class NestedSettings(_Strict):
     """Children running at a time."""
     instructions_chars: int = Field(2000, ge=0)
     """Of the job's instructions.md, given to each child as context."""
+    within_parent: bool = False
+    """Set by a nested job on its children: work in <parent>/subjobs/<child>/."""
 
 
 class AutoRoutes(_Strict):

@@ -39,7 +39,7 @@ from workflows.contract import (
     ToolOutcome,
     layout,
 )
-from workflows.contract.config import LinePattern
+from workflows.contract.config import MAX_TOOL_CALLS_PER_STEP, LinePattern
 from workflows.contract.job import JobResult
 
 # -- next steps ---------------------------------------------------------------------------
@@ -126,7 +126,7 @@ class ChildJob:
     key: str
     title: str
     instructions: str
-    config: dict[str, Any]  # an inline config (`workspace.within_parent` set)
+    config: dict[str, Any]  # an inline config (`nested.within_parent` set)
 
 
 @dataclass(frozen=True)
@@ -340,9 +340,9 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
     c = cfg.config
     out = []
     for i, call in enumerate(calls):
-        if i >= c.limits.max_tool_calls_per_step:
+        if i >= MAX_TOOL_CALLS_PER_STEP:
             out.append(PlannedCall(call, "too many tool calls in one turn (limit "
-                                   f"{c.limits.max_tool_calls_per_step}); this one was not run",
+                                   f"{MAX_TOOL_CALLS_PER_STEP}); this one was not run",
                                    "too_many_calls"))
         elif call.name not in offered:
             if "tool_search" in offered and call.name in c.tools.deferred:

@@ -10,7 +10,7 @@ Phase alternation with the tactical phase replaced by a delegation:
   (`phase_settings.min_todos`-`max_todos` todos).
 - A delegation phase starts one child AgentJob per todo (`RunChildren`, carried out by
   workflows/child_jobs.py): id `<job id>-p<phase>-t<todo>`, strategy
-  `nested.inner_strategy`, the job's config otherwise, `workspace.within_parent` (it works
+  `nested.inner_strategy`, the job's config otherwise, `nested.within_parent` (it works
   in `subjobs/<child id>/` with a copy of documents/), instructions from prompts/subjob.md
   (its todo and the start of the job's instructions), a share of the remaining budget. At
   most `nested.max_concurrent` run at a time.
@@ -142,7 +142,7 @@ class Nested(PhaseAlternation):
         # a child does its todo and ends: it never waits for follow-up instructions
         once = {"follow_up": {"wait_seconds": 0}} if c.follow_up.wait_seconds else {}
         return merge(dict(source) if isinstance(source, dict) else {"extends": source}, {
-            "strategy": c.nested.inner_strategy, "workspace": {"within_parent": True},
+            "strategy": c.nested.inner_strategy, "nested": {"within_parent": True},
             "deliverables": [],  # the parent's are the parent's to deliver
             **({"budget": budget} if budget else {}), **once})
 

@@ -287,8 +287,7 @@ class PlanReviseExecute(Strategy):
         elif len(planned) < s.max_rounds:
             verdict, chosen = "below the threshold, the plan is revised", None
         else:
-            chosen = max(reversed([x for x in planned if x.score is not None]),
-                         key=lambda x: x.score or 0.0)
+            chosen = max(reversed([x for x in planned if x.score is not None]), key=_score)
             verdict = (f"below the threshold after {len(planned)} rounds (max_rounds): the "
                        f"best plan, round {chosen.round} ({chosen.score:.2f}), runs")
         await self.port.write_text(layout.evaluation_path(r.round),
@@ -443,3 +442,8 @@ class PlanReviseExecute(Strategy):
 
     def _round(self, number: int) -> Round:
         return next(r for r in self.rounds if r.round == number)
+
+
+def _score(plan: Round) -> float:
+    """A scored plan's score (the best one runs)."""
+    return plan.score or 0.0

@@ -68,8 +68,13 @@ def strategic_todos(predefined: StrategicTodos, variant: str, values: dict[str, 
     return todos, evidence
 
 
+def no_example(*_: str) -> str:
+    """No write or plan to copy (the default path: the small profile shows one)."""
+    return ""
+
+
 def missing_evidence(todo: Todo, states: dict[str, str] | None,
-                     example: Callable[[str], str] = lambda path: "",
+                     example: Callable[[str], str] = no_example,
                      written: Sequence[str] = ()) -> str | None:
     """Why `todo` is not done yet (its files missing or unchanged), or None; `example(path)`:
     a write of the first such file to copy; `written`: the files the phase wrote (one of
@@ -216,7 +221,7 @@ def refuse_where(planned: list[PlannedCall], why: Callable[[PlannedCall], str | 
 
 
 def refuse_repeated_plans(planned: list[PlannedCall], avoid: tuple[TodoSet, ...],
-                          example: Callable[[], str] = lambda: "") -> list[PlannedCall] | None:
+                          example: Callable[[], str] = no_example) -> list[PlannedCall] | None:
     """The turn with each todo_write whose todos repeat one of `avoid` (the predefined todos,
     done work) refused with the gate's reason, or None when none does. The gate refuses such
     a todos.yaml anyway, but only at todo_complete: a 1.5B model wrote the bootstrap's own
@@ -332,7 +337,7 @@ def refuse_off_task_plans(planned: list[PlannedCall], short: list[str], example:
 
 def refuse_off_todo_writes(planned: list[PlannedCall], todo: Todo | None,
                            evidence: list[str] | None, done: frozenset[str] = frozenset(),
-                           example: Callable[[str], str] = lambda path: ""
+                           example: Callable[[str], str] = no_example
                            ) -> list[PlannedCall] | None:
     """The turn with each write_file of a file other than the planning files refused, while
     the current todo is a predefined one that must change `evidence` (workspace.md,
