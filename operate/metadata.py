@@ -94,7 +94,7 @@ def _doc_name(d: DocumentSpec) -> str:
 
 
 async def persisted(desc: WorkflowExecutionDescription) -> tuple[dict[str, Any], str] | None:
-    """(progress, details markdown) from the job's memo, or None (a job from before #15)."""
+    """(progress, details markdown) from the job's memo, or None (an older job without a memo)."""
     memo = await desc.memo()
     if "progress" not in memo:
         return None

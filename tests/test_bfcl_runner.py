@@ -202,6 +202,43 @@ def test_the_job_config_per_strategy() -> None:
                                              "search_files"])
     assert runner.job_config(runner.Options(prefix="p"), case, "react")["extends"] == "defaults"
     assert runner.job_id(opts, case, "react") == "p-multi_turn_base_0-react"
+    deferred = load_config(runner.job_config(runner.Options(prefix="p", deferred=True), case,
+                                             "react"), policy=False).config.tools
+    assert deferred.deferred == deferred.domain == cases.tool_names(case, 0)
+
+
+def searched(turns: list[list[str]]) -> list[dict]:
+    """Per turn: a tool_search by each function's name the turn calls, one model step each,
+    then the calls in one step, then job_complete (react with deferred tools)."""
+    out = []
+    for calls in turns:
+        names = list(dict.fromkeys(state.call_arguments(c)[0] for c in calls))
+        out += [step(call("tool_search", query=n)) for n in names]
+        if calls:
+            out.append(step(*[model_call(c) for c in calls]))
+        out.append(DONE)
+    return out
+
+
+async def test_deferred_tools_keep_the_schemas_out_until_searched(
+        client, task_queue, model_server, s3) -> None:
+    """`--deferred`: the job's first prompt offers none of the case's functions, only
+    tool_search; the model loads each by name and calls it; the run is as valid as with
+    every schema sent, and the searches are no calls of BFCL's record."""
+    case = cases.load_case("multi_turn_base_1")
+    opts = runner.Options(prefix=f"d{task_queue[3:]}", strategies=["react"], baseline=False,
+                          task_queue=task_queue, wait_seconds=120, poll_seconds=0.2,
+                          deferred=True)
+    model_server.set_script(runner.job_id(opts, case, "react"),
+                            searched(truth(case["id"])))
+    async with running_worker(client, task_queue):
+        [r] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
+    assert (r.status, r.reached, r.valid) == ("completed", r.turns, True), r
+    first = model_server.requests(r.job_id)[0]
+    assert sorted(t["function"]["name"] for t in first["tools"]) == ["job_complete",
+                                                                     "tool_search"]
+    recorded = json.loads(await s3.get("switchback", f"{r.job_id}/{state.CALLS_PATH}"))
+    assert recorded["turns"] == truth(case["id"])
 
 
 async def test_miss_func_adds_the_withheld_function_in_its_turn(

@@ -12,8 +12,9 @@ of it (llama-server measured: one line inserted at the top of the system message
 process the whole prompt again, 3 of 1,930 tokens reused; tests/fixtures/llama_server/h*).
 The todo block changes at every todo_complete; in the system message it moved the prefix.
 
-Tool-call arguments that are not a JSON object (stored before #17 checked them) are sent as
-`{}`: a server that parses the history (llama-server) refuses the whole request otherwise.
+Tool-call arguments that are not a JSON object (stored before the arguments were checked)
+are sent as `{}`: a server that parses the history (llama-server) refuses the whole request
+otherwise.
 
 Compaction, cheapest first: old tool results are replaced by a placeholder that
 says where the content lives (`clear_tool_results`); oversized results were already

@@ -2,9 +2,10 @@
 and the file mended, to show the model the one write that fixes it.
 
 Told "notes/apples.md lacks the line '# Apples'. Write the file again with exactly those
-lines.", the 1.5B model wrote the same heading-less sentence again, 5 to 10 times, in 6 of
-10 phase_alternation runs of eval round 11. It copies what it is shown; so the refusal shows
-the file as it must be: its own lines kept, the missing ones put in their place.
+lines.", the 1.5B model wrote the same heading-less sentence again, 5 to 10 times, in 6
+of 10 phase_alternation runs of an eval (docs/local-models.md). It copies what it is
+shown; so the refusal shows the file as it must be: its own lines kept, the missing ones
+put in their place.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """`todos.yaml`, the file the strategic phase writes and the gate checks.
 
-Pure functions: `todo_write` renders the file with `todos_yaml`; the `load_todos`
-activity reads it and checks it with `parse_todos_yaml`, then (jobs since #17) that it is
-this phase's (`stale_problem`: the marker `todo_write` leaves in `.switchback/`, with the
-conversation it was written in and the file's sha256) and no repeat of work already done
-(`workflows.contract.plans.repeated_plan`: the predefined strategic todos, an earlier phase's
-completed todos). Every
-rejection names its reason, in words the model can act on.
+Pure functions: `todo_write` renders the file with `todos_yaml`; the `load_todos` activity
+reads it and checks it with `parse_todos_yaml`, then that it is this phase's
+(`stale_problem`: the marker `todo_write` leaves in `.switchback/`, with the conversation it
+was written in and the file's sha256) and no repeat of work already done
+(`workflows.contract.plans.repeated_plan`: the predefined strategic todos, an earlier
+phase's completed todos). Every rejection names its reason, in words the model can act on.
 """
 
 from __future__ import annotations

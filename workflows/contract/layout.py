@@ -158,7 +158,7 @@ def summary_name(upto: int) -> str:
     return f"summary_{upto:06d}.md"
 
 
-LEGACY_SUMMARY = "summary.md"  # the running summary of jobs from before #13, rewritten each time
+LEGACY_SUMMARY = "summary.md"  # the running summary of older jobs (one file, rewritten each time)
 
 
 def snapshots_dir() -> str:

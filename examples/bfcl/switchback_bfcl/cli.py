@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--job-timeout", type=float, default=7200,
                    help="seconds after which a job still running is cancelled and scored "
                    "with what it recorded (default: 7200)")
+    p.add_argument("--deferred", action="store_true",
+                   help="the jobs find the case's functions with tool_search instead of "
+                   "having every schema in every prompt (the baseline keeps them all)")
     p.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE",
                                                           "switchback"))
 
@@ -94,7 +97,7 @@ def options(a: argparse.Namespace) -> tuple[Any, list[dict[str, Any]]]:
     return runner.Options(prefix=prefix, config=config, strategies=strategies,
                           baseline=a.baseline, model=a.model, task_queue=a.task_queue,
                           wait_seconds=a.wait_seconds, job_timeout=a.job_timeout,
-                          concurrency=a.concurrency), selected
+                          concurrency=a.concurrency, deferred=a.deferred), selected
 
 
 async def run(client: Any, a: argparse.Namespace) -> int:
@@ -125,7 +128,8 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     finally:
         s3.close()
     title = (f"{opts.prefix}: BFCL multi-turn, {len(selected)} cases, config "
-             f"{a.config}{f', model {opts.model}' if opts.model else ''}, "
+             f"{a.config}{f', model {opts.model}' if opts.model else ''}"
+             f"{', the jobs with deferred tools' if opts.deferred else ''}, "
              f"{time.monotonic() - started:.0f} s in all")
     md, js = runner.write_report(runs, Path(a.out), opts.prefix, title)
     print()

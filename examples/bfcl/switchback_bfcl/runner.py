@@ -21,6 +21,11 @@ cannot touch bfcl/calls.json or read documents/); phase_alternation keeps the co
 the model could overwrite bfcl/calls.json (a record that no longer parses is scored
 invalid, `switchback:bad_workspace`).
 
+`deferred` (`--deferred`): the case's functions are the job's `tools.deferred` too, so no
+schema of them is in the prompt until `tool_search` loads it (the best 3 matches of a query,
+for the rest of the phase): BFCL's 18-39 schemas are 5-7k tokens of every prompt otherwise.
+The baseline keeps BFCL's way, every schema in every request.
+
 miss_func: a job starts without the withheld functions; the turn that adds them (BFCL's
 "I have updated some more functions ...") is an `instruct` with `"tools"`, so the job lists
 them from that turn on, as BFCL offers them to a function-calling model.
@@ -58,6 +63,7 @@ class Options:
     job_timeout: float = 7200.0  # a job still running after this is cancelled and scored
     poll_seconds: float = 0.5
     concurrency: int = 1  # runs (jobs and baseline cases) at a time
+    deferred: bool = False  # the case's functions behind tool_search (the jobs, not the baseline)
 
 
 @dataclass
@@ -94,6 +100,8 @@ def job_config(opts: Options, case: dict[str, Any], strategy: str) -> dict[str, 
     cfg = base_config(opts)
     tools = dict(cfg.get("tools") or {})
     tools["domain"] = cases.tool_names(case, 0)
+    if opts.deferred:
+        tools["deferred"] = list(tools["domain"])
     if strategy not in WRITES_PLANNING_FILES:
         tools["workspace"] = []
     return {**cfg, "strategy": strategy, "tools": tools,
