@@ -703,3 +703,37 @@ async def test_a_mended_write_where_a_workspace_folder_exists(s3):
     await s3.put("switchback", f"{ws.job_id}/workspace/seed.md", b"s\n")
     assert await write(ws, 3) == "Wrote 2 bytes to workspace/report.md."
     assert await s3.get("switchback", f"{ws.job_id}/workspace/report.md") == b"r\n"
+
+
+async def test_the_small_profile_shows_what_the_task_says_under_a_todo(
+        client, task_queue, start_job, model_server):
+    """A todo says which file to write; what goes in it is in the task, far up the prompt.
+    With the small profile the todo block shows, under the current todo, the task's words
+    about its file (the 1.5B model wrote `notes/apples.md` without the heading its task
+    asked for); without the profile, no such note."""
+    task = ("# Two files\n\nWrite these files:\n\n1. `out.md`: two lines, the first exactly "
+            "`# Out`.\n2. `other.md`: the word other.\n")
+    plan = [{"id": 1, "content": "Write out.md"}, {"id": 2, "content": "Write other.md"}]
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="Files", description="d", todos=plan)),
+        step(call("todo_complete", notes="todos written")),
+        step(call("write_file", path="out.md", content="# Out\nx\n"), call("todo_complete")),
+        step(call("write_file", path="other.md", content="other\n"), call("todo_complete")),
+    ] + finish(deliverables=["out.md", "other.md"])
+    blocks = {}
+    for profile in ("small", "none"):
+        config = {"extends": "creator", "breakers": {"no_progress_steps": 0},
+                  "llm": {"profile": profile}, "deliverables": ["out.md", "other.md"]}
+        async with running_worker(client, task_queue):
+            handle = await start_job(script, model_server, config=config, instructions=task,
+                                     documents=[])
+            result = await asyncio.wait_for(handle.result(), 150)
+        blocks[profile] = [r["messages"][-1]["content"]
+                           for r in model_server.requests(handle.id)]
+        assert result.status == "completed", result
+    note = ("NEXT STEP (task 1): Write out.md\nWhat the task says about out.md:\n"
+            "1. `out.md`: two lines, the first exactly `# Out`.\nWhen it is done")
+    assert any(note in b for b in blocks["small"]), blocks["small"][-3:]
+    assert any("What the task says about other.md:\n2. `other.md`: the word other.\n" in b
+               for b in blocks["small"])
+    assert not any("What the task says" in b for b in blocks["none"])

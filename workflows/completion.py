@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workflows import task_files
+from workflows import task_files, task_words
 from workflows.contract import (
     CheckCompletionResult,
     CheckFilesRequest,
@@ -103,6 +103,9 @@ class CompletionState(BaseModel):
     # the task's files, when its words name any, are the deliverables, and the model's only
     # when they name none (patch TASK_FILES_FIRST); False: a job started before, both
     task_first: bool = False
+    # the small profile: what the task says about each of its files (task_words.about), shown
+    # under a todo that writes one; a follow-up turn's words replace a file's earlier ones
+    task_words: dict[str, str] = {}
 
 
 MAX_TURN_WRITTEN = 500
@@ -147,6 +150,21 @@ def task_named(cfg: ResolvedConfig, state: CompletionState, task: str) -> None:
     c = cfg.config
     state.by_task = task_files.named(task) if small(cfg) and not c.nested.within_parent \
         and c.strategy != "nested" and not state.delegated else []
+    if small(cfg):
+        state.task_words = words_of(task, by_job(cfg) + task_files.named(task),
+                                    state.task_words)
+
+
+MAX_WORDS_FILES = 20  # files whose words a job keeps
+
+
+def words_of(task: str, paths: list[str], earlier: dict[str, str]) -> dict[str, str]:
+    """`earlier` with what `task` says about each of `paths` (globs aside), the newest
+    MAX_WORDS_FILES."""
+    new = {p: w for p in dict.fromkeys(paths) if not set("*?[") & set(p)
+           and (w := task_words.about(task, p))}
+    merged = {**{p: w for p, w in earlier.items() if p not in new}, **new}
+    return dict(list(merged.items())[-MAX_WORDS_FILES:])
 
 
 def delegated(state: CompletionState) -> None:

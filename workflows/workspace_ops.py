@@ -100,6 +100,9 @@ class WorkspaceOps:
     def patched(self, change: str) -> bool:
         return workflow.patched(change)  # (a forwarded id: each change's own is a constant)
 
+    def task_words(self) -> dict[str, str]:
+        return self.completion.task_words
+
     async def read_memory(self) -> str:
         memory: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
             workspace=self.ws, max_chars=WORKSPACE_MD_CHARS),

@@ -161,6 +161,9 @@ class Port(Protocol):
         """Does this job take `change`, made after the baseline (docs/versioning.md)? A job
         started before it keeps the earlier behaviour for its life."""
 
+    def task_words(self) -> dict[str, str]:
+        """What the task says about each file it names (the small profile; {} otherwise)."""
+
     async def read_memory(self) -> str:
         """workspace.md, capped."""
 

@@ -39,14 +39,23 @@ def expected(cfg: ResolvedConfig, paths: list[str] | None = None) -> CheckLines 
     return CheckLines(tuple((p, tuple(w)) for p, w in wanted)) if wanted else None
 
 
-def todo_note(cfg: ResolvedConfig, paths: list[str]) -> str:
-    """For the todo block: the lines the files a todo names must hold ("" for none). The 1.5B
-    model's own todo read "Write notes/apples.md with two lines: Apples grow on ...", the
-    heading lost, and it wrote just that."""
+def todo_note(cfg: ResolvedConfig, paths: list[str], words: dict[str, str] | None = None
+              ) -> str:
+    """For the todo block: the lines the files a todo names must hold, else what the task
+    says about them (`words`: task_words.about's, one note per passage); "" for none. The
+    1.5B model's own todo read "Write notes/apples.md with two lines: Apples grow on ...",
+    the heading lost, and it wrote just that."""
     lines = cfg.config.small.expect_lines
     parts = [f"{p}: " + ", ".join(line_text(x) for x in lines[p]) for p in paths if lines.get(p)]
-    return ("Its file must hold these lines exactly, each on a line of its own "
-            f"(small.expect_lines): {'; '.join(parts)}") if parts else ""
+    if parts:
+        return ("Its file must hold these lines exactly, each on a line of its own "
+                f"(small.expect_lines): {'; '.join(parts)}")
+    said: dict[str, list[str]] = {}  # a passage -> the todo's files it is about
+    for p in paths:
+        if (words or {}).get(p):
+            said.setdefault((words or {})[p], []).append(p)
+    return "\n".join(f"What the task says about {' and '.join(ps)}:\n{passage}"
+                     for passage, ps in list(said.items())[:3])
 
 
 def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:

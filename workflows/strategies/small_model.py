@@ -18,7 +18,8 @@ completion is verified the same way for every job (workflows/completion.py).
   times gets the workflow's plan, one todo per declared deliverable not there yet;
 - `met`: a tactical phase that did all its todos with every declared deliverable there ends
   the job (the model wrote the files, then planned again and never called job_complete);
-- `todo_note`: the todo block shows the lines X must hold.
+- `todo_note`: the todo block shows the lines X must hold, else what the task says about X
+  (task_words.py).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class SmallModel:
         """For the todo block: the lines the current todo's files must hold."""
         cur = current_index(todos)
         return "" if cur is None or kind != "tactical" else completion_gate.todo_note(
-            self.cfg, ritual.written_file(todos[cur]))
+            self.cfg, ritual.written_file(todos[cur]), self.port.task_words())
 
     async def lines_short(self, todo: Todo, paths: list[str]) -> tuple[str, str] | None:
         """None when the files among `paths` that `small.expect_lines` lists hold their

@@ -1,0 +1,76 @@
+"""What the task says about one of its files (workflows/task_words.py): the small profile
+shows it under a todo that writes the file, as the task wrote it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workflows import completion, task_words
+from workflows.strategies import completion_gate
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+TASK = """# Report
+
+Read `input.csv` first.
+
+## `out/data.json`
+
+The JSON of the rows, one object per row.
+
+- `a.txt`: the word alpha
+  on one line
+
+  and nothing else
+- `b.txt`: the word beta
+```
+an example of b.txt
+```
+1. Then write `data.md` with a table.
+"""
+
+
+def test_a_list_item_with_its_continuation_and_code() -> None:
+    text = (CONFIGS / "notes" / "instructions.md").read_text(encoding="utf-8")
+    assert task_words.about(text, "notes/apples.md") == (
+        "1. `notes/apples.md`: two lines. The first line is exactly `# Apples`; the second "
+        "line is\n   one sentence about apples. For example:\n\n       # Apples\n"
+        "       Apples grow on trees and taste sweet.")
+    assert task_words.about(text, "output/summary.md").endswith(
+        "- notes/bananas.md: Bananas")
+
+
+def test_a_paragraph_a_heading_and_a_name_that_is_part_of_another() -> None:
+    assert task_words.about(TASK, "input.csv") == "Read `input.csv` first."
+    assert task_words.about(TASK, "out/data.json") == (
+        "## `out/data.json`\nThe JSON of the rows, one object per row.")
+    assert task_words.about(TASK, "a.txt") == (
+        "- `a.txt`: the word alpha\n  on one line\n\n  and nothing else")
+    assert task_words.about(TASK, "b.txt") == (
+        "- `b.txt`: the word beta\n```\nan example of b.txt\n```")
+    assert task_words.about(TASK, "data.md") == "1. Then write `data.md` with a table."
+    assert task_words.about(TASK, "data.json") == ""  # (out/data.json is another file)
+    assert task_words.about(TASK, "x.md") == ""
+
+
+def test_a_long_passage_is_cut() -> None:
+    long = "Write `big.md` with " + "many words " * 200
+    shown = task_words.about(long, "big.md")
+    assert len(shown) <= task_words.MAX_CHARS + 4 and shown.endswith(" ...")
+    lines = "\n".join(["- `l.md`: line 0"] + [f"  line {n}" for n in range(1, 30)])
+    assert task_words.about(lines, "l.md").count("\n") == task_words.MAX_LINES - 1
+
+
+def test_the_note_under_a_todo_and_a_follow_up_turn() -> None:
+    words = completion.words_of(TASK, ["a.txt", "b.txt", "notes/*.md", "nowhere.md"], {})
+    assert sorted(words) == ["a.txt", "b.txt"]  # (a glob and a file the task does not name)
+    later = completion.words_of("Now write `a.txt` with the word omega.", ["a.txt"], words)
+    assert later == {"b.txt": words["b.txt"], "a.txt": "Now write `a.txt` with the word omega."}
+    from activities.config_files import load_config
+    cfg = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    assert completion_gate.todo_note(cfg, ["a.txt"], words) == (
+        "What the task says about a.txt:\n" + words["a.txt"])
+    same = {"c.md": "Write `c.md` and `d.md`.", "d.md": "Write `c.md` and `d.md`."}
+    assert completion_gate.todo_note(cfg, ["c.md", "d.md"], same) == (
+        "What the task says about c.md and d.md:\nWrite `c.md` and `d.md`.")
+    assert completion_gate.todo_note(cfg, ["e.md"], same) == ""
