@@ -74,3 +74,18 @@ async def test_unknown_strategy_fails_the_job_naming_it(client, task_queue, star
             await handle.result()
     assert "strategy: unknown strategy 'tree_of_thought'" in str(e.value.cause)
     assert "phase_alternation" in str(e.value.cause) and "react" in str(e.value.cause)
+
+
+async def test_a_strategic_phase_offers_its_control_tools_with_their_schemas(
+        client, task_queue, start_job, model_server):
+    """The control tools of a phase are fixed rules, no settings (0.x): the job's tool record
+    still holds their schemas, so the model is sent todo_write's, not just its name."""
+    async with running_worker(client, task_queue):
+        handle = await start_job(None, config={"extends": "creator"}, instructions="x")
+        await wait_for_requests(model_server, handle.id, 1)
+        await handle.terminate("seen")
+    first = model_server.requests(handle.id)[0]["tools"]
+    offered = {t["function"]["name"]: t["function"] for t in first}
+    assert {"todo_complete", "todo_write", "job_complete"} <= set(offered), sorted(offered)
+    assert "todos" in offered["todo_write"]["parameters"]["properties"]
+    assert "todo_rewind" not in offered

@@ -18,6 +18,8 @@ Read `input.csv` first.
 
 The JSON of the rows, one object per row.
 
+## The text files
+
 - `a.txt`: the word alpha
   on one line
 
@@ -43,7 +45,7 @@ def test_a_list_item_with_its_continuation_and_code() -> None:
 def test_a_paragraph_a_heading_and_a_name_that_is_part_of_another() -> None:
     assert task_words.about(TASK, "input.csv") == "Read `input.csv` first."
     assert task_words.about(TASK, "out/data.json") == (
-        "## `out/data.json`\nThe JSON of the rows, one object per row.")
+        "## `out/data.json`\n\nThe JSON of the rows, one object per row.")
     assert task_words.about(TASK, "a.txt") == (
         "- `a.txt`: the word alpha\n  on one line\n\n  and nothing else")
     assert task_words.about(TASK, "b.txt") == (
@@ -51,6 +53,18 @@ def test_a_paragraph_a_heading_and_a_name_that_is_part_of_another() -> None:
     assert task_words.about(TASK, "data.md") == "1. Then write `data.md` with a table."
     assert task_words.about(TASK, "data.json") == ""  # (out/data.json is another file)
     assert task_words.about(TASK, "x.md") == ""
+
+
+def test_sub_items_indented_code_and_a_heading_with_a_list() -> None:
+    nested = "- `a.md` with two lines:\n  - # A\n  - one sentence\n- `b.md`: b"
+    assert task_words.about(nested, "a.md") == "- `a.md` with two lines:\n  - # A\n  - one sentence"
+    code = "Write `a.md` with exactly:\n\n    # A\n    a line\n\nThen stop."
+    assert task_words.about(code, "a.md") == "Write `a.md` with exactly:\n\n    # A\n    a line"
+    heading = "## a.md\n\n- first line\n- second line\n\n## b.md\n\n- other"
+    assert task_words.about(heading, "a.md") == "## a.md\n\n- first line\n- second line"
+    fenced = "Write `f.md`:\n~~~\n```\nnot a fence's end\n~~~\n\nNext `g.md`."
+    assert task_words.about(fenced, "f.md") == "Write `f.md`:\n~~~\n```\nnot a fence's end\n~~~"
+    assert task_words.about(fenced, "g.md") == "Next `g.md`."
 
 
 def test_a_long_passage_is_cut() -> None:
@@ -74,3 +88,21 @@ def test_the_note_under_a_todo_and_a_follow_up_turn() -> None:
     assert completion_gate.todo_note(cfg, ["c.md", "d.md"], same) == (
         "What the task says about c.md and d.md:\nWrite `c.md` and `d.md`.")
     assert completion_gate.todo_note(cfg, ["e.md"], same) == ""
+
+
+def test_a_name_far_into_a_passage_and_a_cut_inside_code() -> None:
+    para = "\n".join([f"Line {n} of the rules." for n in range(15)] + ["Then write `z.md`."])
+    assert task_words.about(para, "z.md") == "... Then write `z.md`. ..."
+    code = "- `c.md` exactly:\n  ```\n" + "\n".join(f"  row {n}" for n in range(20))
+    assert task_words.about(code, "c.md") == (  # the fence the cut leaves open, closed
+        "- `c.md` exactly:\n  ```\n" + "\n".join(f"  row {n}" for n in range(10))
+        + "\n``` ...")
+
+
+def test_the_work_stays_bounded() -> None:
+    """Inside workflow code: a task of MAX_TASK characters is split once, whatever the
+    number of files (at most completion.MAX_WORDS_FILES are looked up)."""
+    task = ("- `f0.md`: x\n" + "word " * 80 + "\n\n") * 400
+    files = [f"f{n}.md" for n in range(200)]
+    words = completion.words_of(task, files, {})
+    assert list(words) == ["f0.md"] and len(task) > task_words.MAX_TASK

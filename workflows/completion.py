@@ -161,8 +161,8 @@ MAX_WORDS_FILES = 20  # files whose words a job keeps
 def words_of(task: str, paths: list[str], earlier: dict[str, str]) -> dict[str, str]:
     """`earlier` with what `task` says about each of `paths` (globs aside), the newest
     MAX_WORDS_FILES."""
-    new = {p: w for p in dict.fromkeys(paths) if not set("*?[") & set(p)
-           and (w := task_words.about(task, p))}
+    files = [p for p in dict.fromkeys(paths) if not set("*?[") & set(p)][:MAX_WORDS_FILES]
+    new = task_words.about_all(task, files)
     merged = {**{p: w for p, w in earlier.items() if p not in new}, **new}
     return dict(list(merged.items())[-MAX_WORDS_FILES:])
 

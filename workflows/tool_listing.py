@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():
         ToolListing,
         WorkspaceRef,
     )
-    from workflows.contract.config import JobConfig
+    from workflows.contract.config import STRATEGIC_TOOLS, TACTICAL_TOOLS, JobConfig
     from workflows.failures import StepFailed, cause_of
     from workflows.retry_policies import retry_policy
     from workflows.steering import Steering
@@ -42,8 +42,9 @@ ALWAYS = ["tool_search", *sorted(CONTROL_TOOLS)]
 def entries(c: JobConfig) -> list[str]:
     """Every tool name and glob the config uses, in order."""
     t = c.tools
-    return list(dict.fromkeys([*t.workspace, *t.domain, *t.deferred,
-                               *ALWAYS, *c.approval_required, *c.breakers.exempt_tools]))
+    return list(dict.fromkeys([*t.workspace, *STRATEGIC_TOOLS, *TACTICAL_TOOLS, *t.domain,
+                               *t.deferred, *ALWAYS, *c.approval_required,
+                               *c.breakers.exempt_tools]))
 
 
 def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
