@@ -87,6 +87,9 @@ def test_the_note_under_a_todo_and_a_follow_up_turn() -> None:
     same = {"c.md": "Write `c.md` and `d.md`.", "d.md": "Write `c.md` and `d.md`."}
     assert completion_gate.todo_note(cfg, ["c.md", "d.md"], same) == (
         "What the task says about c.md and d.md:\nWrite `c.md` and `d.md`.")
+    assert completion_gate.todo_note(cfg, ["c.md"], same) == (
+        "What the task says about c.md (it names d.md too: those are other todos' files; "
+        "this todo writes c.md alone):\nWrite `c.md` and `d.md`.")
     assert completion_gate.todo_note(cfg, ["e.md"], same) == ""
 
 

@@ -50,12 +50,22 @@ def todo_note(cfg: ResolvedConfig, paths: list[str], words: dict[str, str] | Non
     if parts:
         return ("Its file must hold these lines exactly, each on a line of its own "
                 f"(small.expect_lines): {'; '.join(parts)}")
+    words = words or {}
     said: dict[str, list[str]] = {}  # a passage -> the todo's files it is about
     for p in paths:
-        if (words or {}).get(p):
-            said.setdefault((words or {})[p], []).append(p)
-    return "\n".join(f"What the task says about {' and '.join(ps)}:\n{passage}"
+        if words.get(p):
+            said.setdefault(words[p], []).append(p)
+    return "\n".join(_said(ps, passage, [q for q in words if q not in ps and q in passage])
                      for passage, ps in list(said.items())[:3])
+
+
+def _said(paths: list[str], passage: str, others: list[str]) -> str:
+    """The note of one passage; one that names other files of the task says they are not
+    this todo's (with a passage about three notes under each note's todo, the 1.5B model
+    wrote all three notes into each file)."""
+    alone = (f" (it names {' and '.join(others)} too: those are other todos' files; this "
+             f"todo writes {' and '.join(paths)} alone)") if others else ""
+    return f"What the task says about {' and '.join(paths)}{alone}:\n{passage}"
 
 
 def plan_example(cfg: ResolvedConfig, paths: list[str] | None = None) -> str:
