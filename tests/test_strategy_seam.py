@@ -80,10 +80,11 @@ async def test_a_strategic_phase_offers_its_control_tools_with_their_schemas(
         client, task_queue, start_job, model_server):
     """The control tools of a phase are fixed rules, no settings (0.x): the job's tool record
     still holds their schemas, so the model is sent todo_write's, not just its name."""
-    async with running_worker(client, task_queue):
+    async with running_worker(client, task_queue):  # (no script: the job fails after it)
         handle = await start_job(None, config={"extends": "creator"}, instructions="x")
         await wait_for_requests(model_server, handle.id, 1)
-        await handle.terminate("seen")
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
     first = model_server.requests(handle.id)[0]["tools"]
     offered = {t["function"]["name"]: t["function"] for t in first}
     assert {"todo_complete", "todo_write", "job_complete"} <= set(offered), sorted(offered)
