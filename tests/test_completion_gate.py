@@ -612,6 +612,20 @@ async def test_a_write_under_a_workspace_folder(profile, client, task_queue, sta
         b"x: absent\n"
 
 
+async def test_a_claim_under_a_workspace_folder_with_the_small_profile(
+        client, task_queue, start_job, model_server):
+    """Its write mended to joined.txt, the 1.5B model claimed `workspace/joined.txt`, was
+    refused as missing, and its react job ended `stuck` with every file right: with the
+    small profile the claim means the file the mend wrote."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"}}
+    script = [step(call("write_file", path="workspace/joined.txt", content="a\nb\n")),
+              step(call("job_complete", summary="done", deliverables=["workspace/joined.txt"],
+                        confidence=0.9))]
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed" and result.verified == ["joined.txt"], result
+
+
 def test_a_refusal_shows_the_write_of_the_first_missing_file_with_the_small_profile():
     """Told "Do the work that makes them so with the tools", the 1.5B model read the three
     missing notes and called job_complete again, four times: with the small profile the

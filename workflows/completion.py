@@ -291,7 +291,8 @@ def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]
     lines = cfg.config.small.expect_lines if small(cfg) else {}
     if not paths and not lines:
         return None
-    return CheckFilesRequest(workspace=ws, phase=0, paths=[], lines=lines, deliverables=paths)
+    return CheckFilesRequest(workspace=ws, phase=0, paths=[], lines=lines, deliverables=paths,
+                             mend_workspace_folder=small(cfg))
 
 
 def checked(paths: list[str], result: CheckFilesResult | None,

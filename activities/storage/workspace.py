@@ -209,7 +209,8 @@ class WorkspaceActivities:
             fixed = expected_lines.mended(text, want) if lack and text and req.mend else None
             problems += lack
             mends.update({path: fixed} if fixed else {})
-        delivered, undelivered = await deliverables.check(self.s3, ws, req.deliverables) \
+        delivered, undelivered = await deliverables.check(
+            self.s3, ws, req.deliverables, req.mend_workspace_folder) \
             if req.deliverables else ([], [])
         return CheckFilesResult(states=states, problems=problems, mends=mends,
                                 delivered=delivered, undelivered=undelivered)

@@ -87,6 +87,9 @@ class CheckFilesRequest(BaseModel):
     # deliverables (paths or globs): each must match a file that is not empty and was
     # written by this job (not as the job's start left it: the phase-1 snapshot)
     deliverables: list[str] = []
+    # the small profile: a deliverable `workspace/<path>` is <path> where no file lies under
+    # workspace/ (what the write mend writes: the model claims the path it asked for)
+    mend_workspace_folder: bool = False
 
 
 class CheckFilesResult(BaseModel):
