@@ -171,3 +171,18 @@ async def test_a_file_named_as_a_folder_does_not_break_the_check(client, task_qu
         notes(APPLES, call("write_file", path="notes", content="all the notes in one file\n")),
         finish()])
     assert result.status == "completed" and result.completed_by == "model", result
+
+
+def test_a_job_that_declares_a_workspace_folder_deliverable_is_held_to_it():
+    """A claim under workspace/ is mended only where the job declares nothing there, as a
+    write is: a declared `workspace/report.md` stays that path, whatever lies at report.md."""
+    from workflows import completion
+    from workflows.contract import WorkspaceRef
+    ws = WorkspaceRef(bucket="switchback", job_id="j")
+    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    own = load_config({"extends": "defaults", "llm": {"profile": "small"},
+                       "deliverables": ["workspace/report.md"]}, policy=False)
+    plain = load_config({"extends": "defaults", "llm": {"profile": "none"}}, policy=False)
+    assert completion.request(small, ws, ["a.md"]).mend_workspace_folder
+    assert not completion.request(own, ws, ["workspace/report.md"]).mend_workspace_folder
+    assert not completion.request(plain, ws, ["a.md"]).mend_workspace_folder

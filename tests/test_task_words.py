@@ -109,3 +109,15 @@ def test_the_work_stays_bounded() -> None:
     files = [f"f{n}.md" for n in range(200)]
     words = completion.words_of(task, files, {})
     assert list(words) == ["f0.md"] and len(task) > task_words.MAX_TASK
+
+
+def test_a_passage_names_other_files_only_by_their_whole_name() -> None:
+    from activities.config_files import load_config
+    cfg = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
+    words = {"a.md": "Write `a.md` and `data.md`.", "data.md": "Write `data.md`."}
+    assert completion_gate.todo_note(cfg, ["a.md"], words) == (
+        "What the task says about a.md:\nWrite `a.md` and `data.md`.".replace(
+            "a.md:", "a.md (it names data.md too: those are other todos' files; this todo "
+            "writes a.md alone):", 1))
+    assert completion_gate.todo_note(cfg, ["data.md"], words) == (
+        "What the task says about data.md:\nWrite `data.md`.")  # (a.md is no name in it)

@@ -48,7 +48,11 @@ from workflows.contract import (
     layout,
 )
 from workflows.strategies import completion_gate
-from workflows.strategies.base import ChildOutcome, DeliverablesChecked
+from workflows.strategies.base import (
+    ChildOutcome,
+    DeliverablesChecked,
+    declares_workspace_folder,
+)
 from workflows.strategies.ritual import small_profile as small
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
@@ -292,7 +296,8 @@ def request(cfg: ResolvedConfig, ws: WorkspaceRef, paths: list[str]
     if not paths and not lines:
         return None
     return CheckFilesRequest(workspace=ws, phase=0, paths=[], lines=lines, deliverables=paths,
-                             mend_workspace_folder=small(cfg))
+                             mend_workspace_folder=small(cfg)
+                             and not declares_workspace_folder(cfg))
 
 
 def checked(paths: list[str], result: CheckFilesResult | None,

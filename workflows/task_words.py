@@ -45,7 +45,7 @@ def about_all(task: str, paths: Iterable[str]) -> dict[str, str]:
     text = "\n".join(lines)
     out: dict[str, str] = {}
     for path in dict.fromkeys(paths):
-        found = re.search(r"(?<![\w./-])" + re.escape(path) + r"(?![\w/-]|\.\w)", text)
+        found = _name(path).search(text)
         if found is None:
             continue
         row = bisect.bisect_right(offsets, found.start()) - 1
@@ -56,6 +56,15 @@ def about_all(task: str, paths: Iterable[str]) -> dict[str, str]:
         if shown := _shown(lines[first:end], row - first):
             out[path] = shown
     return out
+
+
+def names(text: str, path: str) -> bool:
+    """Does `text` name `path` (not a longer path that ends or begins with it)?"""
+    return _name(path).search(text) is not None
+
+
+def _name(path: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w./-])" + re.escape(path) + r"(?![\w/-]|\.\w)")
 
 
 def _heading(line: str) -> bool:

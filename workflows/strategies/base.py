@@ -400,9 +400,15 @@ def workspace_path_refusal(root: str) -> str:
 def workspace_folder_mended(cfg: ResolvedConfig, path: str) -> bool:
     """Is a write of `path` under `workspace/` mended (`under_workspace_folder`): the job
     declares nothing there?"""
+    return path.startswith(WORKSPACE_FOLDER) and path != WORKSPACE_FOLDER and not \
+        declares_workspace_folder(cfg)
+
+
+def declares_workspace_folder(cfg: ResolvedConfig) -> bool:
+    """Does the job declare a deliverable under `workspace/` (then that folder is its own:
+    neither a write there nor a claim of a path there is mended)?"""
     c = cfg.config
-    return path.startswith(WORKSPACE_FOLDER) and path != WORKSPACE_FOLDER and not any(
-        d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines])
+    return any(d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines])
 
 
 ECHO = "<tool_response>"  # what a reply that echoes tool results holds (see nudge_for)

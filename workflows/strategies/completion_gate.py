@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 
+from workflows import task_words
 from workflows.contract import ResolvedConfig, layout
 from workflows.contract.config import line_text
 from workflows.strategies.base import (
@@ -55,7 +56,8 @@ def todo_note(cfg: ResolvedConfig, paths: list[str], words: dict[str, str] | Non
     for p in paths:
         if words.get(p):
             said.setdefault(words[p], []).append(p)
-    return "\n".join(_said(ps, passage, [q for q in words if q not in ps and q in passage])
+    return "\n".join(_said(ps, passage, [q for q in words
+                                          if q not in ps and task_words.names(passage, q)])
                      for passage, ps in list(said.items())[:3])
 
 
