@@ -81,6 +81,7 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
             assert r.valid and r.status == "completed" and r.reached == r.turns, r
             assert r.model_calls == len(model_server.requests(r.job_id)) > 0
             assert r.tokens_in > 0 and r.tokens_out > 0 and r.wall_seconds > 0
+            assert r.turns_right == r.turns and r.calls == truth(case_id)
     for strategy in ("react", "baseline"):  # a wrong argument: BFCL's state mismatch
         r = by[("multi_turn_base_0", strategy)]
         assert not r.valid and r.status == "completed" and r.reached == 4
@@ -88,6 +89,8 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
     # its script ends after turn 1: the job fails in turn 2 (of 3), scored with what it
     stopped = by[("multi_turn_base_4", "react")]  # recorded: BFCL's force-terminated rule
     assert stopped.status == "failed" and stopped.reached == 2
+    assert stopped.turns_right == 1 and stopped.calls == [truth("multi_turn_base_4")[0], []]
+    assert by[("multi_turn_base_0", "react")].turns_right == 0  # wrong in turn 1
     assert stopped.error_type == "multi_turn:force_terminated"
     assert stopped.error.startswith("job failed: ") and "exhausted" in stopped.error
     assert by[("multi_turn_base_4", "baseline")].valid
@@ -115,7 +118,7 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
 
     md, js = runner.write_report(runs, tmp_path, opts.prefix, "test")
     report = md.read_text()
-    assert "| base | react | 50% | 2 / 4 |" in report
+    assert "| base | react | 50% | 2 / 4 | 7 / 13 |" in report  # 4 + 2 + 0 + 1 of 4+2+4+3
     assert "| base | baseline | 75% | 3 / 4 |" in report
     assert "multi_turn:instance_state_mismatch 1" in report
     data = json.loads(js.read_text())
@@ -272,8 +275,9 @@ def test_the_command_is_registered_and_checks_its_arguments() -> None:
     a = parser.parse_args(["--categories", "base,miss_param", "--cases", "2", "--config",
                            '{"llm": {"endpoint": "local"}}', "--id", "x"])
     opts, selected = cli.options(a)
-    assert [c["id"] for c in selected] == ["multi_turn_base_0", "multi_turn_base_1",
-                                           "multi_turn_miss_param_0", "multi_turn_miss_param_1"]
+    # the categories take turns: a command stopped early has as many cases of each
+    assert [c["id"] for c in selected] == ["multi_turn_base_0", "multi_turn_miss_param_0",
+                                           "multi_turn_base_1", "multi_turn_miss_param_1"]
     assert opts.baseline and list(opts.strategies) == list(runner.STRATEGIES)
     assert opts.config == {"llm": {"endpoint": "local"}} and opts.prefix == "x"
     opts, selected = cli.options(parser.parse_args(["--ids", "multi_turn_long_context_3",
@@ -307,6 +311,42 @@ async def test_the_command_runs_a_case_and_writes_the_report(client, task_queue,
     assert (tmp_path / f"{prefix}.md").is_file()
     runs = json.loads((tmp_path / f"{prefix}.json").read_text())["runs"]
     assert [(r["strategy"], r["valid"]) for r in runs] == [("react", True), ("baseline", True)]
+    record = runner.record_path(tmp_path, prefix)
+    assert len(record.read_text().splitlines()) == 2
+
+    # the same id again: the recorded runs are not run again (no model request, no job)
+    calls = {s: len(model_server.requests(f"{prefix}-multi_turn_base_3-{s}"))
+             for s in ("react", "baseline")}
+    async with running_worker(client, task_queue):
+        assert await cli.run(client, a) == 0
+    out = capsys.readouterr().out
+    assert "2 runs recorded in" in out and "started " not in out
+    assert "| base | react | 100% | 1 / 1 |" in out and "| base | baseline | 100% | 1 / 1 |" in out
+    assert calls == {s: len(model_server.requests(f"{prefix}-multi_turn_base_3-{s}"))
+                     for s in ("react", "baseline")}
+    assert len(record.read_text().splitlines()) == 2
+
+
+def test_a_stopped_command_leaves_a_record_and_a_fair_table(tmp_path) -> None:
+    def run(case: str, strategy: str, valid: bool) -> runner.Run:
+        return runner.Run(case, "base", strategy, f"x-{case}-{strategy}", 2, "completed", 2,
+                          valid, model_calls=3, tokens_in=10, tokens_out=2, wall_seconds=1.0)
+
+    record = runner.record_path(tmp_path, "x")
+    finished = [run("multi_turn_base_0", "react", True), run("multi_turn_base_0", "baseline", False),
+                run("multi_turn_base_1", "react", True)]  # stopped before base_1's baseline
+    for r in finished:
+        runner.append_record(record, r)
+    with record.open("a") as f:
+        f.write('{"case_id": "multi_turn_base_1", "strat')  # a write cut short by the kill
+    assert list(runner.read_record(record).values()) == finished
+
+    md, js = runner.write_report(finished, tmp_path, "x", "t", ["react", "baseline"])
+    report = md.read_text()  # only base_0, which both contenders ran
+    assert "| base | react | 100% | 1 / 1 |" in report
+    assert "| base | baseline | 0% | 0 / 1 |" in report
+    assert "1 case(s) not yet run by every contender are left out" in report
+    assert len(json.loads(js.read_text())["runs"]) == 3
 
 
 def test_the_baseline_keeps_bfcls_step_limit() -> None:
@@ -314,3 +354,21 @@ def test_the_baseline_keeps_bfcls_step_limit() -> None:
         MAXIMUM_STEP_LIMIT,
     )
     assert baseline.MAXIMUM_STEP_LIMIT == MAXIMUM_STEP_LIMIT
+
+
+async def test_the_baseline_gets_the_jobs_time_budget(model_server) -> None:
+    """`--job-timeout` bounds the baseline's loop as it bounds a job: stopped where it is,
+    scored with the turns it reached."""
+    import httpx
+    case = cases.load_case("multi_turn_base_4")
+    turns = truth(case["id"])
+    script = answers(turns[:1], step(content="Done."))
+    script.append({**step(model_call(turns[1][0])), "latency_ms": 5000})  # turn 2 hangs
+    model_server.set_script("slow-baseline", script)
+    ep = baseline.endpoint_of(runner.base_config(runner.Options(prefix="slow")))
+    async with httpx.AsyncClient() as http:
+        run = await baseline.run_case(http, ep, case, "slow-baseline", timeout=2.5)
+    assert run.status == "timeout" and run.wall_seconds < 4.5
+    assert run.turns == [turns[0], []] and run.result is not None
+    assert run.result.error is not None
+    assert run.result.error["error_type"] == "multi_turn:force_terminated"

@@ -148,63 +148,73 @@ def _decode(tool_calls: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, 
 
 
 async def run_case(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any],
-                   run_id: str) -> BaselineRun:
-    """Run one case with the plain loop and score it with BFCL's checker."""
+                   run_id: str, timeout: float | None = None) -> BaselineRun:
+    """Run one case with the plain loop and score it with BFCL's checker. After `timeout`
+    seconds the loop stops where it is (status `timeout`: the turns not reached fail), the
+    budget a job of the same comparison gets (runner.Options.job_timeout)."""
     started = time.monotonic()
     run = BaselineRun()
-    messages: list[dict[str, Any]] = []
-    executed: list[str] = []
     try:
-        for turn in range(len(case["question"])):
-            tools = openai_tools(cases.functions(case, turn))
-            messages += [dict(m) for m in cases.turn_messages(case, turn)]
-            run.turns.append([])
-            steps = 0
-            while True:
-                reply = await ask(http, ep, ep.body(messages, tools), run_id)
-                run.model_calls += 1
-                usage = reply.get("usage") or {}
-                run.tokens_in += int(usage.get("prompt_tokens") or 0)
-                run.tokens_out += int(usage.get("completion_tokens") or 0)
-                message = reply["choices"][0]["message"]
-                tool_calls = list(message.get("tool_calls") or [])
-                assistant: dict[str, Any] = {"role": "assistant",
-                                             "content": message.get("content")}
-                if tool_calls:
-                    assistant["tool_calls"] = tool_calls
-                messages.append(assistant)
-                if not tool_calls:
-                    break
-                decoded = _decode(tool_calls)
-                if decoded is None:  # answered, so the conversation stays a valid one
-                    messages += [{"role": "tool", "tool_call_id": tc.get("id", ""),
-                                  "content": "Error: the arguments are not valid JSON"}
-                                 for tc in tool_calls]
-                    break
-                for call_id, name, args in decoded:
-                    try:
-                        text = state.call_string(name, args)
-                    except state.StateError as e:  # not a BFCL function, a bad argument name
-                        result = f"Error during execution: {e}"
-                    else:
-                        results = await asyncio.to_thread(state.execute, case,
-                                                          [*executed, text])
-                        result = results[-1]
-                        executed.append(text)
-                        run.turns[turn].append(text)
-                    messages.append({"role": "tool", "tool_call_id": call_id,
-                                     "content": result})
-                steps += 1
-                if steps > MAXIMUM_STEP_LIMIT:
-                    run.status = "force_quit"
-                    break
-            if run.status == "force_quit":
-                break
+        async with asyncio.timeout(timeout):
+            await _loop(http, ep, case, run_id, run)
+    except TimeoutError:
+        run.status = "timeout"
     except BaselineError as e:
         run.status, run.error = "error", str(e)
     run.wall_seconds = round(time.monotonic() - started, 1)
     run.result = await asyncio.to_thread(check.check_calls, case["id"], run.turns)
     return run
+
+
+async def _loop(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any], run_id: str,
+                run: BaselineRun) -> None:
+    messages: list[dict[str, Any]] = []
+    executed: list[str] = []
+    for turn in range(len(case["question"])):
+        tools = openai_tools(cases.functions(case, turn))
+        messages += [dict(m) for m in cases.turn_messages(case, turn)]
+        run.turns.append([])
+        steps = 0
+        while True:
+            reply = await ask(http, ep, ep.body(messages, tools), run_id)
+            run.model_calls += 1
+            usage = reply.get("usage") or {}
+            run.tokens_in += int(usage.get("prompt_tokens") or 0)
+            run.tokens_out += int(usage.get("completion_tokens") or 0)
+            message = reply["choices"][0]["message"]
+            tool_calls = list(message.get("tool_calls") or [])
+            assistant: dict[str, Any] = {"role": "assistant",
+                                         "content": message.get("content")}
+            if tool_calls:
+                assistant["tool_calls"] = tool_calls
+            messages.append(assistant)
+            if not tool_calls:
+                break
+            decoded = _decode(tool_calls)
+            if decoded is None:  # answered, so the conversation stays a valid one
+                messages += [{"role": "tool", "tool_call_id": tc.get("id", ""),
+                              "content": "Error: the arguments are not valid JSON"}
+                             for tc in tool_calls]
+                break
+            for call_id, name, args in decoded:
+                try:
+                    text = state.call_string(name, args)
+                except state.StateError as e:  # not a BFCL function, a bad argument name
+                    result = f"Error during execution: {e}"
+                else:
+                    results = await asyncio.to_thread(state.execute, case,
+                                                      [*executed, text])
+                    result = results[-1]
+                    executed.append(text)
+                    run.turns[turn].append(text)
+                messages.append({"role": "tool", "tool_call_id": call_id,
+                                 "content": result})
+            steps += 1
+            if steps > MAXIMUM_STEP_LIMIT:
+                run.status = "force_quit"
+                break
+        if run.status == "force_quit":
+            break
 
 
 __all__ = ["MAXIMUM_STEP_LIMIT", "BaselineError", "BaselineRun", "Endpoint", "ask",

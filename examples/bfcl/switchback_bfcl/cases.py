@@ -100,7 +100,10 @@ def turn_text(case: dict[str, Any], turn: int) -> str:
 def select(categories: list[str], count: int | None = None,
            ids: list[str] | None = None) -> list[dict[str, Any]]:
     """Cases to run: `ids` (any category) if given, else the first `count` (None: all) of
-    each category, in BFCL's order."""
+    each category in BFCL's order, the categories taking turns (base_0, miss_param_0,
+    base_1, ...: a run stopped early has as many cases of each)."""
     if ids:
         return [load_case(i) for i in ids]
-    return [c for cat in categories for c in load_cases(cat)[:count]]
+    per = [load_cases(cat)[:count] for cat in categories]
+    return [c for i in range(max(map(len, per), default=0)) for cs in per if i < len(cs)
+            for c in [cs[i]]]

@@ -33,7 +33,6 @@ class CheckResult:
 
 def check_calls(case_id: str, turns: Sequence[Sequence[str]]) -> CheckResult:
     """Check the calls of a run of case `case_id`, a list per turn of call strings."""
-    case = cases.load_case(case_id)
     truth = cases.ground_truth(case_id)
     if len(turns) != len(truth):
         return CheckResult(False, {
@@ -41,6 +40,13 @@ def check_calls(case_id: str, turns: Sequence[Sequence[str]]) -> CheckResult:
             "error_message": [f"Model was force-terminated during inference phase. The length "
                               f"of the model result turns ({len(turns)}) does not match the "
                               f"length of the ground truth turns ({len(truth)})."]})
+    return _check(case_id, turns, truth)
+
+
+def _check(case_id: str, turns: Sequence[Sequence[str]],
+           truth: Sequence[Sequence[str]]) -> CheckResult:
+    """BFCL's checker on `turns` against `truth`, as many turns each. BFCL evaluates the
+    call strings: each must parse as one call of a known function with literal arguments."""
     for calls in turns:
         for c in calls:
             try:
@@ -48,16 +54,30 @@ def check_calls(case_id: str, turns: Sequence[Sequence[str]]) -> CheckResult:
             except state.StateError as e:
                 return CheckResult(False, {"error_type": "switchback:bad_call_record",
                                            "error_message": str(e)})
+    case = cases.load_case(case_id)
     decoded = [[list(calls)] if calls else [] for calls in turns]
     model = f"switchback_bfcl_check_{uuid.uuid4().hex}"
     with state.LOCK:
         try:
             result = dict(_bfcl.multi_turn_checker.multi_turn_checker(
-                decoded, truth, case, case_id.rsplit("_", 1)[0], model))
+                decoded, list(truth), case, case_id.rsplit("_", 1)[0], model))
         finally:
             state.forget(model)
     valid = bool(result.pop("valid"))
     return CheckResult(True) if valid else CheckResult(False, result)
+
+
+def turns_right(case_id: str, turns: Sequence[Sequence[str]]) -> int:
+    """How many turns from the first BFCL's checker accepts: the largest k for which the
+    run's first k turns check valid against the ground truth's first k. Partial credit
+    beside BFCL's all-or-nothing verdict (a run valid in every turn has them all)."""
+    truth = cases.ground_truth(case_id)
+    right = 0
+    for k in range(1, min(len(turns), len(truth)) + 1):
+        if not _check(case_id, turns[:k], truth[:k]).valid:
+            break
+        right = k
+    return right
 
 
 def recorded_turns(case_text: str | None, instructions_text: str | None,
@@ -87,4 +107,5 @@ async def check_workspace(files: Files) -> CheckResult:
     return await asyncio.to_thread(check_calls, case_id, turns)
 
 
-__all__ = ["CheckResult", "check_calls", "check_files", "check_workspace", "recorded_turns"]
+__all__ = ["CheckResult", "check_calls", "check_files", "check_workspace", "recorded_turns",
+           "turns_right"]

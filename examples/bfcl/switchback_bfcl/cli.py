@@ -35,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "baseline calls its endpoint and model (default: defaults)")
     p.add_argument("--model", help="llm.model for the jobs and the baseline (default: the "
                    "config's)")
-    p.add_argument("--id", help="job id prefix and report name (default: bfcl-<time>)")
+    p.add_argument("--id", help="job id prefix and report name (default: bfcl-<time>); the "
+                   "runs a command with this id recorded are not run again (resume)")
     p.add_argument("--out", default="reports", help="directory of the report (default: "
                    "reports)")
     p.add_argument("--concurrency", type=int, default=1,
@@ -43,8 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait-seconds", type=int, default=900,
                    help="follow_up.wait_seconds of the jobs (default: 900)")
     p.add_argument("--job-timeout", type=float, default=7200,
-                   help="seconds after which a job still running is cancelled and scored "
-                   "with what it recorded (default: 7200)")
+                   help="seconds after which a job still running is cancelled, or the "
+                   "baseline's loop stopped, and scored with what it recorded (default: "
+                   "7200)")
     p.add_argument("--deferred", action="store_true",
                    help="the jobs find the case's functions with tool_search instead of "
                    "having every schema in every prompt (the baseline keeps them all)")
@@ -120,21 +122,34 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     print(f"bfcl {opts.prefix}: {len(selected)} cases, {what}, {opts.concurrency} at a time"
           + (f"; baseline: {endpoint.model} at {endpoint.base_url}" if endpoint else ""),
           flush=True)
+    out = Path(a.out)
+    record = runner.record_path(out, opts.prefix)
+    done = runner.read_record(record)
+    if done:
+        print(f"{len(done)} runs recorded in {record} by an earlier command with this id: "
+              "not run again", flush=True)
+    contenders = [*opts.strategies, *([runner.BASELINE] if endpoint else [])]
+    title = (f"{opts.prefix}: BFCL multi-turn, {len(selected)} cases selected, config "
+             f"{a.config}{f', model {opts.model}' if opts.model else ''}"
+             f"{', the jobs with deferred tools' if opts.deferred else ''}")
+    finished: list[Any] = list(done.values())
+
+    def on_run(r: Any) -> None:  # recorded at once, the report rewritten: a stop loses no run
+        runner.append_record(record, r)
+        finished.append(r)
+        runner.write_report(finished, out, opts.prefix, title, contenders)
+
     started = time.monotonic()
     s3 = S3Store()
     try:
         runs = await runner.run_cases(client, s3, opts, selected, endpoint,
-                                      lambda t: print(t, flush=True))
+                                      lambda t: print(t, flush=True), done, on_run)
     finally:
         s3.close()
-    title = (f"{opts.prefix}: BFCL multi-turn, {len(selected)} cases, config "
-             f"{a.config}{f', model {opts.model}' if opts.model else ''}"
-             f"{', the jobs with deferred tools' if opts.deferred else ''}, "
-             f"{time.monotonic() - started:.0f} s in all")
-    md, js = runner.write_report(runs, Path(a.out), opts.prefix, title)
+    md, js = runner.write_report(runs, out, opts.prefix, title, contenders)
     print()
     print(runner.table(runner.summarize(runs)))
-    print(f"\nreport {md}, runs {js}")
+    print(f"\n{time.monotonic() - started:.0f} s; report {md}, runs {js}, record {record}")
     return 0
 
 

@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,7 +60,7 @@ class Options:
     model: str | None = None  # llm.model for the jobs and the baseline (None: the config's)
     task_queue: str = "switchback"
     wait_seconds: int = 900  # follow_up.wait_seconds: how long a job waits for a turn
-    job_timeout: float = 7200.0  # a job still running after this is cancelled and scored
+    job_timeout: float = 7200.0  # a job or baseline loop still running then: stopped, scored
     poll_seconds: float = 0.5
     concurrency: int = 1  # runs (jobs and baseline cases) at a time
     deferred: bool = False  # the case's functions behind tool_search (the jobs, not the baseline)
@@ -76,6 +76,7 @@ class Run:
     status: str = ""  # completed (every turn) | the job's end | timeout | baseline: force_quit
     reached: int = 0  # turns the run reached
     valid: bool = False
+    turns_right: int = 0  # turns from the first that BFCL's checker accepts (check.turns_right)
     error_type: str = ""  # BFCL's verdict when invalid
     error: str = ""
     model_calls: int = 0
@@ -83,6 +84,7 @@ class Run:
     tokens_out: int = 0
     wall_seconds: float = 0.0
     skipped: str = ""  # why it did not run
+    calls: list[list[str]] = field(default_factory=list)  # the calls per turn, as recorded
 
 
 def base_config(opts: Options) -> dict[str, Any]:
@@ -122,8 +124,13 @@ def job_id(opts: Options, case: dict[str, Any], strategy: str) -> str:
     return f"{opts.prefix}-{case['id']}-{strategy}"
 
 
-def _score(run: Run, result: check.CheckResult) -> None:
-    run.valid = result.valid
+def _score(run: Run, case_id: str, calls: list[list[str]],
+           result: check.CheckResult | None = None) -> None:
+    """BFCL's verdict on `calls` as a run of `case_id` (`result` if already known), and the
+    turns right."""
+    result = result or check.check_calls(case_id, calls)
+    run.valid, run.calls = result.valid, calls
+    run.turns_right = len(calls) if result.valid else check.turns_right(case_id, calls)
     if result.error:
         run.error_type = str(result.error.get("error_type", ""))
         run.error = " ".join(json.dumps(result.error.get("error_message", ""),
@@ -216,7 +223,10 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
             files[path] = data.decode("utf-8", errors="replace")
     try:
         run.reached = state.turn_of(files.get(state.INSTRUCTIONS_PATH)) + 1
-        _score(run, await asyncio.to_thread(check.check_files, files))
+        case_id, calls = check.recorded_turns(files.get(state.CASE_PATH),
+                                              files.get(state.INSTRUCTIONS_PATH),
+                                              files.get(state.CALLS_PATH))
+        await asyncio.to_thread(_score, run, case_id, calls)
     except state.StateError as e:
         run.valid, run.error_type, run.error = False, "switchback:bad_workspace", str(e)[:300]
     if failure:
@@ -232,13 +242,14 @@ async def run_baseline(http: Any, ep: baseline.Endpoint, opts: Options, case: di
     """Run one case with the plain loop (baseline.py) and score it."""
     run = Run(case["id"], cases.category_of(case["id"]), BASELINE,
               job_id(opts, case, BASELINE), len(case["question"]))
-    done = await baseline.run_case(http, ep, case, run.job_id)
+    done = await baseline.run_case(http, ep, case, run.job_id, opts.job_timeout)
     run.status, run.reached = done.status, len(done.turns)
     run.model_calls, run.tokens_in, run.tokens_out = (done.model_calls, done.tokens_in,
                                                       done.tokens_out)
     run.wall_seconds = done.wall_seconds
     assert done.result is not None
-    _score(run, done.result)
+    await asyncio.to_thread(_score, run, run.case_id, [list(t) for t in done.turns],
+                            done.result)
     if done.error:
         run.error = f"{done.error[:200]}; {run.error}"
     log(f"{run.job_id}: {run.status}, {'valid' if run.valid else 'invalid'}"
@@ -249,25 +260,38 @@ async def run_baseline(http: Any, ep: baseline.Endpoint, opts: Options, case: di
 
 async def run_cases(client: Any, s3: Any, opts: Options, selected: Sequence[dict[str, Any]],
                     endpoint: baseline.Endpoint | None = None,
-                    log: Callable[[str], None] = print) -> list[Run]:
+                    log: Callable[[str], None] = print,
+                    done: Mapping[str, Run] | None = None,
+                    on_run: Callable[[Run], None] | None = None) -> list[Run]:
     """Every selected case under every strategy (and the baseline when `endpoint` is
-    given), `opts.concurrency` at a time, round robin over the cases."""
+    given), `opts.concurrency` at a time, case by case. A run in `done` (by job id: an
+    earlier command's record) is not run again; `on_run` gets each new run as it ends."""
     import httpx
 
     sem = asyncio.Semaphore(opts.concurrency)
+    done = done or {}
+
+    async def once(jid: str, go: Callable[[], Awaitable[Run]]) -> Run:
+        if jid in done:
+            return done[jid]
+        async with sem:
+            run = await go()
+        if on_run is not None:
+            on_run(run)
+        return run
 
     async def job(case: dict[str, Any], strategy: str) -> Run:
         category = cases.category_of(case["id"])
         if category in NOT_FOR_JOBS:
             return Run(case["id"], category, strategy, "", len(case["question"]),
                        status="skipped", skipped=NOT_FOR_JOBS[category])
-        async with sem:
-            return await run_job(client, s3, opts, case, strategy, log)
+        return await once(job_id(opts, case, strategy),
+                          lambda: run_job(client, s3, opts, case, strategy, log))
 
     async def plain(case: dict[str, Any], http: httpx.AsyncClient) -> Run:
         assert endpoint is not None
-        async with sem:
-            return await run_baseline(http, endpoint, opts, case, log)
+        return await once(job_id(opts, case, BASELINE),
+                          lambda: run_baseline(http, endpoint, opts, case, log))
 
     async with httpx.AsyncClient() as http:
         work = []
@@ -286,6 +310,8 @@ class Row:
     strategy: str
     cases: int = 0
     valid: int = 0
+    turns: int = 0
+    turns_right: int = 0
     model_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -313,6 +339,8 @@ def summarize(runs: Sequence[Run]) -> list[Row]:
                 continue
             row.cases += 1
             row.valid += r.valid
+            row.turns += r.turns
+            row.turns_right += r.turns_right
             row.model_calls += r.model_calls
             row.tokens_in += r.tokens_in
             row.tokens_out += r.tokens_out
@@ -329,29 +357,48 @@ def summarize(runs: Sequence[Run]) -> list[Row]:
 
 
 def table(rows: Sequence[Row]) -> str:
-    lines = ["| category | strategy | accuracy | valid / cases | model calls | tokens in | "
-             "tokens out | wall s | invalid: why |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines = ["| category | strategy | accuracy | valid / cases | turns right | model calls | "
+             "tokens in | tokens out | wall s | invalid: why |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for w in rows:
         if not w.cases:
-            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | "
+            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | | "
                          f"{w.skipped} |")
             continue
         why = ", ".join(f"{k} {n}" for k, n in sorted(w.errors.items(), key=lambda kv: -kv[1]))
         lines.append(f"| {w.category} | {w.strategy} | {w.accuracy:.0%} | {w.valid} / "
-                     f"{w.cases} | {w.model_calls} | {w.tokens_in} | {w.tokens_out} | "
+                     f"{w.cases} | {w.turns_right} / {w.turns} | {w.model_calls} | "
+                     f"{w.tokens_in} | {w.tokens_out} | "
                      f"{w.wall_seconds:.0f} | {why} |")
     return "\n".join(lines)
 
 
-def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str) -> tuple[Path, Path]:
-    """`<out>/<prefix>.md` (the table) and `<out>/<prefix>.json` (rows and runs)."""
+def finished_cases(runs: Sequence[Run], contenders: Sequence[str]) -> list[Run]:
+    """The runs of the cases every contender has a run of: a table of them compares the
+    contenders on the same cases (a command stopped midway leaves a case half run)."""
+    have: dict[str, set[str]] = {}
+    for r in runs:
+        have.setdefault(r.case_id, set()).add(r.strategy)
+    return [r for r in runs if have[r.case_id] >= set(contenders)]
+
+
+def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str,
+                 contenders: Sequence[str] | None = None) -> tuple[Path, Path]:
+    """`<out>/<prefix>.md` (the table) and `<out>/<prefix>.json` (rows and runs). With
+    `contenders`, the table holds only the cases each of them has run (`finished_cases`);
+    the JSON keeps every run."""
     out.mkdir(parents=True, exist_ok=True)
-    rows = summarize(runs)
+    shown = finished_cases(runs, contenders) if contenders else list(runs)
+    rows = summarize(shown)
+    cases_shown = len(dict.fromkeys(r.case_id for r in shown))
+    left = len(dict.fromkeys(r.case_id for r in runs)) - cases_shown
+    note = (f" {left} case(s) not yet run by every contender are left out of the table."
+            if left else "")
     md, js = out / f"{prefix}.md", out / f"{prefix}.json"
-    md.write_text(f"# {title}\n\nTotals over the cases of each row: model calls, prompt and "
-                  "completion tokens, wall time (a job's start to close; the baseline's "
-                  "loop).\n\n" + table(rows) + "\n", encoding="utf-8")
+    md.write_text(f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
+                  "model calls, prompt and completion tokens, wall time (a job's start to "
+                  f"close; the baseline's loop).{note}\n\n" + table(rows) + "\n",
+                  encoding="utf-8")
     js.write_text(json.dumps({"title": title,
                               "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
                                        for w in rows],
@@ -359,7 +406,36 @@ def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str) -> tup
     return md, js
 
 
-__all__ = ["BASELINE", "NOT_FOR_JOBS", "STRATEGIES", "Options", "Row", "Run", "base_config",
-           "instruction", "job_config", "job_id", "run_baseline", "run_cases", "run_job",
-           "summarize",
+# -- the record: one line per finished run, so a stopped command loses no run -----------------
+
+def record_path(out: Path, prefix: str) -> Path:
+    return out / f"{prefix}.runs.jsonl"
+
+
+def read_record(path: Path) -> dict[str, Run]:
+    """The runs an earlier command with this id recorded, by job id (a line cut short by a
+    kill is left out: that run runs again)."""
+    runs: dict[str, Run] = {}
+    if not path.is_file():
+        return runs
+    known = set(Run.__dataclass_fields__)
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            data = json.loads(line)
+            run = Run(**{k: v for k, v in data.items() if k in known})
+        except (ValueError, TypeError):
+            continue
+        runs[run.job_id] = run
+    return runs
+
+
+def append_record(path: Path, run: Run) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(asdict(run)) + "\n")
+
+
+__all__ = ["BASELINE", "NOT_FOR_JOBS", "STRATEGIES", "Options", "Row", "Run", "append_record",
+           "base_config", "finished_cases", "instruction", "job_config", "job_id",
+           "read_record", "record_path", "run_baseline", "run_cases", "run_job", "summarize",
            "table", "write_report"]

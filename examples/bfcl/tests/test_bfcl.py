@@ -159,6 +159,22 @@ async def test_a_wrong_call_sequence_is_invalid() -> None:
     assert bfcl.check_files(await replay(case, truth)).valid
 
 
+def test_turns_right_counts_the_turns_before_the_first_wrong_one() -> None:
+    from switchback_bfcl.check import turns_right
+    truth = cases.ground_truth("multi_turn_base_0")
+    assert len(truth) == 4 and turns_right("multi_turn_base_0", truth) == 4
+    late = copy.deepcopy(truth)
+    late[2] = ["pwd()"]  # turn 3 wrong: turns 1 and 2 right, turn 4 does not count
+    assert turns_right("multi_turn_base_0", late) == 2
+    early = copy.deepcopy(truth)
+    early[0][1] = "mkdir(dir_name='tmp')"
+    assert turns_right("multi_turn_base_0", early) == 0
+    assert turns_right("multi_turn_base_0", truth[:2]) == 2  # stopped after turn 2
+    assert turns_right("multi_turn_base_0", []) == 0
+    smuggled = [truth[0], ["__import__('os').system('touch /tmp/pwned')"]]
+    assert turns_right("multi_turn_base_0", smuggled) == 1  # not evaluated: the turn is wrong
+
+
 # -- (3) the state is the workspace's: a fresh process goes on from the files alone --------
 
 RESTARTED_WORKER = """
