@@ -10,6 +10,7 @@ Chromium from the Debian packages (.ci/run). Screenshots go to $SWITCHBACK_SCREE
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -174,9 +175,10 @@ async def send(page, kind: str, name: str, data: str | None,
     await dialog.wait_for()
     picker = dialog.locator("[data-testid$=-select-button]").first
     chosen = dialog.locator("input[id$='-select']").first
-    # `rewind` is the job's catch-all signal handler (so no payload can fail it, see
-    # workflows/steering.py): the UI lists it without a name, so it is sent as "Custom"
-    custom = kind == "Signal" and name == "rewind"
+    # `rewind` and the `instruct` signal reach the job's catch-all signal handler (so no
+    # payload can fail it, see workflows/steering.py): the UI lists no such name, so they
+    # are sent as "Custom"
+    custom = kind == "Signal" and name in ("rewind", "instruct")
     pick = "Custom" if custom else name
     for _ in range(40):  # the declared names come from the live worker (a query)
         option = page.get_by_role("option", name=re.compile(rf"^{re.escape(pick)}\b")).first
@@ -285,3 +287,43 @@ async def test_steering_from_the_ui(ui, model_server, s3, tmp_path):
         completion = yaml.safe_load(await s3.get("switchback", f"{doomed}/output/completion.json"))
         assert completion["status"] == "cancelled"
         await browser.screenshot(page, shots(tmp_path) / "ui-cancelled.png")
+
+
+async def test_a_follow_up_instruction_from_the_ui(ui, model_server, s3, tmp_path):
+    """A job that completed its turn says on its page that it waits for the next
+    instruction and how to send it; `instruct` sent from the page as an Update is its turn 2,
+    as a Signal (Custom) its turn 3."""
+    from tests.strategy_scripts import INSTRUCTIONS
+    from tests.test_follow_up import FOLLOW_UP, GAMMA, REACT, react_turns
+    job = f"ui-follow-up-{uuid.uuid4().hex[:6]}"
+    third = "Also write notes/d.md about delta."
+    model_server.set_script(job, react_turns() + [
+        step(call("write_file", path="notes/d.md", content="delta\n")),
+        step(call("job_complete", summary="added notes/d.md", deliverables=["notes/d.md"],
+                  confidence=0.9))])
+    queue = f"ui-{job}"
+    config = {**REACT, "follow_up": {"wait_seconds": 600, "max_turns": 3}}
+    async with running_worker(ui.client, queue), browser.browser() as ctx:
+        handle = await ui.client.start_workflow(
+            "AgentJob", JobInput(config=config, instructions=INSTRUCTIONS, documents=[]),
+            id=job, task_queue=queue, result_type=JobResult)
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions", 120)
+        page = await browser.open_workflow(ctx, ui.url, job, "memo")
+        await browser.wait_for_texts(page, ["### WAITING_FOR_INSTRUCTIONS",
+                                            "Turn 1 completed: waiting for the next instruction",
+                                            "Send an Update `instruct`"])
+        await browser.screenshot(page, shots(tmp_path) / "ui-waiting-for-instructions.png")
+        page = await browser.open_workflow(ctx, ui.url, job)
+        await send(page, "Update", "instruct", json.dumps(FOLLOW_UP),
+                   state_is(handle, lambda s: s.turn == 2))
+        await wait_state(handle, lambda s: s.status == "waiting_for_instructions"
+                         and s.turn == 2, 120)
+        await send(page, "Signal", "instruct", json.dumps(third),
+                   state_is(handle, lambda s: s.turn == 3))
+        result = await asyncio.wait_for(handle.result(), 120)  # max_turns 3: turn 3 ends it
+    assert result.status == "completed" and result.summary == "added notes/d.md"
+    assert await s3.get("switchback", f"{job}/notes/c.md") == GAMMA.encode()
+    assert await s3.get("switchback", f"{job}/notes/d.md") == b"delta\n"
+    text = (await s3.get("switchback", f"{job}/instructions.md")).decode()
+    turn2 = text.index(f"\n\n## Follow-up instruction (turn 2)\n\n{FOLLOW_UP}\n")
+    assert text.index(f"\n\n## Follow-up instruction (turn 3)\n\n{third}\n") > turn2

@@ -242,8 +242,9 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
     lines = [head, ""]
     if s.waiting_until:
         lines += [f"**Turn {s.turn} completed: waiting for the next instruction** until "
-                  f"{s.waiting_until} (Send a Signal `instruct` with the instruction as JSON "
-                  "text, or `starter.py instruct JOB \"...\"`)", ""]
+                  f"{s.waiting_until} (More Actions: Send an Update `instruct`, or Send a "
+                  "Signal, Custom, named `instruct`, the instruction as JSON text; or "
+                  "`starter.py instruct JOB \"...\"`)", ""]
     if s.objective:
         lines += [f"**Job:** {cut(s.objective, 200)}", ""]
     if s.todos:
