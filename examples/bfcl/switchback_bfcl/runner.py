@@ -36,9 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -168,12 +168,14 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
         handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
         log(f"taking up {run.job_id} (it exists)")
 
-    deadline = time.monotonic() + opts.job_timeout
+    # the budget counts from the job's start: a job taken up has had part of it already
+    started = (await handle.describe()).start_time or datetime.now(UTC)
+    deadline = started + timedelta(seconds=opts.job_timeout)
     last: JobState | None = None
     ended = ""  # why the runner ended the job
     failure = ""  # why the job failed
     while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-        if time.monotonic() > deadline:
+        if datetime.now(UTC) > deadline:
             ended = "timeout"
             await handle.cancel()
             break
