@@ -297,9 +297,9 @@ async def test_the_command_runs_a_case_and_writes_the_report(client, task_queue,
     parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     prefix = f"c{task_queue[3:]}"
-    a = parser.parse_args(["--ids", "multi_turn_base_3", "--strategies", "react", "--id",
-                           prefix, "--out", str(tmp_path), "--task-queue", task_queue,
-                           "--wait-seconds", "60"])
+    argv = ["--ids", "multi_turn_base_3", "--strategies", "react", "--id", prefix, "--out",
+            str(tmp_path), "--task-queue", task_queue, "--wait-seconds", "60"]
+    a = parser.parse_args(argv)
     case = cases.load_case("multi_turn_base_3")
     model_server.set_script(f"{prefix}-multi_turn_base_3-react", answers(truth(case["id"]), DONE))
     model_server.set_script(f"{prefix}-multi_turn_base_3-baseline",
@@ -326,6 +326,24 @@ async def test_the_command_runs_a_case_and_writes_the_report(client, task_queue,
                      for s in ("react", "baseline")}
     assert len(record.read_text().splitlines()) == 2
 
+    # other options under the same id: refused, nothing runs
+    other = parser.parse_args([*argv, "--job-timeout", "99"])
+    with pytest.raises(CommandError, match=r"job_timeout was 7200"):
+        await cli.run(client, other)
+
+    # a job the record lacks (its command was killed before recording it) is ended and its
+    # case run again under a new id: it lost the turns no command sent meanwhile
+    record.write_text(record.read_text().splitlines()[1] + "\n")  # the baseline's line only
+    model_server.set_script(f"{prefix}-multi_turn_base_3-react-r2",
+                            answers(truth(case["id"]), DONE))
+    async with running_worker(client, task_queue):
+        assert await cli.run(client, a) == 0
+    out = capsys.readouterr().out
+    assert "1 runs recorded in" in out and f"started {prefix}-multi_turn_base_3-react-r2" in out
+    assert "unrecorded: ended; the case runs again" in out
+    assert [json.loads(line)["job_id"] for line in record.read_text().splitlines()] == [
+        f"{prefix}-multi_turn_base_3-baseline", f"{prefix}-multi_turn_base_3-react-r2"]
+
 
 def test_a_stopped_command_leaves_a_record_and_a_fair_table(tmp_path) -> None:
     def run(case: str, strategy: str, valid: bool) -> runner.Run:
@@ -340,8 +358,12 @@ def test_a_stopped_command_leaves_a_record_and_a_fair_table(tmp_path) -> None:
     with record.open("a") as f:
         f.write('{"case_id": "multi_turn_base_1", "strat')  # a write cut short by the kill
     assert list(runner.read_record(record).values()) == finished
+    later = run("multi_turn_base_1", "baseline", True)  # the resumed command's first run
+    runner.append_record(record, later)
+    assert list(runner.read_record(record).values()) == [*finished, later]
 
-    md, js = runner.write_report(finished, tmp_path, "x", "t", ["react", "baseline"])
+    md, js = runner.write_report([*finished, later][:3], tmp_path, "x", "t",
+                                 ["react", "baseline"])
     report = md.read_text()  # only base_0, which both contenders ran
     assert "| base | react | 100% | 1 / 1 |" in report
     assert "| base | baseline | 0% | 0 / 1 |" in report
@@ -372,3 +394,15 @@ async def test_the_baseline_gets_the_jobs_time_budget(model_server) -> None:
     assert run.turns == [turns[0], []] and run.result is not None
     assert run.result.error is not None
     assert run.result.error["error_type"] == "multi_turn:force_terminated"
+
+
+def test_a_turn_not_finished_is_not_right() -> None:
+    """A run stopped inside a turn (a timeout, BFCL's step limit) gets no credit for it,
+    even where its calls so far agree with the ground truth."""
+    turns = truth("multi_turn_base_0")
+    stopped = runner.Run("multi_turn_base_0", "base", "baseline", "x", 4, "timeout", 2)
+    runner._score(stopped, "multi_turn_base_0", [turns[0], turns[1]])
+    assert not stopped.valid and stopped.turns_right == 1
+    ended = runner.Run("multi_turn_base_0", "base", "react", "y", 4, "completed", 2)
+    runner._score(ended, "multi_turn_base_0", [turns[0], turns[1]])  # two turns finished
+    assert not ended.valid and ended.turns_right == 2

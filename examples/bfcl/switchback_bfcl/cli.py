@@ -123,6 +123,9 @@ async def run(client: Any, a: argparse.Namespace) -> int:
           + (f"; baseline: {endpoint.model} at {endpoint.base_url}" if endpoint else ""),
           flush=True)
     out = Path(a.out)
+    if changed := runner.same_options(runner.options_path(out, opts.prefix), opts):
+        raise CommandError(f"--id {opts.prefix}: its recorded runs were made with other "
+                           f"options ({changed}); give another --id", 2)
     record = runner.record_path(out, opts.prefix)
     done = runner.read_record(record)
     if done:
@@ -135,7 +138,11 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     finished: list[Any] = list(done.values())
 
     def on_run(r: Any) -> None:  # recorded at once, the report rewritten: a stop loses no run
-        runner.append_record(record, r)
+        if r.status in runner.NOT_RECORDED:
+            print(f"{r.job_id}: not recorded ({r.status}): a command with this id runs it "
+                  "again", flush=True)
+        else:
+            runner.append_record(record, r)
         finished.append(r)
         runner.write_report(finished, out, opts.prefix, title, contenders)
 

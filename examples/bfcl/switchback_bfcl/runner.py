@@ -36,9 +36,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +130,10 @@ def _score(run: Run, case_id: str, calls: list[list[str]],
     turns right."""
     result = result or check.check_calls(case_id, calls)
     run.valid, run.calls = result.valid, calls
-    run.turns_right = len(calls) if result.valid else check.turns_right(case_id, calls)
+    # a run stopped in a turn (timeout, stuck, the step limit...) did not finish that turn
+    finished = run.reached if run.status == "completed" else max(run.reached - 1, 0)
+    run.turns_right = (len(calls) if result.valid
+                       else min(check.turns_right(case_id, calls), finished))
     if result.error:
         run.error_type = str(result.error.get("error_type", ""))
         run.error = " ".join(json.dumps(result.error.get("error_message", ""),
@@ -159,23 +162,29 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     inp = JobInput(config=job_config(opts, case, strategy),
                    instructions=cases.turn_text(case, 0),
                    documents=[DocumentSpec(**d) for d in state.job_documents(case)])
-    try:
-        handle = await client.start_workflow(
-            WORKFLOW_TYPE, inp, id=run.job_id, task_queue=opts.task_queue,
-            result_type=JobResult, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
-        log(f"started {run.job_id}")
-    except WorkflowAlreadyStartedError:  # a run of an earlier, interrupted command
-        handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
-        log(f"taking up {run.job_id} (it exists)")
-
-    # the budget counts from the job's start: a job taken up has had part of it already
-    started = (await handle.describe()).start_time or datetime.now(UTC)
-    deadline = started + timedelta(seconds=opts.job_timeout)
+    for again in range(2, 100):
+        try:
+            first = await client.start_workflow(
+                WORKFLOW_TYPE, inp, id=run.job_id, task_queue=opts.task_queue,
+                result_type=JobResult, id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
+            break
+        except WorkflowAlreadyStartedError:
+            # an earlier command's job that it did not record: it stopped sending turns
+            # meanwhile, so the job is ended and the case runs again under a new id
+            old = client.get_workflow_handle(run.job_id)
+            if (await old.describe()).status == WorkflowExecutionStatus.RUNNING:
+                await old.terminate(reason="a resumed bfcl command runs this case again")
+            log(f"{run.job_id} exists, unrecorded: ended; the case runs again")
+            run.job_id = f"{job_id(opts, case, strategy)}-r{again}"
+    log(f"started {run.job_id}")
+    # the job's latest run (a continue-as-new starts another); `first` for its start
+    handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
+    deadline = time.monotonic() + opts.job_timeout
     last: JobState | None = None
     ended = ""  # why the runner ended the job
     failure = ""  # why the job failed
     while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-        if datetime.now(UTC) > deadline:
+        if time.monotonic() > deadline:
             ended = "timeout"
             await handle.cancel()
             break
@@ -213,9 +222,9 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     if last is not None:
         run.model_calls, run.tokens_in, run.tokens_out = (
             last.steps_total, last.tokens.tokens_in, last.tokens.tokens_out)
-    d = await handle.describe()
-    if d.close_time and d.start_time:
-        run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
+    begun, closed = (await first.describe()).start_time, (await handle.describe()).close_time
+    if begun and closed:
+        run.wall_seconds = round((closed - begun).total_seconds(), 1)
 
     bucket, prefix = await job_workspace(client, run.job_id)
     files: dict[str, str] = {}
@@ -263,19 +272,20 @@ async def run_baseline(http: Any, ep: baseline.Endpoint, opts: Options, case: di
 async def run_cases(client: Any, s3: Any, opts: Options, selected: Sequence[dict[str, Any]],
                     endpoint: baseline.Endpoint | None = None,
                     log: Callable[[str], None] = print,
-                    done: Mapping[str, Run] | None = None,
+                    done: Mapping[tuple[str, str], Run] | None = None,
                     on_run: Callable[[Run], None] | None = None) -> list[Run]:
     """Every selected case under every strategy (and the baseline when `endpoint` is
-    given), `opts.concurrency` at a time, case by case. A run in `done` (by job id: an
-    earlier command's record) is not run again; `on_run` gets each new run as it ends."""
+    given), `opts.concurrency` at a time, case by case. A run in `done` (by case id and
+    contender: an earlier command's record) is not run again; `on_run` gets each new run as
+    it ends."""
     import httpx
 
     sem = asyncio.Semaphore(opts.concurrency)
     done = done or {}
 
-    async def once(jid: str, go: Callable[[], Awaitable[Run]]) -> Run:
-        if jid in done:
-            return done[jid]
+    async def once(key: tuple[str, str], go: Callable[[], Awaitable[Run]]) -> Run:
+        if key in done:
+            return done[key]
         async with sem:
             run = await go()
         if on_run is not None:
@@ -287,12 +297,12 @@ async def run_cases(client: Any, s3: Any, opts: Options, selected: Sequence[dict
         if category in NOT_FOR_JOBS:
             return Run(case["id"], category, strategy, "", len(case["question"]),
                        status="skipped", skipped=NOT_FOR_JOBS[category])
-        return await once(job_id(opts, case, strategy),
+        return await once((case["id"], strategy),
                           lambda: run_job(client, s3, opts, case, strategy, log))
 
     async def plain(case: dict[str, Any], http: httpx.AsyncClient) -> Run:
         assert endpoint is not None
-        return await once(job_id(opts, case, BASELINE),
+        return await once((case["id"], BASELINE),
                           lambda: run_baseline(http, endpoint, opts, case, log))
 
     async with httpx.AsyncClient() as http:
@@ -397,15 +407,21 @@ def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str,
     note = (f" {left} case(s) not yet run by every contender are left out of the table."
             if left else "")
     md, js = out / f"{prefix}.md", out / f"{prefix}.json"
-    md.write_text(f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
-                  "model calls, prompt and completion tokens, wall time (a job's start to "
-                  f"close; the baseline's loop).{note}\n\n" + table(rows) + "\n",
-                  encoding="utf-8")
-    js.write_text(json.dumps({"title": title,
-                              "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
-                                       for w in rows],
-                              "runs": [asdict(r) for r in runs]}, indent=1), encoding="utf-8")
+    _write(md, f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
+           "model calls, prompt and completion tokens, wall time (a job's start to close; the "
+           f"baseline's loop).{note}\n\n" + table(rows) + "\n")
+    _write(js, json.dumps({"title": title,
+                           "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
+                                    for w in rows],
+                           "runs": [asdict(r) for r in runs]}, indent=1))
     return md, js
+
+
+def _write(path: Path, text: str) -> None:
+    """Whole or not at all (a kill while writing leaves the earlier report)."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text, encoding="utf-8")
+    part.replace(path)
 
 
 # -- the record: one line per finished run, so a stopped command loses no run -----------------
@@ -414,10 +430,15 @@ def record_path(out: Path, prefix: str) -> Path:
     return out / f"{prefix}.runs.jsonl"
 
 
-def read_record(path: Path) -> dict[str, Run]:
-    """The runs an earlier command with this id recorded, by job id (a line cut short by a
-    kill is left out: that run runs again)."""
-    runs: dict[str, Run] = {}
+# a run that says nothing about its contender: the endpoint failed (the baseline's `error`),
+# the job did not end in time to be scored; not recorded, so a resumed command runs it again
+NOT_RECORDED = frozenset({"error", "not ended"})
+
+
+def read_record(path: Path) -> dict[tuple[str, str], Run]:
+    """The runs an earlier command with this id recorded, by case id and contender (a line
+    cut short by a kill is left out: that run runs again)."""
+    runs: dict[tuple[str, str], Run] = {}
     if not path.is_file():
         return runs
     known = set(Run.__dataclass_fields__)
@@ -427,17 +448,41 @@ def read_record(path: Path) -> dict[str, Run]:
             run = Run(**{k: v for k, v in data.items() if k in known})
         except (ValueError, TypeError):
             continue
-        runs[run.job_id] = run
+        runs[(run.case_id, run.strategy)] = run
     return runs
 
 
 def append_record(path: Path, run: Run) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(asdict(run)) + "\n")
+    with path.open("a+b") as f:
+        f.seek(0, 2)
+        if f.tell():  # after a line a kill cut short: a line of its own
+            f.seek(-1, 2)
+            if f.read(1) != b"\n":
+                f.write(b"\n")
+        f.write(json.dumps(asdict(run)).encode() + b"\n")
 
 
-__all__ = ["BASELINE", "NOT_FOR_JOBS", "STRATEGIES", "Options", "Row", "Run", "append_record",
-           "base_config", "finished_cases", "instruction", "job_config", "job_id",
-           "read_record", "record_path", "run_baseline", "run_cases", "run_job", "summarize",
-           "table", "write_report"]
+def options_path(out: Path, prefix: str) -> Path:
+    return out / f"{prefix}.options.json"
+
+
+def same_options(path: Path, opts: Options) -> str:
+    """'' when the runs recorded under this id were made with `opts`' config, model, time
+    budget, wait and tool exposure (written on the first command), else what differs.
+    Strategies and cases may differ: a later command can add contenders or cases."""
+    mine = {"config": opts.config, "model": opts.model, "job_timeout": opts.job_timeout,
+            "wait_seconds": opts.wait_seconds, "deferred": opts.deferred}
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(mine, indent=1), encoding="utf-8")
+        return ""
+    before = json.loads(path.read_text(encoding="utf-8"))
+    return ", ".join(f"{k} was {json.dumps(before.get(k))}" for k, v in mine.items()
+                     if before.get(k) != json.loads(json.dumps(v)))
+
+
+__all__ = ["BASELINE", "NOT_FOR_JOBS", "NOT_RECORDED", "STRATEGIES", "Options", "Row", "Run",
+           "append_record", "base_config", "finished_cases", "instruction", "job_config",
+           "job_id", "options_path", "read_record", "record_path", "run_baseline", "run_cases",
+           "run_job", "same_options", "summarize", "table", "write_report"]
