@@ -351,7 +351,8 @@ def test_a_stopped_command_leaves_a_record_and_a_fair_table(tmp_path) -> None:
                           valid, model_calls=3, tokens_in=10, tokens_out=2, wall_seconds=1.0)
 
     record = runner.record_path(tmp_path, "x")
-    finished = [run("multi_turn_base_0", "react", True), run("multi_turn_base_0", "baseline", False),
+    finished = [run("multi_turn_base_0", "react", True),
+                run("multi_turn_base_0", "baseline", False),
                 run("multi_turn_base_1", "react", True)]  # stopped before base_1's baseline
     for r in finished:
         runner.append_record(record, r)
