@@ -118,7 +118,8 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
 
     md, js = runner.write_report(runs, tmp_path, opts.prefix, "test")
     report = md.read_text()
-    assert "| base | react | 50% | 2 / 4 | 7 / 13 |" in report  # 4 + 2 + 0 + 1 of 4+2+4+3
+    # reached 4 + 2 + 4 + 2, right 4 + 2 + 0 + 1, of 4 + 2 + 4 + 3 turns
+    assert "| base | react | 50% | 2 / 4 | 12 / 13 | 7 / 13 |" in report
     assert "| base | baseline | 75% | 3 / 4 |" in report
     assert "multi_turn:instance_state_mismatch 1" in report
     data = json.loads(js.read_text())

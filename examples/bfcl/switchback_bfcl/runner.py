@@ -323,6 +323,7 @@ class Row:
     cases: int = 0
     valid: int = 0
     turns: int = 0
+    reached: int = 0
     turns_right: int = 0
     model_calls: int = 0
     tokens_in: int = 0
@@ -352,6 +353,7 @@ def summarize(runs: Sequence[Run]) -> list[Row]:
             row.cases += 1
             row.valid += r.valid
             row.turns += r.turns
+            row.reached += r.reached
             row.turns_right += r.turns_right
             row.model_calls += r.model_calls
             row.tokens_in += r.tokens_in
@@ -369,17 +371,18 @@ def summarize(runs: Sequence[Run]) -> list[Row]:
 
 
 def table(rows: Sequence[Row]) -> str:
-    lines = ["| category | strategy | accuracy | valid / cases | turns right | model calls | "
-             "tokens in | tokens out | wall s | invalid: why |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    lines = ["| category | strategy | accuracy | valid / cases | turns reached | turns right | "
+             "model calls | tokens in | tokens out | wall s | invalid: why |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
     for w in rows:
         if not w.cases:
-            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | | "
+            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | | | "
                          f"{w.skipped} |")
             continue
         why = ", ".join(f"{k} {n}" for k, n in sorted(w.errors.items(), key=lambda kv: -kv[1]))
         lines.append(f"| {w.category} | {w.strategy} | {w.accuracy:.0%} | {w.valid} / "
-                     f"{w.cases} | {w.turns_right} / {w.turns} | {w.model_calls} | "
+                     f"{w.cases} | {w.reached} / {w.turns} | {w.turns_right} / {w.turns} | "
+                     f"{w.model_calls} | "
                      f"{w.tokens_in} | {w.tokens_out} | "
                      f"{w.wall_seconds:.0f} | {why} |")
     return "\n".join(lines)
