@@ -138,11 +138,11 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     finished: list[Any] = list(done.values())
 
     def on_run(r: Any) -> None:  # recorded at once, the report rewritten: a stop loses no run
-        if r.status in runner.NOT_RECORDED:
+        if r.status in runner.NOT_RECORDED:  # says nothing of its contender: not scored
             print(f"{r.job_id}: not recorded ({r.status}): a command with this id runs it "
                   "again", flush=True)
-        else:
-            runner.append_record(record, r)
+            return
+        runner.append_record(record, r)
         finished.append(r)
         runner.write_report(finished, out, opts.prefix, title, contenders)
 
@@ -153,9 +153,10 @@ async def run(client: Any, a: argparse.Namespace) -> int:
                                       lambda t: print(t, flush=True), done, on_run)
     finally:
         s3.close()
-    md, js = runner.write_report(runs, out, opts.prefix, title, contenders)
+    scored = [r for r in runs if r.status not in runner.NOT_RECORDED]
+    md, js = runner.write_report(scored, out, opts.prefix, title, contenders)
     print()
-    print(runner.table(runner.summarize(runs)))
+    print(runner.table(runner.summarize(runner.finished_cases(scored, contenders))))
     print(f"\n{time.monotonic() - started:.0f} s; report {md}, runs {js}, record {record}")
     return 0
 
