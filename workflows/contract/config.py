@@ -459,7 +459,7 @@ class NestedSettings(_Strict):
 
 
 class AutoRoutes(_Strict):
-    """The strategy each complexity class runs (seed: strategic-planning-formalisms.md)."""
+    """The strategy each complexity class runs."""
 
     A: InnerStrategy | Literal["nested"] = "nested"
     """Complex: deep analysis and planning."""
