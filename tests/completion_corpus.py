@@ -7,7 +7,9 @@ before doing the work, then does it), `never` (does the work, never calls job_co
 `echo` (first answers with its prompt echoed as text), `blind` (claims in the same answer as
 a read that fails, twice: the first claim is refused, once, the second taken), `together`
 (claims in the answer that also marks the todo done: the workflow's refusal of that
-todo_complete is no failure of the work, the claim is taken). `expect` is
+todo_complete is no failure of the work, the claim is taken), `repeated` (before the work,
+one answer claims four times: the first claim is refused, the others not run, so the
+refusals are not used up in one answer). `expect` is
 the end status, and `delivered` the files the result must list as verified ([]: none).
 """
 
@@ -28,7 +30,7 @@ class Job:
     input_deliverables: list[str] = field(default_factory=list)  # the job input's
     plan_deliverables: list[str] = field(default_factory=list)  # todo_write's (pa)
     claimed: list[str] = field(default_factory=list)  # job_complete's
-    ending: str = "claims"  # claims | early | never | echo | blind | together
+    ending: str = "claims"  # claims | early | never | echo | blind | together | repeated
     phases: int = 1  # tactical phases the work is split into (pa)
     expect: str = "completed"
     delivered: list[str] = field(default_factory=list)
@@ -103,12 +105,23 @@ JOBS = [
     Job("plan-names-files-of-its-own", [("Write summary.md", [write("summary.md", NOTE)])],
         deliverables=["summary.md"], plan_deliverables=["summary.md", "phase1-todos.md"],
         claimed=["summary.md"], delivered=["summary.md"]),
+    # the 1.5B model claimed six times in one answer (BFCL base_3 under react)
+    Job("claims-four-times-at-once", [("Write result.md", [write("result.md", NOTE)])],
+        deliverables=["result.md"], claimed=["result.md"], ending="repeated",
+        delivered=["result.md"]),
 ]
 
 
 def finish(job: Job) -> dict:
     return step(call("job_complete", summary=f"{job.name} done", deliverables=job.claimed,
                      confidence=0.8))
+
+
+def early(job: Job) -> list[dict]:
+    """The claims before the work (refused: nothing is written yet)."""
+    if job.ending == "repeated":
+        return [step(*finish(job)["tool_calls"] * 4)]
+    return [finish(job)] if job.ending == "early" else []
 
 
 def closing(job: Job) -> list[dict]:
@@ -129,8 +142,7 @@ def text(content: str) -> dict:
 def react(job: Job, max_nudges: int = 3) -> list[dict]:
     """One conversation: the work, then the ending."""
     steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
-    if job.ending == "early":
-        steps.append(finish(job))  # refused: nothing is written yet
+    steps += early(job)
     steps += [step(*calls) for _, calls in job.work]
     if job.ending == "never":
         return steps + [text("All done.")] * (max_nudges + 1)
@@ -155,8 +167,7 @@ def phase_alternation(job: Job, max_nudges: int = 3) -> list[dict]:
 
     steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
     steps += memory("bootstrap") + [step(call("todo_complete"))]
-    if job.ending == "early":
-        steps.append(finish(job))  # refused: nothing is written yet
+    steps += early(job)
     steps.append(plan(0))
     for n, chunk in enumerate(chunks):
         steps += [step(*calls, call("todo_complete")) for _, calls in chunk]

@@ -55,6 +55,11 @@ async def test_the_job_ends_as_its_deliverables_say(job: Job, strategy: str, cli
     refused = [m for m in asked if "job_incomplete" in m["content"]]
     if strategy == "plan_revise_execute":  # no job_complete: the plan's end is checked
         assert not refused
+    elif job.ending == "repeated":  # one refusal, the other claims of the answer not run
+        once = {m["tool_call_id"]: m["content"] for m in asked}  # (each request has them all)
+        assert [c[:54] for c in once.values() if "job_incomplete" in c] == [
+            "Error [job_incomplete]: job_complete refused (1 of 3):"]
+        assert len([c for c in once.values() if c.startswith("Error [claimed_before]")]) == 3
     elif job.ending == "early" or job.expect == "stuck":
         assert refused, "a completion without its deliverables must be refused"
     elif job.ending == "blind":  # once per turn: the claim made again is taken

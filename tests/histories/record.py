@@ -282,13 +282,18 @@ SINGLE["claim-beside-a-failure"] = ("react-claim-beside-a-failure", [
     step(call("write_file", path="report.md", content="secret.md: absent\n"),
          call("job_complete", summary="second", deliverables=["report.md"], confidence=0.9))],
     {"extends": "defaults", "strategy": "react", "deliverables": ["report.md"]})
+SINGLE["one-claim-per-answer"] = ("react-one-claim-per-answer", [
+    step(*[call("job_complete", summary="early", deliverables=["report.md"],
+                confidence=0.9)] * 4),  # one refused, three not run
+    step(call("write_file", path="report.md", content="# Report\n")),
+    step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
+    {"extends": "defaults", "strategy": "react", "deliverables": ["report.md"]})
 SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
     step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
     {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
      "deliverables": ["report.md"]})
-_OWN_FILES = completion_corpus.JOBS[-1]  # plan-names-files-of-its-own
-assert _OWN_FILES.name == "plan-names-files-of-its-own"
+_OWN_FILES = next(j for j in completion_corpus.JOBS if j.name == "plan-names-files-of-its-own")
 SINGLE["task-files-first"] = ("phases-task-files-first",
                               completion_corpus.phase_alternation(_OWN_FILES),
                               {"extends": "defaults", "llm": {"profile": "small"}})

@@ -339,9 +339,11 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
                kind: str, patched: Callable[[str], bool]) -> list[PlannedCall]:
     """The tool calls of a turn, each either to run or refused with a reason the model reads:
     beyond the per-turn limit, not offered now (not loaded, other phase, unknown), or with
-    arguments that failed their schema. `patched`: the port's (`Port.patched`)."""
+    arguments that failed their schema, or a job_complete after the answer's first (the
+    model claims once, then reads the result). `patched`: the port's (`Port.patched`)."""
     c = cfg.config
-    out = []
+    out: list[PlannedCall] = []
+    claimed = False  # a job_complete of this answer is to run
     for i, call in enumerate(calls):
         if i >= MAX_TOOL_CALLS_PER_STEP:
             out.append(PlannedCall(call, "too many tool calls in one turn (limit "
@@ -361,14 +363,22 @@ def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfi
                                        f"{', '.join(offered)}", "unknown_tool"))
         elif call.error:
             out.append(PlannedCall(call, call.error, "invalid_arguments"))
+        elif call.name == "job_complete" and claimed and patched(ONE_CLAIM_PER_ANSWER):
+            out.append(PlannedCall(call, "not run: job_complete is taken once per answer, and "
+                                   "this answer called it before; read that call's result "
+                                   "first", "claimed_before"))
         elif (root := under_workspace_folder(call, cfg)) is not None:
             out.append(PlannedCall(call, path=root) if patched(MEND_WORKSPACE_FOLDER) else
                        PlannedCall(call, workspace_path_refusal(root), "workspace_path"))
         else:
             out.append(PlannedCall(call))
+        claimed = claimed or (call.name == "job_complete" and out[-1].refusal is None)
     return out
 
 
+# a job_complete after the first of an answer is not run (each was checked and counted
+# against completion.max_refusals: the 1.5B model's one answer of six claims used them all)
+ONE_CLAIM_PER_ANSWER = "one-claim-per-answer"
 WORKSPACE_FOLDER = layout.WORKSPACE_FOLDER
 # a write to `workspace/<path>` writes <path> (the small profile), where it was refused
 MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
