@@ -57,11 +57,11 @@ from workflows.contract.config import (
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
-           "subjob", "classify", "echo_nudge", "verify")
+           "subjob", "classify", "echo_nudge", "verify", "react_actions")
 # the prompts each strategy uses (the resolved config, in history, carries only those)
 PROMPTS_OF = {
     "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge"),
-    "react": ("react", "react_kickoff", "task_nudge", "cut_off", "echo_nudge"),
+    "react": ("react", "react_kickoff", "task_nudge", "cut_off", "echo_nudge", "react_actions"),
     "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
     "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
@@ -230,11 +230,17 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     if bad_bucket:
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
     strategies = strategies_of(cfg)
+
+    def used(k: str) -> bool:
+        if k == "react_actions" and "write_file" in cfg.tools.workspace:
+            return False  # react's prompt for a job that cannot write files (react.py)
+        return k == "summarization" or (
+            k == "verify" and cfg.completion.check is not None
+            and cfg.completion.check.model) or any(
+            k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)
+
     prompts = {k: _read(root, prompt_file(cfg.prompts, k), where, f"prompts.{k}")
-               for k in PROMPTS if k == "summarization" or (
-                   k == "verify" and cfg.completion.check is not None
-                   and cfg.completion.check.model) or any(
-                   k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)}
+               for k in PROMPTS if used(k)}
     todos = _todos(root, prompt_file(cfg.prompts, "strategic_todos"), where,
                    "prompts.strategic_todos")
     nested_todos = (_todos(root, prompt_file(cfg.prompts, "nested_todos"), where,

@@ -79,3 +79,15 @@ def full_job(tactical_phases: int = 3, n_todos: int = 5) -> list[dict]:
         s += transition(f"Phase {p + 1}", n_todos) if p < tactical_phases else finish(
             "all phases done", ["work/p1_1.md"])
     return s
+
+
+# the todos the 1.5B model planned for its first tactical phase under phase_alternation in
+# BFCL's multi_turn_miss_param_3 (bfcl-local-1): the strategic prompt's bullets, numbered
+PROMPT_COPY = [
+    "1. Explore the workspace with the file tools before you decide anything.",
+    "2. Keep `workspace.md` current: what exists, what was learned, decisions, open problems.",
+    "3. Keep `main_plan.md` current: the overall approach and its phases, with progress marked.",
+    "4. Write the next phase's todos with todo_write: 1-20 concrete, checkable tasks for the "
+    "tactical agent, who has the domain tools (as many as the work needs; never the todos of "
+    "this list, never work that is already done).",
+    "5. When the plan is fully executed and the deliverables exist, call job_complete."]

@@ -17,7 +17,16 @@ import json
 from activities.config_files import load_config
 from tests.conftest import running_worker
 from tests.llama import answer
-from tests.scripts import bootstrap, call, finish, step, tactical, todos, transition
+from tests.scripts import (
+    PROMPT_COPY,
+    bootstrap,
+    call,
+    finish,
+    step,
+    tactical,
+    todos,
+    transition,
+)
 from tests.test_bad_model_input import tool_messages
 
 CONFIG = {"extends": "creator", "breakers": {"no_progress_steps": 0}}
@@ -76,6 +85,30 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
                             "todos") for m in msgs), "\n".join(msgs)
     assert "Phase transition rejected: todos.yaml not found. Create it with todo_write. The todo " \
         "stays open: fix todos.yaml (use todo_write), then call todo_complete again." in msgs
+    assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
+
+
+async def test_a_plan_that_copies_the_strategic_prompt_is_refused(client, task_queue, start_job,
+                                                                   model_server, s3):
+    """BFCL's miss_param_3 under phase_alternation: the 1.5B model planned the strategic
+    prompt's five bullets, numbered, and its tactical phase "did" them. With the patch
+    plan-not-the-prompt todo_write refuses that plan (no profile needed: the copies are
+    exact, the numbers aside), the gate finds no todos.yaml, and the next plan runs."""
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": i, "content": c} for i, c in enumerate(PROMPT_COPY, 1)])),
+        step(call("todo_complete", notes="todos")),
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": 1, "content": "Write work/a_1.md"}])),
+        step(call("todo_complete", notes="todos")),
+    ] + tactical(1) + finish()
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed", result
+    assert any(m.startswith("Error [plan_repeats]: todos.yaml was not written: the plan "
+                            "repeats the strategic phase's own instructions (its system prompt) "
+                            "(5 of 5 todos") for m in msgs), "\n".join(msgs)
+    archived = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
+    assert "Write work/a_1.md" in archived and "Explore the workspace" not in archived
     assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from activities.config_files import load_config
 from activities.storage.todos_file import digest, stale_problem
+from tests.scripts import PROMPT_COPY
 from workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
 from workflows.contract.config import PhaseSettings
 from workflows.contract.plans import repeated_plan
@@ -61,6 +62,48 @@ def test_a_plan_that_repeats_the_predefined_todos_or_done_work_is_refused():
         label="x", todos=[long.format("alpha")], similar=True)]) is None
     assert repeated_plan(specs(long.format("alpha") + " now"), [TodoSet(
         label="x", todos=[long.format("alpha")], similar=True)])
+
+
+def test_a_plan_that_copies_the_strategic_prompt_is_refused_with_the_patch():
+    """Patch plan-not-the-prompt: the strategic prompt's own bullets are not tactical work,
+    whatever the list marker; before it, the copy above passed the gate. Ordinary plans, and
+    plans that share a word or two with the prompt, still pass."""
+    cfg = load_config("defaults", policy=False)
+    assert repeated_plan(PROMPT_COPY, list(ritual.avoid_sets(cfg, []))) is None  # before
+    avoid = list(ritual.avoid_sets(cfg, [], prompt="strategic"))
+    why = repeated_plan(PROMPT_COPY, avoid)
+    assert why and why.startswith("the plan repeats the strategic phase's own instructions "
+                                  "(its system prompt) (5 of 5 todos")
+    for marker in ("", "- ", "* ", "Step 3: ", "3) ", "Task 3: ", "(3) ", "- [ ] ", "3."):
+        assert repeated_plan([marker + PROMPT_COPY[0][3:], marker + PROMPT_COPY[4][3:],
+                              "- " + PROMPT_COPY[2][3:], "List the files of the document "
+                              "folder", "Move final_report.pdf to temp"], avoid)
+    assert repeated_plan([PROMPT_COPY[0], "Find the files named test", "Copy them to backup",
+                          "Post the list"], avoid) is None  # one of four
+    assert repeated_plan(["Explore the document folder with ls", "Keep notes/log.md current",
+                          "Write a summary of the files to summary.md"], avoid) is None
+    # the predefined todos as the model reads them, {{min_todos}}-{{max_todos}} filled in
+    divide = next(t for t in cfg.strategic_todos.bootstrap if isinstance(t, str))
+    ps = cfg.config.phase_settings
+    shown = divide.replace("{{min_todos}}", str(ps.min_todos)).replace(
+        "{{max_todos}}", str(ps.max_todos))
+    assert shown != divide and repeated_plan([shown], list(ritual.avoid_sets(cfg, []))) is None
+    assert "predefined bootstrap todos" in (repeated_plan(["1. " + shown], avoid) or "")
+    # a nested job: its own prompt and predefined todos
+    nested = load_config({"extends": "defaults", "strategy": "nested"}, policy=False)
+    own = list(ritual.avoid_sets(nested, [], prompt="nested",
+                                 predefined=nested.nested_todos or nested.strategic_todos))
+    bullets = ritual.prompt_bullets(nested.prompts["nested"], {})
+    assert repeated_plan([f"{i}. {b}" for i, b in enumerate(bullets[:3], 1)], own)
+    assert repeated_plan(["Summarise chapter 1 into ch1.md", "Summarise chapter 2 into ch2.md"],
+                         own) is None
+
+
+def test_a_prompts_bullets_are_its_lines_and_whole_items():
+    template = ("Intro line\n- First {{n}} item\n  goes on here.\n- Second\n\n"
+                "## The task\n{{instructions}}\n")
+    assert ritual.prompt_bullets(template, {"n": "3", "instructions": "- a task step"}) == [
+        "First 3 item", "First 3 item goes on here.", "Second"]
 
 
 def test_a_todo_write_that_repeats_the_predefined_todos_is_refused_before_it_runs():

@@ -115,3 +115,27 @@ async def test_breaker_notes_speak_reacts_tools(client, task_queue, start_job, m
     note = model_server.requests(handle.id)[2]["messages"][-1]["content"]
     assert note.startswith("Checkpoint: no progress in the last 2 steps. Try another way")
     assert "todo_" not in note
+
+
+async def test_a_job_that_cannot_write_files_is_not_told_to_deliver_them(
+        client, task_queue, start_job, model_server):
+    """react's system prompt follows the job's tools: with write_file, react.md (files are the
+    job's results); without it (`tools.workspace: []`, as the BFCL runner sets), react_actions
+    .md: the results are what the tools do, job_complete names no file. Under BFCL the 1.5B
+    model, told to deliver files it could not write, claimed files of the API's world."""
+    script = [step(call("job_complete", summary="the answer: 42", deliverables=[],
+                        confidence=0.9))]
+    prompts = {}
+    async with running_worker(client, task_queue):
+        for name, tools in (("files", {}), ("actions", {"tools": {"workspace": []}})):
+            handle = await start_job(script, model_server, config={**CONFIG, **tools},
+                                     documents=[], instructions="What is six times seven?")
+            result = await handle.result()
+            assert result.status == "completed" and result.answer_only, result
+            system = model_server.requests(handle.id)[0]["messages"][0]
+            assert system["role"] == "system"
+            prompts[name] = " ".join(system["content"].split())
+    assert "the files are what the job delivers" in prompts["files"]
+    assert "This job has no files for you to write" in prompts["actions"]
+    assert "What is six times seven?" in prompts["actions"]
+    assert "write_file" not in prompts["actions"].split("## The task")[0]

@@ -92,7 +92,17 @@ from bench.harness import bench_stack
 from devstack.processes import venv_bin
 from tests import completion_corpus, strategy_scripts
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, finish, full_job, step, tactical, todos, transition
+from tests.scripts import (
+    PROMPT_COPY,
+    bootstrap,
+    call,
+    finish,
+    full_job,
+    step,
+    tactical,
+    todos,
+    transition,
+)
 from workflows.contract import ApproveRequest, JobInput, JobResult, JobState
 
 HERE = Path(__file__).resolve().parent
@@ -288,6 +298,14 @@ SINGLE["one-claim-per-answer"] = ("react-one-claim-per-answer", [
     step(call("write_file", path="report.md", content="# Report\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
     {"extends": "defaults", "strategy": "react", "deliverables": ["report.md"]})
+SINGLE["plan-not-the-prompt"] = ("phases-plan-not-the-prompt", bootstrap()[:-2] + [
+    step(call("todo_write", phase="P", description="d", todos=[  # refused: the prompt's
+        {"id": i, "content": c} for i, c in enumerate(PROMPT_COPY, 1)])),
+    step(call("todo_complete", notes="todos")),  # the gate: no todos.yaml
+    step(call("todo_write", phase="P", description="d",
+              todos=[{"id": 1, "content": "Write work/a_1.md"}])),
+    step(call("todo_complete", notes="todos")),
+] + tactical(1) + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}})
 SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
     step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],

@@ -18,9 +18,11 @@ def repeated_plan(todos: Sequence[str], avoid: Sequence[TodoSet]) -> str | None:
     or None: half or more of its todos (at least one) are the same tasks as those of one set
     in `avoid` (the same text, words and case aside; with the set's `similar`, the small
     model profile's, also mostly the same words, unless both name files and not the same:
-    "Write notes/alpha.md ..." and "Write notes/gamma.md ..." are different work)."""
-    new = [(t, _norm(t), _files(t)) for t in todos]
+    "Write notes/alpha.md ..." and "Write notes/gamma.md ..." are different work; with the
+    set's `unnumbered`, a todo's list marker aside: a model that copies a numbered list keeps
+    the numbers)."""
     for s in avoid:
+        new = [(t, _norm(_unmarked(t) if s.unnumbered else t), _files(t)) for t in todos]
         ref = [(_norm(x), _files(x)) for x in s.todos]
         same = [text for text, n, files in new if any(
             n == r or s.similar and _similar(n, r) and not (files and other and files != other)
@@ -31,6 +33,16 @@ def repeated_plan(todos: Sequence[str], avoid: Sequence[TodoSet]) -> str | None:
                     "what is left of the task (instructions.md, main_plan.md), or call "
                     "job_complete if nothing is left.")
     return None
+
+
+_MARKER = re.compile(  # "4. ", "(4) ", "- ", "* [ ] ", "Step 2: ", "Task 3) "
+    r"^\s*(?:(?:step|todo|task)\s*(?=\(?\d))?(?:\(?\d+[.):](?!\d)|[-*\u2022])\s*(?:\[[ xX]?\]\s*)?",
+    re.I)
+
+
+def _unmarked(text: str) -> str:
+    """`text` without its leading list marker: "4. Write ..." -> "Write ..."."""
+    return _MARKER.sub("", text, count=1)
 
 
 _FILE = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,5}\b")

@@ -63,6 +63,7 @@ class TodoSet(BaseModel):
     label: str  # e.g. "the predefined bootstrap todos", "phase 2's todos"
     todos: list[str]
     similar: bool = False  # mostly the same words count as a repeat (the small profile)
+    unnumbered: bool = False  # a todo's list marker ("4.", "-", "Step 2:") is not its text
 
 
 class LoadTodosRequest(BaseModel):

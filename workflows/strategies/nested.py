@@ -72,6 +72,9 @@ class Nested(PhaseAlternation):
     def _predefined(self) -> StrategicTodos:
         return self.cfg.nested_todos or self.cfg.strategic_todos
 
+    def _strategic_prompt(self) -> str:
+        return "nested"
+
     def _system_prompt(self, phase: Phase, memory: str, prompt: str = "") -> str:
         n = self.cfg.config.nested
         prompt = render(self.cfg.prompts["nested"], {

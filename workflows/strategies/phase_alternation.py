@@ -38,6 +38,7 @@ from workflows.contract import (
     ResolvedConfig,
     StrategicTodos,
     Todo,
+    TodoSet,
     ToolCallInfo,
     ToolOutcome,
     layout,
@@ -139,7 +140,7 @@ class PhaseAlternation(Strategy):
             ph.todos, ph.evidence), example)  # rewrites of a done todo's file refused too
         planned = off or planned
         checked = ritual.refuse_repeated_plans(
-            planned, ritual.avoid_sets(self.cfg, self.loops.done_plans),
+            planned, self._avoid(),
             partial(completion_gate.plan_example, self.cfg))
         planned = checked or planned
         return self._execute(await self.small.strategic_turn(planned, ph.variant)
@@ -310,6 +311,17 @@ class PhaseAlternation(Strategy):
         return self._first_call(phase, memory, completion_gate.status_note(
             await self.port.deliverables()))
 
+    def _avoid(self) -> tuple[TodoSet, ...]:
+        """What a new plan must not repeat (ritual.avoid_sets)."""
+        if not self.port.patched(ritual.PLAN_NOT_THE_PROMPT):
+            return ritual.avoid_sets(self.cfg, self.loops.done_plans)
+        return ritual.avoid_sets(self.cfg, self.loops.done_plans,
+                                 prompt=self._strategic_prompt(), predefined=self._predefined())
+
+    def _strategic_prompt(self) -> str:
+        """The name of the strategic phases' system prompt (`prompts.<name>`)."""
+        return "strategic"
+
     def _predefined(self) -> StrategicTodos:
         """The strategic phases' predefined todos."""
         return self.cfg.strategic_todos
@@ -397,7 +409,7 @@ class PhaseAlternation(Strategy):
         ps = self.cfg.config.phase_settings
         return self._gate(todo, await self.port.check_todos(
             ps.min_todos, ps.max_todos, f"phase_{ph.number:04d}",
-            ritual.avoid_sets(self.cfg, self.loops.done_plans)))
+            self._avoid()))
 
     def _gate(self, todo: Todo, gate: LoadTodosResult) -> ToolOutcome:
         """The last strategic todo is done: go tactical if todos.yaml passes the gate."""

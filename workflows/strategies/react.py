@@ -190,7 +190,7 @@ class React(Strategy):
         self.attempt = a = attempt
         self.totals.phases += count
         memory = await self.port.read_memory()
-        self._system = render(self.cfg.prompts["react"], {
+        self._system = render(self._prompt(), {
             "tools": ", ".join(self.tools()), "workspace_md": memory,
             "issue": a.issue or "(none)"})
         kickoff = render(self.cfg.prompts["react_kickoff"], {
@@ -198,6 +198,15 @@ class React(Strategy):
             "issue_note": f"\n\nThis attempt was started because of an issue:\n\n> {a.issue}\n"
             if a.issue else ""})
         return self._call([kickoff])
+
+    def _prompt(self) -> str:
+        """The system prompt: react.md; react_actions.md when the job cannot write a workspace
+        file (`tools.workspace` without write_file): react.md would tell the model to deliver
+        files it has no tool to write (under BFCL the 1.5B model claimed files of the API's
+        world as its deliverables, refused until the job ended `stuck`)."""
+        actions = self.cfg.prompts.get("react_actions")
+        return actions if actions and "write_file" not in self.tools() \
+            else self.cfg.prompts["react"]
 
     def _nudge(self) -> str:
         """The nudge (prompts/task_nudge.md; a config from before it: the phase nudge)."""

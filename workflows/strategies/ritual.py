@@ -409,18 +409,60 @@ def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
     return out + [planned[first]]
 
 
-def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0
+def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0,
+               prompt: str = "", predefined: StrategicTodos | None = None
                ) -> tuple[TodoSet, ...]:
-    """The predefined todos and the completed todos of earlier tactical phases."""
+    """The predefined todos and the completed todos of earlier tactical phases. With
+    `prompt`, the name of the strategic phases' system prompt (patch plan-not-the-prompt):
+    the predefined todos the strategy uses (`predefined`, else the config's) as written and
+    as the model reads them (`{{min_todos}}`-`{{max_todos}}` filled in) and that prompt's
+    own bullets (`prompt_bullets`), exact copies, a todo's list marker aside: the 1.5B model
+    planned the strategic prompt's five bullets, numbered, as a tactical phase's todos (two
+    BFCL cases of eight under phase_alternation, docs/benchmarks.md)."""
     small = small_profile(cfg)
+    ps = cfg.config.phase_settings
+    values = {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos)}
+    todo_sets = predefined if prompt and predefined is not None else cfg.strategic_todos
+
+    def texts(v: str) -> list[str]:
+        raw = [t if isinstance(t, str) else t.content for t in getattr(todo_sets, v)]
+        return raw + [r for t in raw if (r := render(t, values)) != t] if prompt else raw
+
     sets = [TodoSet(label=f"the predefined {v.replace('_', '-')} todos of a strategic phase",
-                    todos=[t if isinstance(t, str) else t.content
-                           for t in getattr(cfg.strategic_todos, v)], similar=small)
+                    todos=texts(v), similar=small, unnumbered=bool(prompt))
             for v in VARIANTS]
+    if prompt and cfg.prompts.get(prompt):
+        sets.append(TodoSet(label="the strategic phase's own instructions (its system prompt)",
+                            todos=prompt_bullets(cfg.prompts[prompt], values), unnumbered=True))
     sets += [TodoSet(label=f"todos an earlier phase completed ({n + 1} of the last "
                      f"{len(done)} tactical phases)", todos=todos, similar=small)
              for n, todos in enumerate(done) if todos]
     return tuple(sets)
+
+
+PLAN_NOT_THE_PROMPT = "plan-not-the-prompt"  # the patch: avoid_sets(prompt=...)
+
+
+def prompt_bullets(template: str, values: dict[str, str]) -> list[str]:
+    """The `- ` bullets of a prompt template (its `{{slots}}` from `values`), each as its
+    first line and as a whole (its indented lines joined): what the prompt tells the model
+    to do, never a step of the task. Bullets of a filled-in slot (the task's own text) are
+    not the template's, so they are not here."""
+    bullets: list[list[str]] = []
+    for line in template.splitlines():
+        text = line.strip()
+        if line.startswith("- "):
+            bullets.append([text[2:].strip()])
+        elif bullets and bullets[-1] and text and line[:1].isspace():
+            bullets[-1].append(text)
+        elif bullets and bullets[-1]:
+            bullets.append([])  # the bullet ended: no later line continues it
+    out: list[str] = []
+    for b in bullets:
+        if b:
+            first, whole = render(b[0], values), render(" ".join(b), values)
+            out += [first] + ([whole] if whole != first else [])
+    return out
 
 
 def digest(number: int, status: str, todos: list[Todo], changed: list[str],
