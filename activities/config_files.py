@@ -57,10 +57,11 @@ from workflows.contract.config import (
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
            "react_kickoff", "task_nudge", "stage_kickoff", "plan", "evaluate", "step", "nested",
-           "subjob", "classify", "echo_nudge", "verify", "react_actions")
+           "subjob", "classify", "echo_nudge", "verify", "react_actions", "tactical_actions")
 # the prompts each strategy uses (the resolved config, in history, carries only those)
 PROMPTS_OF = {
-    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge"),
+    "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge",
+                          "tactical_actions"),
     "react": ("react", "react_kickoff", "task_nudge", "cut_off", "echo_nudge", "react_actions"),
     "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
     "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
@@ -234,6 +235,9 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     def used(k: str) -> bool:
         if k == "react_actions" and "write_file" in cfg.tools.workspace:
             return False  # react's prompt for a job that cannot write files (react.py)
+        if k == "tactical_actions" and "write_file" in cfg.tools.for_phase(
+                "tactical", cfg.phase_settings.tactical_workspace):
+            return False  # a tactical phase's that cannot (phase_alternation.py)
         return k == "summarization" or (
             k == "verify" and cfg.completion.check is not None
             and cfg.completion.check.model) or any(

@@ -18,6 +18,7 @@ from typing import Any
 
 from temporalio.client import (
     Client,
+    WorkflowExecutionStatus,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
 )
@@ -171,13 +172,34 @@ async def status(client: Client, job_id: str, wait: float = 5.0) -> int:
     return 0
 
 
+# the statuses a job publishes while it runs (workflows/visibility.py); a run that is closed
+# with one of them could not say how it ended (terminated, timed out, continued as new)
+LIVE = frozenset({"starting", "running", "paused", "waiting_approval",
+                  "waiting_for_instructions"})
+CLOSED = {WorkflowExecutionStatus.TERMINATED: "terminated",
+          WorkflowExecutionStatus.TIMED_OUT: "timed_out",
+          WorkflowExecutionStatus.CANCELED: "cancelled",
+          WorkflowExecutionStatus.FAILED: "failed",
+          WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued"}
+
+
+def listed_status(published: str | None, execution: WorkflowExecutionStatus | None) -> str:
+    """The status `list` shows: the one the job published, unless its run is closed while
+    that one still says it runs (a terminated job's search attribute stays `running`)."""
+    if execution is None or execution == WorkflowExecutionStatus.RUNNING:
+        return published or "running"
+    if published and published not in LIVE:
+        return published
+    return CLOSED.get(execution, execution.name.lower())
+
+
 async def list_jobs(client: Client, query: str) -> int:
     print(f"{'job id':<26} {'status':<16} {'phase':<13} {'todos':>6} {'tokens':>9} {'cost':>8}"
           "  current todo / last error")
     async for wf in client.list_workflows(query):
         sa = wf.typed_search_attributes
         phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
-        state = sa.get(SA_STATUS) or (wf.status.name.lower() if wf.status else "-")
+        state = listed_status(sa.get(SA_STATUS), wf.status)
         cost = sa.get(SA_COST)
         note = sa.get(SA_LAST_ERROR) if state == "failed" else sa.get(SA_TODO)
         print(f"{wf.id:<26} {state:<16} {phase:<13} {sa.get(SA_TODOS) or '-':>6} "

@@ -204,6 +204,10 @@ def test_the_job_config_per_strategy() -> None:
         assert resolved.tools.workspace == ([] if not writes else
                                             ["read_file", "write_file", "list_files",
                                              "search_files"])
+        tactical = resolved.tools.for_phase(  # the case's functions, no file tool
+            "tactical", resolved.phase_settings.tactical_workspace)
+        assert not {"read_file", "write_file", "list_files"} & set(tactical)
+        assert set(cases.tool_names(case, 0)) <= set(tactical)
     assert runner.job_config(runner.Options(prefix="p"), case, "react")["extends"] == "defaults"
     assert runner.job_id(opts, case, "react") == "p-multi_turn_base_0-react"
     deferred = load_config(runner.job_config(runner.Options(prefix="p", deferred=True), case,
@@ -408,3 +412,16 @@ def test_a_turn_not_finished_is_not_right() -> None:
     ended = runner.Run("multi_turn_base_0", "base", "react", "y", 4, "completed", 2)
     runner._score(ended, "multi_turn_base_0", [turns[0], turns[1]])  # two turns finished
     assert not ended.valid and ended.turns_right == 2
+
+
+def test_a_record_of_the_earlier_tool_sets_is_not_continued(tmp_path) -> None:
+    """bfcl-local-1's options (written before TOOL_SETS 2: phase_alternation's tactical phases
+    had the file tools) do not match a command now, whatever its other options."""
+    opts = runner.Options(prefix="p", job_timeout=600.0, wait_seconds=300)
+    path = tmp_path / "p.options.json"
+    path.write_text(json.dumps({"config": "defaults", "model": None, "job_timeout": 600.0,
+                                "wait_seconds": 300, "deferred": False}), encoding="utf-8")
+    assert runner.same_options(path, opts) == "tool_sets was null"
+    fresh = tmp_path / "q.options.json"
+    assert runner.same_options(fresh, opts) == "" and runner.same_options(fresh, opts) == ""
+    assert json.loads(fresh.read_text())["tool_sets"] == runner.TOOL_SETS

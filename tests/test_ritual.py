@@ -112,6 +112,28 @@ async def test_a_plan_that_copies_the_strategic_prompt_is_refused(client, task_q
     assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
 
 
+async def test_a_tactical_phase_without_file_tools_works_with_the_domain_only(
+        client, task_queue, start_job, model_server, s3):
+    """phase_settings.tactical_workspace: []: the strategic phases write the plan, the
+    tactical phase has no file tool (a write_file there is refused, never run) and its system prompt
+    (tactical_actions.md) says its results are what its tools do."""
+    script = bootstrap(n_todos=1) + [
+        step(call("write_file", path="work/a_1.md", content="x\n")),  # not in the set
+        step(call("todo_complete", notes="nothing to write here")),
+    ] + finish()
+    config = {**CONFIG, "phase_settings": {"tactical_workspace": []}}
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed", result
+    assert await s3.get("switchback", f"{handle.id}/work/a_1.md") is None
+    assert any("write_file" in m and m.startswith("Error [") for m in msgs), msgs
+    systems = [r["messages"][0]["content"] for r in model_server.requests(handle.id)]
+    tactical = [p for p in systems if p.startswith("You are in TACTICAL MODE")]
+    assert tactical and all("This phase has no files for you to write" in p for p in tactical)
+    assert all("write_file" not in p.split("## The task")[0] for p in tactical)
+    assert any("write_file" in p for p in systems if p.startswith("You are in STRATEGIC"))
+
+
 async def test_the_task_is_in_the_prompt_and_cut_to_its_bound(client, task_queue, start_job,
                                                               model_server):
     task = "# Notes\nWrite notes/a.md.\n" + "More detail. " * 400

@@ -31,6 +31,22 @@ def test_duplicates_are_dropped_and_first_order_kept() -> None:
         "job_complete", "todo_complete", "todo_write"]
 
 
+def test_a_tactical_phase_may_have_fewer_workspace_tools() -> None:
+    """phase_settings.tactical_workspace: the tactical phases' share of the workspace tools
+    (BFCL's runner: none, so the only file system there is the API's); the strategic set
+    keeps all."""
+    from workflows.contract.config import JobConfig
+    tools = ToolSets(domain=["ls", "cd"])
+    assert tools.for_phase("tactical", []) == ["todo_complete", "todo_rewind", "ls", "cd"]
+    assert tools.for_phase("strategic", []) == [*WORKSPACE, "todo_complete", "todo_write",
+                                                "job_complete"]
+    assert ToolSets().for_phase("tactical", ["read_file"]) == [
+        "read_file", "todo_complete", "todo_rewind"]
+    with pytest.raises(ValidationError, match="phase_settings.tactical_workspace: delete_file "
+                                              "not among tools.workspace"):
+        JobConfig.model_validate({"phase_settings": {"tactical_workspace": ["delete_file"]}})
+
+
 def test_the_control_tool_sets_are_no_settings() -> None:
     """tools.strategic and tools.tactical became fixed (0.x): a config file that sets one is
     refused with what it became; a carried state that holds one loads, the value dropped."""

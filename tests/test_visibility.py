@@ -84,3 +84,42 @@ async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, mo
     assert "[phase 4 tactical ] step   21 ####################   5/5" in text
     assert "write_file work/p1_1.md, todo_complete" in text
     assert f"{job_id}: COMPLETED after 5 phases" in text
+
+
+async def test_list_says_a_terminated_job_is_terminated(client, task_queue, start_job,
+                                                        model_server, s3):
+    """A terminated job cannot publish its end: its search attribute still says `paused`
+    (or `running`). `starter.py list` shows how its run closed instead (the BFCL runner's
+    stopped jobs were listed as running for hours)."""
+    async with running_worker(client, task_queue):
+        handle = await start_job(full_job(2), model_server, config="creator",
+                                 instructions="# Stop me\n", documents=[])
+        await wait_for_requests(model_server, handle.id, 3)
+        await handle.signal("pause")
+        await wait_state(handle, lambda s: s.status == "paused")
+        assert await listed(client, f'SwitchbackStatus="paused" AND WorkflowId="{handle.id}"',
+                            handle.id)
+        await handle.terminate("stopped by the test")
+    assert await listed(client, f'ExecutionStatus="Terminated" AND WorkflowId="{handle.id}"',
+                        handle.id)
+    env = {**os.environ, "TEMPORAL_ADDRESS": client.service_client.config.target_host}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "starter.py", "list", "--query", f'WorkflowId="{handle.id}"',
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    row = next(line for line in out.decode().splitlines() if line.startswith(handle.id))
+    assert row.split()[1] == "terminated", out.decode()
+
+
+def test_the_listed_status_of_a_closed_run():
+    from temporalio.client import WorkflowExecutionStatus as S
+
+    from operate.commands import listed_status
+    assert listed_status("paused", S.RUNNING) == "paused"
+    assert listed_status(None, S.RUNNING) == "running"
+    assert listed_status("stuck", S.COMPLETED) == "stuck"  # the job's own end
+    assert listed_status("failed", S.FAILED) == "failed"
+    assert listed_status("running", S.TERMINATED) == "terminated"
+    assert listed_status("waiting_for_instructions", S.TIMED_OUT) == "timed_out"
+    assert listed_status("running", S.CONTINUED_AS_NEW) == "continued"
+    assert listed_status(None, S.CANCELED) == "cancelled"

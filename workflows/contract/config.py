@@ -246,14 +246,17 @@ class ToolSets(_Strict):
     retry: ToolRetry = RetrySettings(**_TOOL_RETRY)
     """A tool call; after the last attempt the job stops with output/error.json."""
 
-    def for_phase(self, kind: str) -> list[str]:
-        """Strategic: workspace + STRATEGIC_TOOLS. Tactical: workspace + TACTICAL_TOOLS +
-        domain (less the deferred ones, plus tool_search when there are deferred tools)."""
+    def for_phase(self, kind: str, tactical_workspace: list[str] | None = None) -> list[str]:
+        """Strategic: workspace + STRATEGIC_TOOLS. Tactical: workspace (those of it in
+        `tactical_workspace`, phase_settings', when given) + TACTICAL_TOOLS + domain (less
+        the deferred ones, plus tool_search when there are deferred tools)."""
         if kind == "strategic":
             return list(dict.fromkeys(self.workspace + STRATEGIC_TOOLS))
         loaded = [t for t in self.domain if t not in self.deferred]
         search = ["tool_search"] if self.deferred else []
-        return list(dict.fromkeys(self.workspace + TACTICAL_TOOLS + search + loaded))
+        files = self.workspace if tactical_workspace is None else [
+            t for t in self.workspace if t in tactical_workspace]
+        return list(dict.fromkeys(files + TACTICAL_TOOLS + search + loaded))
 
     def known(self) -> set[str]:
         return {*self.workspace, *STRATEGIC_TOOLS, *TACTICAL_TOOLS, *self.domain, "tool_search"}
@@ -273,6 +276,8 @@ class PhaseSettings(_Strict):
     """More rewind phases than this: the job stops `stuck` (0: off)."""
     model_may_restore: bool = False
     """todo_rewind(issue, restore_phase=N) may put the files back (a person's rewind may)."""
+    tactical_workspace: list[str] | None = None
+    """A tactical phase's workspace tools, some of tools.workspace (null: all; []: none)."""
 
     @model_validator(mode="after")
     def _bounds(self) -> PhaseSettings:
@@ -378,6 +383,9 @@ PROMPT_FILES: dict[str, tuple[str, str]] = {
     # name: (its file under the configs folder, what it is)
     "strategic": ("prompts/strategic.md", "phase_alternation: a strategic phase's system prompt."),
     "tactical": ("prompts/tactical.md", "phase_alternation: a tactical phase's system prompt."),
+    "tactical_actions": ("prompts/tactical_actions.md", "phase_alternation: a tactical "
+                         "phase's system prompt when it has no write_file (its results are "
+                         "what its tools do)."),
     "kickoff": ("prompts/kickoff.md", "phase_alternation, nested: a phase's first message."),
     "nudge": ("prompts/nudge.md", "A phase's turn without a tool call."),
     "cut_off": ("prompts/cut_off.md", "A turn without a tool call, cut off at llm.max_tokens."),
@@ -609,6 +617,19 @@ class JobConfig(_Strict):
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
         return earlier_names(data)
+
+    @model_validator(mode="after")
+    def _tactical_workspace(self) -> JobConfig:
+        """phase_settings.tactical_workspace names workspace tools: [] when the tactical work
+        is done with the domain tools only and the workspace is the planner's notebook
+        (BFCL's APIs: with the file tools beside them, the 1.5B model listed the workspace
+        for the API's files)."""
+        extra = [t for t in self.phase_settings.tactical_workspace or []
+                 if t not in self.tools.workspace]
+        if extra:
+            raise ValueError(f"phase_settings.tactical_workspace: {', '.join(extra)} not among "
+                             "tools.workspace")
+        return self
 
     @model_validator(mode="after")
     def _prompts(self) -> JobConfig:

@@ -328,12 +328,21 @@ class PhaseAlternation(Strategy):
 
     def _system_prompt(self, phase: Phase, memory: str, prompt: str = "") -> str:
         ps = self.cfg.config.phase_settings
-        return render(prompt or self.cfg.prompts[phase.kind], {
+        return render(prompt or self._kind_prompt(phase.kind), {
             "phase_number": str(phase.number), "phase_kind": phase.kind,
             "phase_title": phase.title, "workspace_md": memory,
             "min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
             "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
         })
+
+    def _kind_prompt(self, kind: str) -> str:
+        """The phase kind's system prompt; a tactical phase without write_file
+        (`phase_settings.tactical_workspace`) gets tactical_actions.md, which does not tell
+        the model to write its results to files."""
+        actions = self.cfg.prompts.get("tactical_actions")
+        if kind == "tactical" and actions and "write_file" not in self.tools():
+            return actions
+        return self.cfg.prompts[kind]
 
     def _first_call(self, phase: Phase, memory: str, deliverables: str = "") -> CallModel:
         self._system = self._system_prompt(phase, memory)
@@ -358,7 +367,8 @@ class PhaseAlternation(Strategy):
 
     def tools(self) -> list[str]:
         ph = self._ph()
-        return self.cfg.config.tools.for_phase(ph.kind) + (
+        c = self.cfg.config
+        return c.tools.for_phase(ph.kind, c.phase_settings.tactical_workspace) + (
             ph.loaded if ph.kind == "tactical" else [])
 
     async def _todo_complete(self, notes: str) -> ToolOutcome:

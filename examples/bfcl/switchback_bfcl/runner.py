@@ -16,10 +16,13 @@ A case under a strategy is an ordinary job, `<prefix>-<case id>-<strategy>`:
   start to close.
 
 Workspace tools: react and plan_revise_execute get none (`tools.workspace: []`: the model
-cannot touch bfcl/calls.json or read documents/); phase_alternation keeps the config's
-(its strategic ritual must write workspace.md and main_plan.md with write_file), so there
-the model could overwrite bfcl/calls.json (a record that no longer parses is scored
-invalid, `switchback:bad_workspace`).
+cannot touch bfcl/calls.json or read documents/); phase_alternation keeps the config's in
+its strategic phases (the ritual writes workspace.md and main_plan.md with write_file), so
+there the model could overwrite bfcl/calls.json (a record that no longer parses is scored
+invalid, `switchback:bad_workspace`), and none in its tactical phases
+(`phase_settings.tactical_workspace: []`, since `TOOL_SETS` 2: with the file tools beside
+BFCL's, the 1.5B model listed the workspace for the case's files; bfcl-local-1 ran with
+them, 1).
 
 `deferred` (`--deferred`): the case's functions are the job's `tools.deferred` too, so no
 schema of them is in the prompt until `tool_search` loads it (the best 3 matches of a query,
@@ -46,7 +49,9 @@ from switchback_bfcl import baseline, cases, check, state
 
 STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
 # strategies whose ritual writes planning files with write_file: they keep the workspace tools
+# in their strategic phases, not in their tactical ones
 WRITES_PLANNING_FILES = frozenset({"phase_alternation"})
+TOOL_SETS = 2  # how jobs get their tools (the docstring): a record holds runs of one only
 BASELINE = "baseline"
 NOT_FOR_JOBS: dict[str, str] = {}  # category -> why jobs do not run it (the baseline does)
 
@@ -104,9 +109,13 @@ def job_config(opts: Options, case: dict[str, Any], strategy: str) -> dict[str, 
     tools["domain"] = cases.tool_names(case, 0)
     if opts.deferred:
         tools["deferred"] = list(tools["domain"])
+    phases = dict(cfg.get("phase_settings") or {})
     if strategy not in WRITES_PLANNING_FILES:
         tools["workspace"] = []
+    else:
+        phases["tactical_workspace"] = []
     return {**cfg, "strategy": strategy, "tools": tools,
+            **({"phase_settings": phases} if phases else {}),
             "follow_up": {"wait_seconds": opts.wait_seconds,
                           "max_turns": len(case["question"])}}
 
@@ -472,10 +481,12 @@ def options_path(out: Path, prefix: str) -> Path:
 
 def same_options(path: Path, opts: Options) -> str:
     """'' when the runs recorded under this id were made with `opts`' config, model, time
-    budget, wait and tool exposure (written on the first command), else what differs.
+    budget, wait and tool exposure (`deferred`, `TOOL_SETS`: written on the first command),
+    else what differs.
     Strategies and cases may differ: a later command can add contenders or cases."""
     mine = {"config": opts.config, "model": opts.model, "job_timeout": opts.job_timeout,
-            "wait_seconds": opts.wait_seconds, "deferred": opts.deferred}
+            "wait_seconds": opts.wait_seconds, "deferred": opts.deferred,
+            "tool_sets": TOOL_SETS}
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(mine, indent=1), encoding="utf-8")
