@@ -129,9 +129,29 @@ async def test_a_tactical_phase_without_file_tools_works_with_the_domain_only(
     assert any("write_file" in m and m.startswith("Error [") for m in msgs), msgs
     systems = [r["messages"][0]["content"] for r in model_server.requests(handle.id)]
     tactical = [p for p in systems if p.startswith("You are in TACTICAL MODE")]
-    assert tactical and all("This phase has no files for you to write" in p for p in tactical)
+    assert tactical and all("You have no tool that writes workspace files" in p
+                            for p in tactical)
     assert all("write_file" not in p.split("## The task")[0] for p in tactical)
     assert any("write_file" in p for p in systems if p.startswith("You are in STRATEGIC"))
+
+
+async def test_a_todo_naming_a_file_is_not_held_to_it_without_write_file(
+        client, task_queue, start_job, model_server, s3):
+    """The small profile holds "Write X" to X; not in a tactical phase that has no write_file
+    (phase_settings.tactical_workspace: []): there only todo_rewind would have got out."""
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": 1, "content": "Write notes/x.md with the totals"}])),
+        step(call("todo_complete", notes="todos")),
+        step(call("word_count", path="instructions.md"),
+             call("todo_complete", notes="done with the domain tool")),
+    ] + finish()
+    config = {**SMALL, "tools": {"domain": ["word_count"]},
+              "phase_settings": {"tactical_workspace": []}}
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed", result
+    assert not any(m.startswith("Error [todo_not_done]") for m in msgs), msgs
 
 
 async def test_the_task_is_in_the_prompt_and_cut_to_its_bound(client, task_queue, start_job,

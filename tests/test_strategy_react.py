@@ -136,6 +136,6 @@ async def test_a_job_that_cannot_write_files_is_not_told_to_deliver_them(
             assert system["role"] == "system"
             prompts[name] = " ".join(system["content"].split())
     assert "the files are what the job delivers" in prompts["files"]
-    assert "This job has no files for you to write" in prompts["actions"]
+    assert "You have no tool that writes workspace files" in prompts["actions"]
     assert "What is six times seven?" in prompts["actions"]
     assert "write_file" not in prompts["actions"].split("## The task")[0]

@@ -47,6 +47,24 @@ def test_a_tactical_phase_may_have_fewer_workspace_tools() -> None:
         JobConfig.model_validate({"phase_settings": {"tactical_workspace": ["delete_file"]}})
 
 
+def test_a_tactical_share_named_by_glob_follows_the_resolved_names() -> None:
+    """tool_listing.apply: phase_settings.tactical_workspace is resolved like tools.workspace
+    (a glob or an MCP server's tools), so the tactical set keeps them and the resolved config
+    still validates when decoded again (continue-as-new)."""
+    from activities.config_files import load_config
+    from workflows.contract import ResolvedConfig
+    from workflows.contract.requests import ToolListing
+    from workflows.tool_listing import apply
+    cfg = load_config({"extends": "defaults", "tools": {"workspace": ["read_file", "fs.*"]},
+                       "phase_settings": {"tactical_workspace": ["fs.*"]}}, policy=False)
+    done = apply(cfg, ToolListing(record="r", names={"read_file": ["read_file"],
+                                                      "fs.*": ["fs_read", "fs_list"]}))
+    c = done.config
+    assert c.tools.for_phase("tactical", c.phase_settings.tactical_workspace)[:2] == [
+        "fs_read", "fs_list"]
+    assert ResolvedConfig.model_validate(done.model_dump()).config == c
+
+
 def test_the_control_tool_sets_are_no_settings() -> None:
     """tools.strategic and tools.tactical became fixed (0.x): a config file that sets one is
     refused with what it became; a carried state that holds one loads, the value dropped."""

@@ -54,8 +54,11 @@ def apply(cfg: ResolvedConfig, listing: ToolListing) -> ResolvedConfig:
     c = cfg.config
     tools = c.tools.model_copy(update={k: names(getattr(c.tools, k)) for k in (
         "workspace", "domain", "deferred")})
+    ps = c.phase_settings
+    phases = ps if ps.tactical_workspace is None else ps.model_copy(
+        update={"tactical_workspace": names(ps.tactical_workspace)})
     config = c.model_copy(update={
-        "tools": tools, "approval_required": names(c.approval_required),
+        "tools": tools, "phase_settings": phases, "approval_required": names(c.approval_required),
         "breakers": c.breakers.model_copy(update={"exempt_tools": names(c.breakers.exempt_tools)})})
     return cfg.model_copy(update={"config": config, "tool_record": listing.record})
 

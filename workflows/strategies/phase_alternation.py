@@ -335,12 +335,18 @@ class PhaseAlternation(Strategy):
             "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
         })
 
+    def _writes(self) -> bool:
+        """Can this phase write a workspace file? (Not a tactical phase of
+        `phase_settings.tactical_workspace` without write_file: the small profile's rules
+        that hold a todo to the file it names do not apply there.)"""
+        return "write_file" in self.tools()
+
     def _kind_prompt(self, kind: str) -> str:
         """The phase kind's system prompt; a tactical phase without write_file
         (`phase_settings.tactical_workspace`) gets tactical_actions.md, which does not tell
         the model to write its results to files."""
         actions = self.cfg.prompts.get("tactical_actions")
-        if kind == "tactical" and actions and "write_file" not in self.tools():
+        if kind == "tactical" and actions and not self._writes():
             return actions
         return self.cfg.prompts[kind]
 
@@ -359,7 +365,8 @@ class PhaseAlternation(Strategy):
 
     def _next_call(self, user_messages: list[str]) -> CallModel:
         ph = self._ph()
-        note = self.small.todo_note(ph.todos, ph.kind) if self.small else ""
+        note = self.small.todo_note(ph.todos, ph.kind) if self.small and self._writes() \
+            else ""
         return CallModel(conversation=f"phase_{ph.number:04d}", system_prompt=self._system,
                          todo_block=todo_block(ph.title, ph.kind, ph.number, ph.todos, note),
                          tools=self.tools(), user_messages=user_messages,
@@ -378,7 +385,8 @@ class PhaseAlternation(Strategy):
             return ToolOutcome(ok=False, code="no_open_todo", summary="There is no open todo.")
         todo = ph.todos[cur]
         paths = ph.evidence.get(todo.id)
-        named = self.small.named_files(todo, ph.kind) if self.small else []
+        named = self.small.named_files(todo, ph.kind) if self.small and self._writes() \
+            else []
         if paths:  # its files must have changed in this phase
             missing = ritual.missing_evidence(
                 todo, await self.port.check_files(ph.number, tuple(paths)),
