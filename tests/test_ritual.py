@@ -154,6 +154,31 @@ async def test_a_todo_naming_a_file_is_not_held_to_it_without_write_file(
     assert not any(m.startswith("Error [todo_not_done]") for m in msgs), msgs
 
 
+async def test_a_todo_completed_without_a_call_is_refused_once(client, task_queue, start_job,
+                                                               model_server, s3):
+    """Small profile (patch todo-needs-a-call): BFCL's tactical phases under the 1.5B model
+    completed their one todo in their first answer, no tool called, with notes of work never
+    done. The first such todo_complete is refused; the model calls the tool, then completes."""
+    script = bootstrap()[:-2] + [
+        step(call("todo_write", phase="P", description="d",
+                  todos=[{"id": 1, "content": "Count the words of instructions.md"}])),
+        step(call("todo_complete", notes="todos")),
+        step(call("todo_complete", notes="counted")),  # refused: no call
+        step(call("word_count", path="instructions.md"),
+             call("todo_complete", notes="counted: 1 word")),
+    ] + finish()
+    config = {**SMALL, "tools": {"domain": ["word_count"]}}
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
+    assert result.status == "completed", result
+    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: no tool call was made for "
+                      "it. Do what it asks with the task's tools, then call todo_complete with "
+                      "what they returned; if it needs no tool at all, call todo_complete "
+                      "again.") == 1, msgs
+    archived = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
+    assert "counted: 1 word" in archived
+
+
 async def test_the_task_is_in_the_prompt_and_cut_to_its_bound(client, task_queue, start_job,
                                                               model_server):
     task = "# Notes\nWrite notes/a.md.\n" + "More detail. " * 400
@@ -273,7 +298,8 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
     script = planned(plan, [
         step(call("todo_complete", notes="apples written")),  # nothing written: refused
         step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),  # done
-        step(call("todo_complete", notes="deleted")),  # names no file it must find
+        step(call("todo_complete", notes="deleted")),  # no file held, no call: refused once
+        step(call("todo_complete", notes="deleted")),  # (todo-needs-a-call) then taken
         step(call("write_file", path="output/summary.md", content="# Summary\n")),  # done
     ])
     handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
@@ -286,6 +312,8 @@ async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
              if m["role"] == "user"]
     assert any("so the workflow marked it done. Todo 1 done. 2 remaining." in m for m in users)
     assert any(m.startswith("Todo 2 done.") for m in msgs)
+    assert [m[:56] for m in msgs if "no tool call was made" in m] == [
+        "Error [todo_not_done]: Todo 2 is not done: no tool call "]
     archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
     assert "notes: 'written: output/summary.md'" in archive and "status: completed" in archive
     assert await s3.get("switchback", f"{handle.id}/notes/apples.md") == b"# Apples\n\nRed.\n"

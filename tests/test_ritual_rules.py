@@ -360,3 +360,26 @@ def test_a_plan_names_a_glob_deliverable_by_a_file_it_matches():
     assert ritual.writes_none([{"id": 1, "content": "Review the notes"}],
                               ["notes/*.md", "out.md"])
     assert ritual.writes_none([{"id": 1, "content": "Review `notes/a.md`"}], ["notes/*.md"])
+
+
+def test_a_todo_completed_without_a_call_is_refused_once():
+    """Small profile (patch todo-needs-a-call): todo_complete with no work call for the
+    current todo, before this turn or earlier in it, is refused once per todo."""
+    todo = Todo(id=3, content="Show the files of tmp, hidden ones too")
+    warned: list[int] = []
+    out = ritual.refuse_workless_complete(planned("todo_complete"), todo, 0, warned)
+    assert out is not None and out[0].refusal_code == "todo_not_done"
+    assert out[0].refusal.startswith("Todo 3 is not done: no tool call was made for it.")
+    assert warned == [3]
+    assert ritual.refuse_workless_complete(planned("todo_complete"), todo, 0, warned) is None
+    fresh: list[int] = []
+    assert ritual.refuse_workless_complete(planned("ls", "todo_complete"), todo, 0,
+                                           fresh) is None  # a call before it in the turn
+    assert ritual.refuse_workless_complete(planned("todo_complete"), todo, 2, fresh) is None
+    # a refused call is no work; a call after the todo_complete does not count for it
+    out = ritual.refuse_workless_complete(planned("ls", "todo_complete", "cd", refused=0),
+                                          todo, 0, fresh)
+    assert out is not None and [p.refusal for p in out][2] is None
+    assert out[1].refusal_code == "todo_not_done" and out[0].refusal == "no"
+    assert ritual.work_calls(planned("ls", "todo_complete", "job_complete", "cd",
+                                     refused=3)) == 1

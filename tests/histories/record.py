@@ -306,6 +306,15 @@ SINGLE["plan-not-the-prompt"] = ("phases-plan-not-the-prompt", bootstrap()[:-2] 
               todos=[{"id": 1, "content": "Write work/a_1.md"}])),
     step(call("todo_complete", notes="todos")),
 ] + tactical(1) + finish(), {"extends": "creator", "breakers": {"no_progress_steps": 0}})
+SINGLE["todo-needs-a-call"] = ("phases-todo-needs-a-call", bootstrap()[:-2] + [
+    step(call("todo_write", phase="P", description="d",
+              todos=[{"id": 1, "content": "Count the words of instructions.md"}])),
+    step(call("todo_complete", notes="todos")),
+    step(call("todo_complete", notes="counted")),  # refused once: no tool call for it
+    step(call("word_count", path="instructions.md"),
+         call("todo_complete", notes="counted: 1 word")),
+] + finish(), {"extends": "creator", "llm": {"profile": "small"},
+               "tools": {"domain": ["word_count"]}, "breakers": {"no_progress_steps": 0}})
 SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
     step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],

@@ -83,6 +83,7 @@ class PhaseAlternation(Strategy):
         self.loops = ritual.Loops()
         self._system = ""
         self._turn_start = 0  # todos completed before the current turn
+        self._work = 0  # the current turn's work calls (ritual.work_calls)
         # the small model profile's rules (llm.profile: small), or None
         self.small = SmallModel(config, port) if ritual.small_profile(config) else None
 
@@ -128,6 +129,11 @@ class PhaseAlternation(Strategy):
         planned = ritual.limit_todo_completes(
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind, self.port.patched), 1)
         if ph.kind != "strategic":
+            self._work = ritual.work_calls(planned)
+            if self.small and ph.kind == "tactical" and self.port.patched(
+                    ritual.TODO_NEEDS_A_CALL):
+                planned = ritual.refuse_workless_complete(
+                    planned, self._unheld_todo(), ph.todo_calls, ph.workless) or planned
             return self._execute(planned)
         cur = current_index(ph.todos)
         todo = None if cur is None else ph.todos[cur]
@@ -174,6 +180,8 @@ class PhaseAlternation(Strategy):
     async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         ph = self._ph()
         ph.tool_calls += len(outcomes)
+        if self.todos_completed == self._turn_start:  # (a completed todo set it to 0)
+            ph.todo_calls += self._work
         for o in outcomes:
             ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
             ph.writes += bool(o.ok and set(o.changed) - ritual.PLANNING_FILES)
@@ -335,6 +343,17 @@ class PhaseAlternation(Strategy):
             "issue": phase.issue or "(none)", "tools": ", ".join(self.tools()),
         })
 
+    def _unheld_todo(self) -> Todo | None:
+        """The current todo unless a file check holds it (its evidence, or with the small
+        profile the file it names): that check's refusal says more than "no call"."""
+        ph = self._ph()
+        cur = current_index(ph.todos)
+        if cur is None or ph.evidence.get(ph.todos[cur].id) or (
+                self.small and self._writes() and self.small.named_files(ph.todos[cur],
+                                                                         ph.kind)):
+            return None
+        return ph.todos[cur]
+
     def _writes(self) -> bool:
         """Can this phase write a workspace file? (Not a tactical phase of
         `phase_settings.tactical_workspace` without write_file: the small profile's rules
@@ -412,6 +431,7 @@ class PhaseAlternation(Strategy):
         ph = self._ph()
         todo.status, todo.notes = "completed", notes[:2000]
         self.todos_completed += 1
+        ph.todo_calls = 0
         nxt = current_index(ph.todos)
         if nxt is not None:
             left = sum(t.status == "pending" for t in ph.todos)

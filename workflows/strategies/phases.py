@@ -33,6 +33,8 @@ class Phase(BaseModel):
     writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
     changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
     refusals: int = 0  # calls the ritual refused in the phase (ritual.REFUSALS)
+    todo_calls: int = 0  # work calls since the current todo became current (ritual.work_calls)
+    workless: list[int] = []  # todos whose todo_complete without a call was refused once
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0

@@ -207,6 +207,40 @@ def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[Plan
     return out
 
 
+WORKLESS = frozenset({"todo_complete", "todo_rewind", "job_complete"})  # do no work
+TODO_NEEDS_A_CALL = "todo-needs-a-call"  # the patch: refuse_workless_complete
+
+
+def work_calls(planned: list[PlannedCall]) -> int:
+    """The turn's calls that run and are not control calls (a todo's work, tried)."""
+    return sum(p.refusal is None and p.call.name not in WORKLESS for p in planned)
+
+
+def refuse_workless_complete(planned: list[PlannedCall], todo: Todo | None, calls: int,
+                             warned: list[int]) -> list[PlannedCall] | None:
+    """Small profile: the turn with its todo_complete refused when no tool call was made for
+    `todo` (the current one, when no file check holds it: `calls` before this turn, and
+    none before it in the turn), once per todo (`warned`, updated); None when nothing is
+    refused. In BFCL under phase_alternation
+    the 1.5B model completed the workflow's one todo ("show me the list of files in tmp
+    ...") with notes of work it never did, in the first answer of each tactical phase."""
+    if todo is None or todo.id in warned:
+        return None
+    out: list[PlannedCall] = []
+    done = calls
+    for i, p in enumerate(planned):
+        if p.refusal is None and p.call.name == "todo_complete" and not done:
+            warned.append(todo.id)
+            return out + [PlannedCall(p.call, (
+                f"Todo {todo.id} is not done: no tool call was made for it. Do what it asks "
+                "with the task's tools, then call todo_complete with what they returned; if "
+                "it needs no tool at all, call todo_complete again."), "todo_not_done")
+            ] + planned[i + 1:]
+        done += p.refusal is None and p.call.name not in WORKLESS
+        out.append(p)
+    return None
+
+
 def refuse_where(planned: list[PlannedCall], why: Callable[[PlannedCall], str | None],
                  code: str) -> list[PlannedCall] | None:
     """The turn with each call not refused yet that `why` gives a reason for refused with it
