@@ -12,6 +12,7 @@ from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
+from tests.test_bad_model_input import tool_messages
 from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
@@ -123,9 +124,10 @@ async def test_a_job_that_cannot_write_files_is_not_told_to_deliver_them(
     job's results); without it (`tools.workspace: []`, as the BFCL runner sets), react_actions
     .md: the results are what the tools do, job_complete names no file. Under BFCL the 1.5B
     model, told to deliver files it could not write, claimed files of the API's world."""
-    script = [step(call("job_complete", summary="the answer: 42", deliverables=[],
+    script = [step(call("job_complete", summary="42", deliverables=["tmp"], confidence=0.9)),
+              step(call("job_complete", summary="the answer: 42", deliverables=[],
                         confidence=0.9))]
-    prompts = {}
+    prompts, refused = {}, {}
     async with running_worker(client, task_queue):
         for name, tools in (("files", {}), ("actions", {"tools": {"workspace": []}})):
             handle = await start_job(script, model_server, config={**CONFIG, **tools},
@@ -135,7 +137,15 @@ async def test_a_job_that_cannot_write_files_is_not_told_to_deliver_them(
             system = model_server.requests(handle.id)[0]["messages"][0]
             assert system["role"] == "system"
             prompts[name] = " ".join(system["content"].split())
+            refused[name] = tool_messages(model_server, handle.id)[0]
     assert "the files are what the job delivers" in prompts["files"]
     assert "You have no tool that writes workspace files" in prompts["actions"]
     assert "What is six times seven?" in prompts["actions"]
     assert "write_file" not in prompts["actions"].split("## The task")[0]
+    # a refused claim: the files job is told to do the work with the tools; the actions
+    # job that it can name only files its tools wrote
+    assert "tmp does not exist. Do the work that makes them so" in refused["files"]
+    assert refused["actions"].endswith(
+        "tmp does not exist. You have no tool that writes workspace files, so a deliverable "
+        "can only be a file your tools wrote: when the task's work is done with the tools, "
+        "call job_complete again with no deliverables."), refused["actions"]

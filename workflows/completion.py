@@ -325,8 +325,18 @@ def listed(problems: list[str]) -> str:
 
 def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig,
             turn: int = 1) -> ToolOutcome:
-    """What the model reads when its job_complete is refused."""
+    """What the model reads when its job_complete is refused. A job that has no write_file
+    and declares no deliverable is told that its deliverables can only be files its tools
+    wrote (under BFCL, react named `tmp`, a folder of the API's world, and was shown a
+    write_file it did not have)."""
     whose = "the job" if turn < 2 else f"this turn (turn {turn})"
+    if "write_file" not in cfg.config.tools.workspace and not cfg.config.deliverables:
+        return ToolOutcome(ok=False, code="job_incomplete", summary=(
+            f"Error [job_incomplete]: job_complete refused ({refusals} of "
+            f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
+            f"{listed(found.problems)}. You have no tool that writes workspace files, so a "
+            "deliverable can only be a file your tools wrote: when the task's work is done "
+            "with the tools, call job_complete again with no deliverables."))
     return ToolOutcome(ok=False, code="job_incomplete", summary=(
         f"Error [job_incomplete]: job_complete refused ({refusals} of "
         f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
