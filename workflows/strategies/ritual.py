@@ -451,8 +451,8 @@ def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0,
     the predefined todos the strategy uses (`predefined`, else the config's) as written and
     as the model reads them (`{{min_todos}}`-`{{max_todos}}` filled in) and that prompt's
     own bullets (`prompt_bullets`), exact copies, a todo's list marker aside: the 1.5B model
-    planned the strategic prompt's five bullets, numbered, as a tactical phase's todos (two
-    BFCL cases of eight under phase_alternation, docs/benchmarks.md)."""
+    planned the strategic prompt's five bullets, numbered, as a tactical phase's todos (three
+    BFCL cases of ten under phase_alternation, docs/benchmarks.md)."""
     small = small_profile(cfg)
     ps = cfg.config.phase_settings
     values = {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos)}
