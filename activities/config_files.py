@@ -233,7 +233,7 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
     strategies = strategies_of(cfg)
 
     def used(k: str) -> bool:
-        if k == "react_actions" and ("write_file" in cfg.tools.workspace or cfg.deliverables):
+        if k == "react_actions" and not cfg.acts_only():
             return False  # react's prompt for a job that cannot write files (react.py)
         if k == "tactical_actions" and "write_file" in cfg.tools.for_phase(
                 "tactical", cfg.phase_settings.tactical_workspace):

@@ -330,19 +330,16 @@ def refusal(found: DeliverablesChecked, refusals: int, cfg: ResolvedConfig,
     wrote (under BFCL, react named `tmp`, a folder of the API's world, and was shown a
     write_file it did not have)."""
     whose = "the job" if turn < 2 else f"this turn (turn {turn})"
-    if "write_file" not in cfg.config.tools.workspace and not cfg.config.deliverables:
-        return ToolOutcome(ok=False, code="job_incomplete", summary=(
-            f"Error [job_incomplete]: job_complete refused ({refusals} of "
-            f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
-            f"{listed(found.problems)}. You have no tool that writes workspace files, so a "
-            "deliverable can only be a file your tools wrote: when the task's work is done "
-            "with the tools, call job_complete again with no deliverables."))
+    then = ("You have no tool that writes workspace files, so a deliverable can only be a "
+            "file your tools wrote: when the task's work is done with the tools, call "
+            "job_complete again with no deliverables." if cfg.config.acts_only() else
+            f"Do the work that makes them so with the tools."
+            f"{completion_gate.fix_example(cfg, found.problems)} Then call job_complete again "
+            f"(name in `deliverables` the files {whose} wrote).")
     return ToolOutcome(ok=False, code="job_incomplete", summary=(
         f"Error [job_incomplete]: job_complete refused ({refusals} of "
         f"{cfg.config.completion.max_refusals}): the deliverables are not there: "
-        f"{listed(found.problems)}. Do the work that makes them so with the tools."
-        f"{completion_gate.fix_example(cfg, found.problems)} Then call job_complete again "
-        f"(name in `deliverables` the files {whose} wrote)."))
+        f"{listed(found.problems)}. {then}"))
 
 
 def unseen_failures(failed: list[str]) -> ToolOutcome:

@@ -261,6 +261,10 @@ class ToolSets(_Strict):
     def known(self) -> set[str]:
         return {*self.workspace, *STRATEGIC_TOOLS, *TACTICAL_TOOLS, *self.domain, "tool_search"}
 
+    def writes_files(self) -> bool:
+        """Can the model write a workspace file (write_file among the workspace tools)?"""
+        return "write_file" in self.workspace
+
 
 class PhaseSettings(_Strict):
     """phase_alternation's (and nested's outer loop's): the gate on todos.yaml, the phase
@@ -617,6 +621,11 @@ class JobConfig(_Strict):
     @classmethod
     def _earlier_names(cls, data: Any) -> Any:
         return earlier_names(data)
+
+    def acts_only(self) -> bool:
+        """No tool that writes a workspace file and no declared deliverable: the job's results
+        are what its tools do (react's prompt, a refused claim's text)."""
+        return not self.tools.writes_files() and not self.deliverables
 
     @model_validator(mode="after")
     def _tactical_workspace(self) -> JobConfig:

@@ -189,7 +189,7 @@ def fix_example(cfg: ResolvedConfig, problems: list[str]) -> str:
     again, three times (eval round 9); told "Do the work that makes them so with the tools",
     it read the three missing notes and called job_complete again, four times (an
     undeclared eval-files run)."""
-    if not small_profile(cfg) or "write_file" not in cfg.config.tools.workspace:
+    if not small_profile(cfg) or not cfg.config.tools.writes_files():
         return ""  # (no write to show a job that has no write_file)
     lines = cfg.config.small.expect_lines
     for path in sorted(lines):

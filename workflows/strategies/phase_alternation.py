@@ -128,8 +128,8 @@ class PhaseAlternation(Strategy):
         ph.nudges, self._turn_start = 0, self.todos_completed
         planned = ritual.limit_todo_completes(
             plan_calls(reply.tool_calls, self.tools(), self.cfg, ph.kind, self.port.patched), 1)
+        self._work = ritual.work_calls(planned)
         if ph.kind != "strategic":
-            self._work = ritual.work_calls(planned)
             if self.small and ph.kind == "tactical" and self.port.patched(
                     ritual.TODO_NEEDS_A_CALL):
                 planned = ritual.refuse_workless_complete(

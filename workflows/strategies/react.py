@@ -200,14 +200,12 @@ class React(Strategy):
         return self._call([kickoff])
 
     def _prompt(self) -> str:
-        """The system prompt: react.md; react_actions.md when the job has no tool that writes
-        a workspace file (`tools.workspace` without write_file) and declares no deliverable:
-        react.md would tell the model to deliver files it has no tool to write (under BFCL
-        the 1.5B model claimed files of the API's world as its deliverables, refused until
-        the job ended `stuck`)."""
+        """The system prompt: react.md; react_actions.md for a job that acts only
+        (`JobConfig.acts_only`): react.md would tell the model to deliver files it has no tool
+        to write (under BFCL the 1.5B model claimed files of the API's world as its
+        deliverables, refused until the job ended `stuck`)."""
         actions = self.cfg.prompts.get("react_actions")
-        return actions if actions and "write_file" not in self.tools() and not \
-            self.cfg.config.deliverables else self.cfg.prompts["react"]
+        return actions if actions and self.cfg.config.acts_only() else self.cfg.prompts["react"]
 
     def _nudge(self) -> str:
         """The nudge (prompts/task_nudge.md; a config from before it: the phase nudge)."""

@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 from pydantic import BaseModel
 
 from workflows import task_files
-from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
+from workflows.contract import CONTROL_TOOLS, ResolvedConfig, Todo, TodoSet, ToolOutcome, layout
 from workflows.contract.config import PhaseSettings, StrategicTodos
 from workflows.contract.plans import repeated_plan
 from workflows.prompts import render
@@ -207,13 +207,12 @@ def limit_todo_completes(planned: list[PlannedCall], per_turn: int) -> list[Plan
     return out
 
 
-WORKLESS = frozenset({"todo_complete", "todo_rewind", "job_complete"})  # do no work
 TODO_NEEDS_A_CALL = "todo-needs-a-call"  # the patch: refuse_workless_complete
 
 
 def work_calls(planned: list[PlannedCall]) -> int:
     """The turn's calls that run and are not control calls (a todo's work, tried)."""
-    return sum(p.refusal is None and p.call.name not in WORKLESS for p in planned)
+    return sum(p.refusal is None and p.call.name not in CONTROL_TOOLS for p in planned)
 
 
 def refuse_workless_complete(planned: list[PlannedCall], todo: Todo | None, calls: int,
@@ -226,19 +225,21 @@ def refuse_workless_complete(planned: list[PlannedCall], todo: Todo | None, call
     ...") with notes of work it never did, in the first answer of each tactical phase."""
     if todo is None or todo.id in warned:
         return None
-    out: list[PlannedCall] = []
     done = calls
-    for i, p in enumerate(planned):
-        if p.refusal is None and p.call.name == "todo_complete" and not done:
-            warned.append(todo.id)
-            return out + [PlannedCall(p.call, (
-                f"Todo {todo.id} is not done: no tool call was made for it. Do what it asks "
-                "with the task's tools, then call todo_complete with what they returned; if "
-                "it needs no tool at all, call todo_complete again."), "todo_not_done")
-            ] + planned[i + 1:]
-        done += p.refusal is None and p.call.name not in WORKLESS
-        out.append(p)
-    return None
+
+    def why(p: PlannedCall) -> str | None:  # (called in order, for calls not refused)
+        nonlocal done
+        if p.call.name == "todo_complete" and not done:
+            return (f"Todo {todo.id} is not done: no tool call was made for it. Do what it "
+                    "asks with the task's tools, then call todo_complete with what they "
+                    "returned; if it needs no tool at all, call todo_complete again.")
+        done += p.call.name not in CONTROL_TOOLS
+        return None
+
+    out = refuse_where(planned, why, "todo_not_done")
+    if out is not None:
+        warned.append(todo.id)
+    return out
 
 
 def refuse_where(planned: list[PlannedCall], why: Callable[[PlannedCall], str | None],
@@ -443,9 +444,8 @@ def job_complete_last(planned: list[PlannedCall]) -> list[PlannedCall] | None:
     return out + [planned[first]]
 
 
-def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0,
-               prompt: str = "", predefined: StrategicTodos | None = None
-               ) -> tuple[TodoSet, ...]:
+def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], prompt: str = "",
+               predefined: StrategicTodos | None = None) -> tuple[TodoSet, ...]:
     """The predefined todos and the completed todos of earlier tactical phases. With
     `prompt`, the name of the strategic phases' system prompt (patch plan-not-the-prompt):
     the predefined todos the strategy uses (`predefined`, else the config's) as written and
@@ -456,7 +456,7 @@ def avoid_sets(cfg: ResolvedConfig, done: list[list[str]], first_phase: int = 0,
     small = small_profile(cfg)
     ps = cfg.config.phase_settings
     values = {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos)}
-    todo_sets = predefined if prompt and predefined is not None else cfg.strategic_todos
+    todo_sets = predefined or cfg.strategic_todos
 
     def texts(v: str) -> list[str]:
         raw = [t if isinstance(t, str) else t.content for t in getattr(todo_sets, v)]
