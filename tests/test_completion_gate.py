@@ -20,6 +20,7 @@ from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_bad_model_input import tool_messages
 from workflows import completion
+from workflows.contract import JobState
 from workflows.contract.config import CompletionSettings, SmallProfileSettings
 from workflows.strategies.base import ChildOutcome
 
@@ -525,34 +526,87 @@ async def test_a_claim_before_any_work_in_a_job_that_declares_nothing(
         profile, client, task_queue, start_job, model_server):
     """The 1.5B model under react claimed completion with none of the task's files written
     and no deliverable named: with the small profile that claim is refused while no work is
-    done (nothing the task did not ask for is named), then let through as answer-only; a
-    read, a delete or a memory write is no work, a file of the work or a tool of the task
-    is. Without the profile the first claim is an answer-only completion."""
+    done (nothing the task did not ask for is named); a read, a delete or a memory write is
+    no work, a file of the work or a tool of the task is. Once the refusals are used up the
+    claim is let through and held to it: in a job with tools of the task none of which was
+    called it ends `stuck` (react under BFCL ended three turns `completed` with none of the
+    case's calls), in a job without any it is an answer-only completion. Without the
+    profile the first claim is an answer-only completion."""
     config = {"extends": "defaults", "strategy": "react", "llm": {"profile": profile},
               "tools": {"domain": ["word_count"], "workspace": [
                   "read_file", "write_file", "list_files", "delete_file"]}}
     script = [step(call("list_files")), claim(), claim(), claim(), claim()]
-    _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
-    assert result.status == "completed" and result.answer_only, result
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
+                                     config)
     refused = [m for m in msgs if m.startswith("Error [job_incomplete]")]
     if profile == "none":
-        assert not refused and len(model_server.requests(_.id)) == 2
+        assert result.status == "completed" and result.answer_only, result
+        assert not refused and len(model_server.requests(handle.id)) == 2
         return
-    assert len(refused) == 3 and all(completion.NOTHING_DONE in m for m in refused)
-    for work, refusals in (
-            ([step(call("write_file", path="sum.txt", content="100\n"))], 0),
+    assert result.status == "stuck" and not result.answer_only, result
+    assert result.missing == [completion.NO_WORK.format(tools="word_count") + (
+        "; its claim of completion was refused 3 times, then taken as an answer")], result
+    assert "Not completed: the work is not done: no work was done" in result.notes
+    assert len(model_server.requests(handle.id)) == 5, "the fourth claim ended the job"
+    assert len(refused) == 3 and all(completion.nothing_done_problem(load_config(
+        config, policy=False)) in m and "(word_count)" in m for m in refused), refused
+    for work, refusals, status in (
+            ([step(call("write_file", path="sum.txt", content="100\n"))], 0, "completed"),
             ([step(call("write_file", path="sum.txt", content="100\n")),
-              step(call("delete_file", path="sum.txt"))], 0),  # the write was work
-            ([step(call("write_file", path="workspace.md", content="# Plan\n"))], 3),
+              step(call("delete_file", path="sum.txt"))], 0, "completed"),  # the write was work
+            ([step(call("write_file", path="workspace.md", content="# Plan\n"))], 3, "stuck"),
             ([step(call("write_file", path="a.md", content="words here\n")),
-              step(call("word_count", path="a.md"))], 0)):
+              step(call("word_count", path="a.md"))], 0, "completed")):
         script = work + [claim()] * (refusals + 1)
         _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
-        assert result.status == "completed" and result.answer_only, result
+        assert result.status == status and result.answer_only == (status == "completed"), (
+            work, result)
         assert sum("job_incomplete" in m for m in msgs) == refusals, (work, msgs)
     script = [step(call("word_count", path="instructions.md")), claim()]  # a tool of the task
     _, result, msgs = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "completed" and not any("job_incomplete" in m for m in msgs)
+    no_tools = {**config, "tools": {"domain": [], "workspace": ["read_file", "list_files"]}}
+    script = [step(call("read_file", path="instructions.md"))] + [claim()] * 4
+    _, result, msgs = await run(client, task_queue, start_job, model_server, script, no_tools)
+    assert result.status == "completed" and result.answer_only, result  # a question's answer
+    refused = [m for m in msgs if m.startswith("Error [job_incomplete]")]
+    assert len(refused) == 3 and all(completion.NOTHING_DONE in m for m in refused), refused
+
+
+async def test_a_last_text_answer_with_no_work_done_ends_stuck(
+        client, task_queue, start_job, model_server):
+    """react's other way to end a turn, its last text answer after the fresh attempts, is
+    held to the same rule: with the small profile, in a job with tools of the task none of
+    which was called, `stuck`, never an answer-only `completed`."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
+              "tools": {"domain": ["word_count"]}}
+    script = [step(content="The task is done.")] * 12  # 3 attempts of 1 answer + 3 nudges
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "stuck" and not result.answer_only, result
+    assert result.missing == [completion.NO_WORK.format(tools="word_count")], result
+    assert len(model_server.requests(handle.id)) == 12
+
+
+async def test_a_turn_with_no_work_may_ask_but_the_job_never_ends_completed_on_one(
+        client, task_queue, start_job, model_server):
+    """In a job of several turns, a turn that does no work may have asked the user something
+    (in BFCL's miss_param cases one turn's right answer is no call): it is that turn's
+    answer and the next instruction is taken. The job's end is held to the rule: after a
+    last turn that did work it is `completed`, after one that did none `stuck`."""
+    config = {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
+              "tools": {"domain": ["word_count"]}, "follow_up": {"wait_seconds": 1}}
+    work = [step(call("word_count", path="instructions.md")), claim()]
+    for turns, status in (([claim()] * 4 + work, "completed"), (work + [claim()] * 4, "stuck")):
+        async with running_worker(client, task_queue):
+            handle = await start_job(turns, model_server, config=config, instructions="x",
+                                     documents=[])
+            await handle.signal("instruct", "Count the words again.")  # queued for turn 2
+            result = await asyncio.wait_for(handle.result(), 150)
+            state = await handle.query("state", result_type=JobState)
+        assert state.turn == 2 and result.status == status, (status, result)
+        assert len(model_server.requests(handle.id)) == 6
+        assert result.answer_only == (status == "completed"), result  # (no file named)
+        assert bool(result.missing) == (status == "stuck"), result
 
 
 def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
@@ -573,6 +627,29 @@ def test_the_check_of_an_answer_only_claim_knows_what_it_does_not_know():
     completion.record_children(fresh, [ChildOutcome(key="t1", job_id="c", status="completed",
                                                     folder="subjobs/c")])
     assert not completion.nothing_done(cfg, fresh)
+
+
+def test_a_claim_with_no_work_is_held_to_it_only_in_a_job_with_tools_of_the_task():
+    """The small profile's let-through claim with nothing done: `stuck` in a job with tools of
+    the task (the refusal names them, the result says which and how often it was refused);
+    an answer in a job without any; never without the profile."""
+    tools = {"domain": [f"tool_{i}" for i in range(8)]}
+    cfg = load_config({"extends": "defaults", "llm": {"profile": "small"}, "tools": tools},
+                      policy=False)
+    bare = load_config({"extends": "defaults", "llm": {"profile": "small"},
+                        "tools": {"domain": []}}, policy=False)
+    other = load_config({"extends": "defaults", "llm": {"profile": "none"}, "tools": tools},
+                        policy=False)
+    state = completion.CompletionState(worked=False, refusals=3)
+    assert completion.empty_handed(cfg, state)
+    assert not completion.empty_handed(bare, state) and not completion.empty_handed(other, state)
+    said = completion.nothing_done_problem(cfg)
+    assert "(tool_0, tool_1, tool_2, tool_3, tool_4, tool_5, ...)" in said, said
+    assert completion.nothing_done_problem(bare) == completion.NOTHING_DONE
+    found = completion.no_work(cfg, state)
+    assert not found.declared and not found.delivered and "refused 3 times" in found.problems[0]
+    state.worked = True
+    assert not completion.empty_handed(cfg, state)
 
 
 @pytest.mark.parametrize("profile", ["small", "none"])

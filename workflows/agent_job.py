@@ -221,7 +221,7 @@ class AgentJob:
                         step.result, upgrade=self.steering.turn == 1)
                     nxt = await self._next_turn(result)
                     if nxt is None:
-                        return result
+                        return await self._verifier().ending(result)
                     step = nxt
                 elif self.steering.turn == 1 and step.code in completion.UPGRADABLE and (
                         done := await self._verifier().completed_anyway(

@@ -22,8 +22,9 @@ A job that declares none and whose model names none is an answer-only job: its r
 says so. With the small model profile, a claim of that kind before any work was done (a
 file of the work written, a tool of the task called) is first refused like a missing
 deliverable (`NOTHING_DONE`), at most `completion.max_refusals` times: the 1.5B model
-claimed completion with the task's files unwritten. Pure decisions plus one activity call
-(check_files).
+claimed completion with the task's files unwritten. In a job with tools of the task, a
+job whose last turn still did no work ends `stuck` (`NO_WORK`, patch `claim-needs-work`),
+never `completed` as answer-only. Pure decisions plus one activity call (check_files).
 """
 
 from __future__ import annotations
@@ -66,6 +67,16 @@ NOTHING_DONE = ("no deliverable is named and no work is done yet (no file of the
                 "no tool of the task called): if the task asks for files, write them and name "
                 "them in job_complete's `deliverables`; if it asks only for an answer, give it "
                 "in `summary`")
+# the same claim in a job with tools of the task: they are named (under BFCL react claimed
+# turns done before any call of the case's functions)
+NOTHING_DONE_WITH_TOOLS = (
+    "no deliverable is named and no work is done yet (no tool of the task called, no file of "
+    "the work written): if the task asks for actions, do them with its tools ({tools}){files}; "
+    "if it asks only for an answer, give it in `summary`")
+FILES_TOO = "; if it asks for files, write them and name them in job_complete's `deliverables`"
+# why a job whose last turn completed with no work done ends `stuck`
+NO_WORK = ("no work was done in the last turn: no tool of the task ({tools}) was called and no "
+           "file of the work written")
 # workspace tools that do no work of the task (reads, and a delete: no file is made)
 NOT_WORK = frozenset({"read_file", "list_files", "search_files", "tool_search", "delete_file"})
 
@@ -236,6 +247,37 @@ def nothing_done(cfg: ResolvedConfig, state: CompletionState) -> bool:
     return small(cfg) and state.worked is False and not cfg.config.nested.within_parent
 
 
+def nothing_done_problem(cfg: ResolvedConfig) -> str:
+    """What a claim with nothing done is refused with: in a job with tools of the task, they
+    are the way (such a claim is never taken as an answer: `empty_handed`)."""
+    tools = cfg.config.tools.domain
+    if not tools:
+        return NOTHING_DONE
+    return NOTHING_DONE_WITH_TOOLS.format(
+        tools=_named(tools), files=FILES_TOO if cfg.config.tools.writes_files() else "")
+
+
+def empty_handed(cfg: ResolvedConfig, state: CompletionState) -> bool:
+    """An answer-only completion the small profile does not end a job `completed` with: no
+    work done in the turn, in a job with tools of the task (a claim let through after its
+    refusals, react's last text answer). react under BFCL ended a job `completed` without
+    one of the case's calls; a job with no tool of the task may be a question whose answer
+    is the work, and a turn followed by another may have asked the user something."""
+    return bool(cfg.config.tools.domain) and nothing_done(cfg, state)
+
+
+def no_work(cfg: ResolvedConfig, state: CompletionState) -> DeliverablesChecked:
+    """The verification of such a completion: no work there."""
+    refused = (f"; its claim of completion was refused {state.refusals} times, then taken as "
+               "an answer" if state.refusals else "")
+    return DeliverablesChecked(declared=[], delivered=[], problems=[NO_WORK.format(
+        tools=_named(cfg.config.tools.domain)) + refused])
+
+
+def _named(tools: list[str], shown: int = 6) -> str:
+    return ", ".join(tools[:shown]) + (", ..." if len(tools) > shown else "")
+
+
 def new_turn(cfg: ResolvedConfig, state: CompletionState, turn: int, task: str) -> None:
     """A follow-up turn begins: its job_complete is refused afresh, and names its own files;
     its instruction `task` names its own deliverables (task_named)."""
@@ -354,12 +396,14 @@ def unseen_failures(failed: list[str]) -> ToolOutcome:
         "again."))
 
 
-def unverified(result: JobResult, found: DeliverablesChecked) -> JobResult:
-    """A completion whose deliverables are not all there: `stuck`, with what is missing."""
-    note = f"Not completed: the deliverables are not there: {listed(found.problems)}"
+def unverified(result: JobResult, found: DeliverablesChecked,
+               lead: str = "the deliverables are not there") -> JobResult:
+    """A completion whose deliverables are not all there (or whose work is not done, `lead`
+    says which): `stuck`, with what is missing."""
+    note = f"Not completed: {lead}: {listed(found.problems)}"
     return result.model_copy(update={
         "status": "stuck", "missing": found.problems[:SHOWN], "verified": found.delivered,
-        "completed_by": "", "notes": f"{result.notes}\n{note}".strip()})
+        "completed_by": "", "answer_only": False, "notes": f"{result.notes}\n{note}".strip()})
 
 
 def verified(result: JobResult, found: DeliverablesChecked) -> JobResult:

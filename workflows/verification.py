@@ -1,5 +1,5 @@
 """The orchestrator's verified end: the decisions of workflows/completion.py carried out
-over the job's workspace ops, at the three points where a job may end.
+over the job's workspace ops, at the points where a job may end.
 
     job_complete called        `refuse`: refused with what is missing, while refusals
                                are left (the model goes on), else let through; refused
@@ -7,6 +7,8 @@ over the job's workspace ops, at the three points where a job may end.
     the strategy completes     `finish`: `completed` only with the deliverables there,
                                else `stuck` with the list; a `stuck` end whose declared
                                deliverables are all there is completed by the workflow
+    the job ends               `ending`: with the small profile, a last turn completed with
+                               no work done, in a job with tools of the task, is `stuck`
     a model's failure          `completed_anyway`: no tool calls or phases run out, with
                                every declared deliverable there: completed by the workflow
 """
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 
 # a job_complete beside a failed call of the same answer is refused (once per turn)
 CLAIM_UNSEEN = "claim-beside-a-failure"
+# small profile: a job whose last turn completed answer-only with no work done, in a job
+# with tools of the task, ends `stuck` (completion.empty_handed)
+CLAIM_NEEDS_WORK = "claim-needs-work"
 
 
 class Verifier:
@@ -108,6 +113,21 @@ class Verifier:
         final = completion.with_unknown(final, ops.completion)
         if final != result:
             await ops.write_output(layout.COMPLETION, final.model_dump())
+        return final
+
+    async def ending(self, result: JobResult) -> JobResult:
+        """The job ends with `result`, its last turn's. With the small profile, a turn that
+        completed answer-only with no work done, in a job with tools of the task, does not
+        end it `completed`: `stuck`, with why (completion.empty_handed). A turn before the
+        last may have asked the user something, which the next instruction answers."""
+        ops = self.ops
+        if result.status != "completed" or not result.answer_only or not \
+                completion.empty_handed(ops.cfg, ops.completion) or not \
+                self.patched(CLAIM_NEEDS_WORK):
+            return result
+        final = completion.unverified(result, completion.no_work(ops.cfg, ops.completion),
+                                      "the work is not done")
+        await ops.write_output(layout.COMPLETION, final.model_dump())
         return final
 
     async def completed_anyway(self, totals: Totals, why: str) -> JobResult | None:

@@ -173,13 +173,15 @@ class WorkspaceOps:
         """The job's declared deliverables (and `claimed`, a job_complete's) checked; `bad`:
         problems already found with the claim. `claim`: the model claims completion (a
         job_complete, a final answer): with the small profile, one that names nothing
-        before any work is done is a problem (completion.NOTHING_DONE). `content`: with every
-        file there, run completion.check too (not for a question only of which are missing)."""
+        before any work is done is a problem (completion.nothing_done_problem). `content`:
+        with every file there, run completion.check too (not for a question only of which
+        are missing)."""
         paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
                                    + (claimed or [])))
         req = completion.request(self.cfg, self.ws, paths)
         if claim and not paths and completion.nothing_done(self.cfg, self.completion):
-            return completion.checked(paths, None, (bad or []) + [completion.NOTHING_DONE])
+            return completion.checked(paths, None, (bad or []) + [
+                completion.nothing_done_problem(self.cfg)])
         if req is None:
             return completion.checked(paths, None, bad)
         result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
