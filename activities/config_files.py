@@ -63,7 +63,8 @@ PROMPTS_OF = {
     "phase_alternation": ("strategic", "tactical", "kickoff", "nudge", "cut_off", "echo_nudge",
                           "tactical_actions"),
     "react": ("react", "react_kickoff", "task_nudge", "cut_off", "echo_nudge", "react_actions"),
-    "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react"),
+    "plan_revise_execute": ("plan", "evaluate", "step", "stage_kickoff", "task_nudge", "react",
+                            "react_actions"),
     "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
 }

@@ -155,3 +155,82 @@ async def test_plan_revise_execute_wraps_up_when_the_budget_is_spent(
     assert state.phase.kind == "wrap_up"
     assert "job_complete" in {t["function"]["name"]
                               for t in model_server.requests(handle.id)[1]["tools"]}
+
+
+def _text(n: int = 4) -> list[dict]:
+    return [step(content="Here is the plan: write the notes, then the report.")] * n
+
+
+STEPS_1_2 = [step(call("write_file", path="notes/a.md", content=scripts.A)),
+             step(call("step_result", status="done", summary="notes/a.md: alpha",
+                       files=["notes/a.md"])),
+             step(call("write_file", path="notes/b.md", content=scripts.B),
+                  call("step_result", status="done", summary="notes/b.md: beta",
+                       files=["notes/b.md"]))]
+
+
+async def test_a_planner_that_never_calls_its_tool_does_not_end_the_job(
+        client, task_queue, start_job, model_server, s3):
+    """The 1.5B model under BFCL answered a revision stage with text four times in five
+    cases of ten, and the job failed with a plan in hand. A revision that never comes: the
+    best-scored plan runs; an evaluation that never comes: the plan runs unscored; no plan
+    at all: the task runs as one step. Each is said in archive/plan.md."""
+    two = step(call("submit_plan", steps=scripts.PLAN[:2], rationale="notes"))
+    cases = {
+        "revision": [two, step(call("submit_evaluation", score=0.5, reasons="no report"))]
+        + _text() + STEPS_1_2,
+        "evaluation": [two] + _text() + STEPS_1_2,
+        "plan": _text() + [step(call("write_file", path="notes/a.md", content=scripts.A),
+                                call("write_file", path="notes/b.md", content=scripts.B)),
+                           step(call("step_result", status="done", summary="both notes",
+                                     files=["notes/a.md", "notes/b.md"]))],
+    }
+    notes = {"revision": "no revision came (the model answered 4 times without calling "
+                         "submit_plan): the best plan, round 1 (0.50), runs",
+             "evaluation": "not scored (the model answered 4 times without calling "
+                           "submit_evaluation): the plan runs as it is",
+             "plan": "No plan came (the model answered 4 times without calling submit_plan)"
+                     ": the workflow's plan of one step."}
+    async with running_worker(client, task_queue):
+        for name, script in cases.items():
+            handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                     instructions=scripts.INSTRUCTIONS)
+            result = await handle.result()
+            state = await handle.query("state", result_type=JobState)
+            assert result.status == "completed", (name, result)
+            assert sorted(result.verified) == ["notes/a.md", "notes/b.md"], (name, result)
+            current = (await s3.get("switchback", f"{handle.id}/archive/plan.md")).decode()
+            assert notes[name] in current, (name, current)
+            plan = [(p["id"], p["title"], p["status"]) for p in state.strategy_detail["plan"]]
+            if name == "plan":
+                assert plan == [(1, "The task", "done")]
+                step_prompt = model_server.requests(handle.id)[4]["messages"][0]["content"]
+                assert "Do the whole task below as one step." in step_prompt
+            else:
+                assert [p[2] for p in plan] == ["done", "done"], plan
+    evaluation = (await s3.get("switchback", f"{handle.id}/archive/evaluation_r1.md"))
+    assert evaluation is None  # the plan case: no evaluation
+
+
+async def test_every_stage_sees_the_task_in_a_job_that_cannot_read_it(
+        client, task_queue, start_job, model_server):
+    """A job without read_file (BFCL's: `tools.workspace: []`): the planner, the evaluator
+    and each step have the task in their system prompt (the planner under BFCL planned a
+    task it never saw, about tweets for a listing of files)."""
+    config = {**CONFIG, "tools": {"workspace": [], "domain": ["word_count"]}}
+    script = [step(call("submit_plan", steps=[{"id": 1, "name": "Count the words",
+                                                "detail": "of instructions.md"}])),
+              step(call("submit_evaluation", score=0.9, reasons="fine")),
+              step(call("word_count", path="instructions.md")),
+              step(call("step_result", status="done", summary="counted"))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+    assert result.status == "completed", result
+    systems = [r["messages"][0]["content"] for r in model_server.requests(handle.id)
+               if len(r["messages"]) == 2]
+    assert len(systems) == 3
+    for system in systems:
+        assert "## The task (instructions.md)\n# Two notes and a report\n" in system, system
+        assert "{{instructions}}" not in system

@@ -43,7 +43,10 @@ names no deliverable and whose write_file of todos.yaml are both refused, the pl
 deliverable shown (`deliverables-plan`); a todo whose file lacks a sentence (no mend can put
 it in) restated as the lines its file must hold (`todo-restated-lines`); a react job whose
 model echoes tool responses until the nudges run out, tried again in a fresh attempt
-(`react-quiet-retry`).
+(`react-quiet-retry`); with the small profile, a react job with a tool of the task that
+claims completion four times without work and ends `stuck` (`claim-needs-work`); a
+plan_revise_execute job whose revision, then one whose first plan, never comes: the best
+plan runs, the task runs as one step (`planning-goes-on`, `planning-goes-on-one-step`).
 
     python -m tests.histories.record follow-up
 
@@ -315,6 +318,11 @@ SINGLE["todo-needs-a-call"] = ("phases-todo-needs-a-call", bootstrap()[:-2] + [
          call("todo_complete", notes="counted: 1 word")),
 ] + finish(), {"extends": "creator", "llm": {"profile": "small"},
                "tools": {"domain": ["word_count"]}, "breakers": {"no_progress_steps": 0}})
+SINGLE["claim-needs-work"] = ("react-claim-needs-work", [step(call("list_files"))] + [
+    step(call("job_complete", summary="The task was completed successfully.", deliverables=[],
+              confidence=0.9))] * 4,  # three refused: no work done; the fourth ends it stuck
+    {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
+     "tools": {"domain": ["word_count"]}})
 SINGLE["mend-workspace-folder"] = ("react-mend-workspace-folder", [
     step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
     step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
@@ -333,6 +341,18 @@ SINGLE["mend-workspace-folder-phases"] = (
     "phases-mend-workspace-folder", _MENDED, {"extends": "defaults", "llm": {"profile": "small"}})
 TASKS["mend-workspace-folder-phases"] = "# A plan\n\nWrite `plan-out.md`.\n"
 FOLDERS = {"mend-workspace-folder-phases": "mend-workspace-folder"}  # tag -> its patch's
+_PRE: dict[str, Any] = {"extends": "creator", "strategy": "plan_revise_execute"}
+_NOTES = [step(call("write_file", path="notes/a.md", content=strategy_scripts.A),
+               call("write_file", path="notes/b.md", content=strategy_scripts.B)),
+          step(call("step_result", status="done", summary="both notes",
+                    files=["notes/a.md", "notes/b.md"]))]
+_NO_CALL = [step(content="Here is the plan: write the notes, then the report.")] * 4
+SINGLE["planning-goes-on"] = ("pre-planning-goes-on", [  # no revision: the best plan runs
+    step(call("submit_plan", steps=[{"id": 1, "name": "Write the notes", "detail": "a, b"}])),
+    step(call("submit_evaluation", score=0.5, reasons="no report"))] + _NO_CALL + _NOTES, _PRE)
+SINGLE["planning-goes-on-one-step"] = ("pre-planning-goes-on-one-step", _NO_CALL + _NOTES, _PRE)
+TASKS["planning-goes-on"] = TASKS["planning-goes-on-one-step"] = strategy_scripts.INSTRUCTIONS
+FOLDERS["planning-goes-on-one-step"] = "planning-goes-on"
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [

@@ -395,8 +395,9 @@ PROMPT_FILES: dict[str, tuple[str, str]] = {
     "cut_off": ("prompts/cut_off.md", "A turn without a tool call, cut off at llm.max_tokens."),
     "summarization": ("prompts/summarization.md", "Folding older turns into a summary."),
     "react": ("prompts/react.md", "react: the system prompt."),
-    "react_actions": ("prompts/react_actions.md", "react: the system prompt of a job without "
-                      "write_file (its results are what its tools do, not files)."),
+    "react_actions": ("prompts/react_actions.md", "react (and plan_revise_execute's wrap-up): "
+                      "the system prompt of a job without write_file (its results are what "
+                      "its tools do, not files)."),
     "react_kickoff": ("prompts/react_kickoff.md", "react: an attempt's first message."),
     "task_nudge": ("prompts/task_nudge.md",
                    "react, plan_revise_execute: a turn without a tool call."),

@@ -324,6 +324,13 @@ class Strategy(ABC):
         return Complete(result)
 
 
+def react_prompt(cfg: ResolvedConfig) -> str:
+    """react's system prompt (and plan_revise_execute's wrap-up's): react.md, or
+    react_actions.md for a job that acts only (`JobConfig.acts_only`)."""
+    actions = cfg.prompts.get("react_actions")
+    return actions if actions and cfg.config.acts_only() else cfg.prompts["react"]
+
+
 def follow_up_issue(instruction: str, turn: int, limit: int = 2000) -> str:
     """What a strategic phase is told when a follow-up instruction starts turn `turn` (the
     instruction cut at `limit` characters: the whole of it is in instructions.md)."""

@@ -145,7 +145,8 @@ def round_record(r: Round, reason: str) -> str:
 
 
 def evaluation_record(r: Round, threshold: float, verdict: str) -> str:
-    return (f"# Evaluation of the plan of round {r.round}\n\nScore: {r.score:.2f} "
+    score = "none" if r.score is None else f"{r.score:.2f}"
+    return (f"# Evaluation of the plan of round {r.round}\n\nScore: {score} "
             f"(threshold {threshold:.2f}): {verdict}\n\n## Reasons\n\n{r.reasons}\n")
 
 

@@ -16,6 +16,10 @@
   next step; "failed" revises the rest of the plan (done steps stay) - at most
   `max_replans` times, then the job ends `stuck`. A step answered without tools after the
   nudges is done with that answer.
+- Every stage's prompt holds the task (instructions.md): a job without read_file planned,
+  judged and ran steps of a task it never saw (BFCL). A planner or evaluator that answers
+  without its tool after the nudges does not end the job: the plan runs unscored, the best
+  plan runs, or the task runs as one step (`_without_planner`).
 - Records a person reads: archive/plan_r<k>.md, archive/evaluation_r<k>.md,
   archive/steps/step_<id>.md and archive/plan.md (the plan as it stands, with results).
 - Interrupts: a rewind (signal, breaker) fails the current step with the issue and revises
@@ -50,6 +54,7 @@ from workflows.strategies.base import (
     follow_up_issue,
     job_result,
     plan_calls,
+    react_prompt,
 )
 from workflows.strategies.plan_records import PlanStep, Round
 
@@ -66,7 +71,10 @@ STUCK = {"plan": "Submit the plan with submit_plan.",
                  "...); if it cannot be done as planned, call step_result(status=\"failed\", "
                  "summary=why).",
          "wrap_up": "Call job_complete with what is done and what is not."}
-PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step", "wrap_up": "react"}
+# a planner that answers without its tool after the nudges: the job goes on without it
+# (`_without_planner`), where it failed
+PLANNING_GOES_ON = "planning-goes-on"
+PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
           "rewind": "Rewind: reconsider the plan",
           "follow_up": "Plan the follow-up instruction"}
@@ -176,6 +184,9 @@ class PlanReviseExecute(Strategy):
         if st.kind == "wrap_up":
             self.completion = {"summary": answer}
             return await self._complete()
+        without = self._without_planner(st)
+        if without is not None and self.port.patched(PLANNING_GOES_ON):
+            return await without()
         return ReportError(f"the model answered {st.nudges} times in a row without calling a "
                            f"tool in stage {st.number} ({st.title}; limits.max_nudges={limit})",
                            code="no_tool_call")
@@ -272,6 +283,62 @@ class PlanReviseExecute(Strategy):
         return ToolOutcome(ok=True, summary=f"Plan recorded ({len(steps)} steps). " + (
             "Its next step starts now." if executing else "An evaluator scores it now."))
 
+    def _without_planner(self, st: Stage) -> Callable[[], Awaitable[NextStep]] | None:
+        """A plan or evaluate stage whose model answered without its tool after the nudges:
+        how the job goes on without it (None: it fails, as a stage that makes no call does).
+        An evaluation: the plan runs unscored. A revision: the best-scored plan runs (as after
+        `max_rounds`). No plan yet, or none for a follow-up instruction: the task, or the
+        instruction, runs as one step. A revision of the rest after a failed step or a
+        rewind is needed as such: none. Under BFCL the 1.5B model answered a revision with text four
+        times in five of ten cases, and the job failed with a plan in hand."""
+        tool = "submit_evaluation" if st.kind == "evaluate" else "submit_plan"
+        why = f"the model answered {st.nudges} times without calling {tool}"
+        if st.kind == "evaluate":
+            return partial(self._unscored, self._round(st.round), why)
+        if st.variant == "revision" and any(r.score is not None for r in self.rounds):
+            return partial(self._best_runs, why)
+        if not self.plan and not self.rounds or st.variant == "follow_up":
+            return partial(self._one_step, why)
+        return None
+
+    async def _unscored(self, r: Round, why: str) -> NextStep:
+        verdict = f"not scored ({why}): the plan runs as it is"
+        await self.port.write_text(layout.evaluation_path(r.round),
+                                   pr.evaluation_record(r, self.settings.threshold, verdict))
+        return await self._run_plan(r, verdict)
+
+    async def _best_runs(self, why: str) -> NextStep:
+        planned = [x for x in self.rounds if x.kind != "replan" and x.score is not None]
+        best = max(reversed(planned), key=_score)
+        return await self._run_plan(best, f"no revision came ({why}): the best plan, round "
+                                          f"{best.round} ({_score(best):.2f}), runs")
+
+    async def _one_step(self, why: str) -> NextStep:
+        """The task (or the follow-up instruction) as a plan of one step, after the done
+        ones."""
+        follow_up = self._st().variant == "follow_up"
+        step = PlanStep(id=max((p.id for p in self.plan), default=0) + 1,
+                        title="The follow-up instruction" if follow_up else "The task",
+                        detail=("Do what the latest follow-up instruction (at the end of the "
+                                "task below) asks." if follow_up else
+                                "Do the whole task below as one step."))
+        r = Round(round=len(self.rounds) + 1, steps=[step], kind="replan" if self.plan
+                  else "plan", rationale=f"No plan came ({why}): the workflow's plan of one "
+                  "step")
+        self.rounds.append(r)
+        self.progress += 1
+        if self.plan:  # (it writes the round's record)
+            return await self._replanned(r, f"The plan of round {r.round}: {r.rationale}.")
+        await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, ""))
+        return await self._run_plan(r, r.rationale)
+
+    async def _run_plan(self, chosen: Round, verdict: str) -> NextStep:
+        """`chosen` becomes the running plan, its first step starts."""
+        self.plan = [p.model_copy() for p in chosen.steps]
+        self.note = f"The plan of round {chosen.round}: {verdict}."
+        await self._write_current()
+        return await self._next_step()
+
     async def _to_evaluation(self, r: Round) -> NextStep:
         await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
         return await self._next(Stage(number=self._st().number + 1, kind="evaluate",
@@ -294,17 +361,14 @@ class PlanReviseExecute(Strategy):
                                    pr.evaluation_record(r, s.threshold, verdict))
         if chosen is None:
             return await self._next(self._plan_stage("revision"))
-        self.plan = [p.model_copy() for p in chosen.steps]
-        self.note = f"The plan of round {chosen.round}: {verdict}."
-        await self._write_current()
-        return await self._next_step()
+        return await self._run_plan(chosen, verdict)
 
-    async def _replanned(self, r: Round) -> NextStep:
+    async def _replanned(self, r: Round, note: str = "") -> NextStep:
         for p in self.plan:
             if p.status == "pending":
                 p.status = "dropped"
         self.plan += [p.model_copy() for p in r.steps]
-        self.note = f"Revised in round {r.round}: {self._st().issue[:300]}"
+        self.note = note or f"Revised in round {r.round}: {self._st().issue[:300]}"
         await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, self._st().issue))
         await self._write_current()
         return await self._next_step()
@@ -377,7 +441,8 @@ class PlanReviseExecute(Strategy):
             values |= {"plan": pr.plan_text(self.plan, results=True), "step_title":
                        f"{p.id}. {p.title}", "step_detail": p.detail or p.title,
                        "predecessors": pr.predecessors_text(self.plan, p, s.result_chars)}
-        self._system = render(prompts[PROMPT[st.kind]], values)
+        self._system = render(react_prompt(self.cfg) if st.kind == "wrap_up"
+                              else prompts[PROMPT[st.kind]], values)
         issue_note = f"\n\nThis stage was started because of an issue:\n\n> {st.issue}\n" if (
             st.issue and st.kind != "plan") else ""
         return self._call([render(prompts["stage_kickoff"], {

@@ -36,6 +36,7 @@ from workflows.strategies.base import (
     job_result,
     nudge_for,
     plan_calls,
+    react_prompt,
 )
 
 Variant = Literal["work", "rewind", "wrap_up"]
@@ -204,8 +205,7 @@ class React(Strategy):
         (`JobConfig.acts_only`): react.md would tell the model to deliver files it has no tool
         to write (under BFCL the 1.5B model claimed files of the API's world as its
         deliverables, refused until the job ended `stuck`)."""
-        actions = self.cfg.prompts.get("react_actions")
-        return actions if actions and self.cfg.config.acts_only() else self.cfg.prompts["react"]
+        return react_prompt(self.cfg)
 
     def _nudge(self) -> str:
         """The nudge (prompts/task_nudge.md; a config from before it: the phase nudge)."""
