@@ -15,6 +15,7 @@ the end status, and `delivered` the files the result must list as verified ([]: 
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 
 from tests.scripts import call, step
@@ -186,12 +187,21 @@ def plan_revise_execute(job: Job, max_nudges: int = 3) -> list[dict]:
     steps: list[dict] = [text(ECHO)] if job.ending == "echo" else []
     steps += [step(call("submit_plan", steps=plan, rationale="as the task says")),
               step(call("submit_evaluation", score=0.9, reasons="it covers the task"))]
+    written: dict[str, str] = {}  # the files the work wrote so far, with their text
     for n, (t, calls) in enumerate(job.work, 1):
         files = [c["arguments"]["path"] for c in calls if c["name"] == "write_file"]
+        for c in calls:
+            if c["name"] == "write_file":
+                written[c["arguments"]["path"]] = c["arguments"]["content"]
+            elif c["name"] == "delete_file":
+                written.pop(c["arguments"]["path"], None)
         if n == len(job.work):
             files += [p for p in job.claimed if p not in files]
-        steps += [step(*calls), step(call("step_result", status="done", summary=t,
-                                          files=files))]
+        result = step(call("step_result", status="done", summary=t, files=files))
+        absent = [p for p in files if not any(
+            fnmatch.fnmatchcase(w, p) for w, text in written.items() if text)]
+        # a step_result naming a file not there is refused (3 times), then taken
+        steps += [step(*calls)] + [result] * (4 if absent else 1)
     return steps
 
 

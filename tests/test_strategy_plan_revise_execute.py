@@ -13,6 +13,7 @@ from operate.rerun import rerun
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
+from tests.test_bad_model_input import tool_messages
 from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
@@ -234,3 +235,27 @@ async def test_every_stage_sees_the_task_in_a_job_that_cannot_read_it(
     for system in systems:
         assert "## The task (instructions.md)\n# Two notes and a report\n" in system, system
         assert "{{instructions}}" not in system
+
+
+async def test_a_step_that_names_files_not_in_the_workspace_is_refused(
+        client, task_queue, start_job, model_server):
+    """Under BFCL a step named `workspace` (a name `ls` returned) among its files, and the
+    job ended `stuck` on it at its end. The step_result is refused at the step, with what is
+    not there, and the step's next one is taken."""
+    script = [step(call("submit_plan", steps=[{"id": 1, "name": "Write notes/a.md",
+                                                "detail": "alpha"}])),
+              step(call("submit_evaluation", score=0.9, reasons="fine")),
+              step(call("write_file", path="notes/a.md", content=scripts.A)),
+              step(call("step_result", status="done", summary="wrote it",
+                        files=["notes/a.md", "workspace", "../x"])),
+              step(call("step_result", status="done", summary="wrote it",
+                        files=["notes/a.md"]))]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+    assert result.status == "completed" and result.verified == ["notes/a.md"], result
+    refused = [m for m in tool_messages(model_server, handle.id) if "step_incomplete" in m]
+    assert refused == ["Error [step_incomplete]: step_result refused (1 of 3): not in the "
+                       "workspace: ../x, workspace. `files` names only the workspace files "
+                       "this step wrote, none when it wrote none: call step_result again."]

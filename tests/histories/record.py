@@ -353,6 +353,12 @@ SINGLE["planning-goes-on"] = ("pre-planning-goes-on", [  # no revision: the best
 SINGLE["planning-goes-on-one-step"] = ("pre-planning-goes-on-one-step", _NO_CALL + _NOTES, _PRE)
 TASKS["planning-goes-on"] = TASKS["planning-goes-on-one-step"] = strategy_scripts.INSTRUCTIONS
 FOLDERS["planning-goes-on-one-step"] = "planning-goes-on"
+SINGLE["step-files-there"] = ("pre-step-files-there", [
+    step(call("submit_plan", steps=[{"id": 1, "name": "Write the notes", "detail": "a, b"}])),
+    step(call("submit_evaluation", score=0.9, reasons="fine")), _NOTES[0],
+    step(call("step_result", status="done", summary="both notes",  # refused: no workspace
+              files=["notes/a.md", "notes/b.md", "workspace"])), _NOTES[1]], _PRE)
+TASKS["step-files-there"] = strategy_scripts.INSTRUCTIONS
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [

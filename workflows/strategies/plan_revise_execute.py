@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Literal
@@ -74,6 +75,8 @@ STUCK = {"plan": "Submit the plan with submit_plan.",
 # a planner that answers without its tool after the nudges: the job goes on without it
 # (`_without_planner`), where it failed
 PLANNING_GOES_ON = "planning-goes-on"
+# a done step_result naming files that are not in the workspace is refused (_files_not_there)
+STEP_FILES = "step-files-there"
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
           "rewind": "Rewind: reconsider the plan",
@@ -93,6 +96,7 @@ class Stage(BaseModel):
     loaded: list[str] = []  # deferred tools tool_search loaded
     steps: int = 0
     nudges: int = 0
+    refusals: int = 0  # step: step_result calls refused for files not in the workspace
     tokens_in: int = 0
     tokens_out: int = 0
 
@@ -211,11 +215,37 @@ class PlanReviseExecute(Strategy):
             status = "failed" if args.get("status") == "failed" else "done"
             summary, files = str(args.get("summary") or ""), [str(f) for f in
                                                                args.get("files") or []]
+            if status == "done" and files and self._st().refusals < \
+                    self.cfg.config.completion.max_refusals and self.port.patched(STEP_FILES):
+                refused = await self._files_not_there(files)
+                if refused is not None:
+                    return refused
             self.pending = partial(self._step_finished, status, summary, files)
             return ToolOutcome(ok=True, summary="Step result recorded." + (
                 " The rest of the plan is revised now." if status == "failed" else ""))
         self.completion = dict(args)  # job_complete (wrap-up)
         return ToolOutcome(ok=True, summary="Job completion recorded.")
+
+    async def _files_not_there(self, files: list[str]) -> ToolOutcome | None:
+        """A done step_result naming files that are not in the workspace (or not written by
+        this job), refused while refusals are left (completion.max_refusals per step): the
+        job's end holds the steps' files to being there, and under BFCL a step named
+        `workspace`, a name `ls` returned, and the job ended `stuck` on it with the turn's
+        calls made. None: every file is there."""
+        paths = [f.strip().removeprefix("./") for f in files[:layout.MAX_DELIVERABLES]]
+        bad = [f for f in paths if layout.deliverable_problem(f)]
+        good = [f for f in paths if f not in bad]
+        found = await self.port.deliverables(good, content=False) if good else None
+        there = found.delivered if found else []
+        missing = bad + [f for f in good if not any(fnmatch.fnmatchcase(d, f) for d in there)]
+        if not missing:
+            return None
+        st, limit = self._st(), self.cfg.config.completion.max_refusals
+        st.refusals += 1
+        return ToolOutcome(ok=False, code="step_incomplete", summary=(
+            f"Error [step_incomplete]: step_result refused ({st.refusals} of {limit}): not in "
+            f"the workspace: {', '.join(missing[:20])}. `files` names only the workspace files "
+            "this step wrote, none when it wrote none: call step_result again."))
 
     async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         st = self._st()
