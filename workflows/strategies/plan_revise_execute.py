@@ -188,9 +188,9 @@ class PlanReviseExecute(Strategy):
         if st.kind == "wrap_up":
             self.completion = {"summary": answer}
             return await self._complete()
-        without = self._without_planner(st)
-        if without is not None and self.port.patched(PLANNING_GOES_ON):
-            return await without()
+        pending = self._without_planner(st)  # (the job goes on without the planner)
+        if pending is not None and self.port.patched(PLANNING_GOES_ON):
+            return await pending()
         return ReportError(f"the model answered {st.nudges} times in a row without calling a "
                            f"tool in stage {st.number} ({st.title}; limits.max_nudges={limit})",
                            code="no_tool_call")
