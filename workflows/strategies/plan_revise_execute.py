@@ -337,9 +337,13 @@ class PlanReviseExecute(Strategy):
                                    pr.evaluation_record(r, self.settings.threshold, verdict))
         return await self._run_plan(r, verdict)
 
+    def _best(self) -> Round:
+        """The best-scored plan submitted before execution (the latest of equals)."""
+        return max(reversed([x for x in self.rounds if x.kind != "replan"
+                             and x.score is not None]), key=_score)
+
     async def _best_runs(self, why: str) -> NextStep:
-        planned = [x for x in self.rounds if x.kind != "replan" and x.score is not None]
-        best = max(reversed(planned), key=_score)
+        best = self._best()
         return await self._run_plan(best, f"no revision came ({why}): the best plan, round "
                                           f"{best.round} ({_score(best):.2f}), runs")
 
@@ -384,7 +388,7 @@ class PlanReviseExecute(Strategy):
         elif len(planned) < s.max_rounds:
             verdict, chosen = "below the threshold, the plan is revised", None
         else:
-            chosen = max(reversed([x for x in planned if x.score is not None]), key=_score)
+            chosen = self._best()
             verdict = (f"below the threshold after {len(planned)} rounds (max_rounds): the "
                        f"best plan, round {chosen.round} ({chosen.score:.2f}), runs")
         await self.port.write_text(layout.evaluation_path(r.round),
