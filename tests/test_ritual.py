@@ -405,10 +405,28 @@ async def test_idle_tactical_phases_stop_the_job(client, task_queue, start_job, 
     handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
     assert result.status == "stuck"
     assert result.summary.startswith("2 tactical phases in a row changed no file besides the "
-                                     "plan (phase_settings.max_idle_phases=2)")
+                                     "plan and called no tool of the task "
+                                     "(phase_settings.max_idle_phases=2)")
     trip = json.loads(await s3.get("switchback",
                                    f"{handle.id}/output/breakers/phase_loop_4.json"))
     assert trip["breaker"] == "phase_loop" and trip["action"] == "stop"
+
+
+async def test_calls_of_a_tool_of_the_task_are_work_without_files(
+        client, task_queue, start_job, model_server, s3):
+    """Tactical phases whose work is a call of a tool of the task that writes no file (an
+    MCP server's, a service's) are not idle: the job goes on to its end (before patch
+    work-without-files, max_idle_phases of them ended it `stuck`)."""
+    busy = [step(call("word_count", path="instructions.md"), call("todo_complete",
+                                                                  notes="counted"))] * 2
+    script = (bootstrap(n_todos=2) + busy + transition("Again", 2, memory="m1") + busy
+              + finish("counted twice"))
+    config = {**CONFIG, "tools": {"domain": ["word_count"]},
+              "phase_settings": {"max_idle_phases": 2}}
+    handle, result, _ = await run(client, task_queue, start_job, model_server, script, config)
+    assert result.status == "completed", result
+    assert result.summary == "counted twice" and result.phases == 5
+    assert await s3.get("switchback", f"{handle.id}/output/breakers/phase_loop_4.json") is None
 
 
 async def test_rewinds_are_capped_and_name_the_archive(client, task_queue, start_job,

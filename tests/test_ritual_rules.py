@@ -176,7 +176,8 @@ def test_loops_across_phases():
     loops.moving_on("strategic", 0, "work")  # strategic phases neither count nor reset
     loops.moving_on("tactical", 0, "transition")
     assert loops.stop_reason(b).startswith("2 tactical phases in a row changed no file besides "
-                                           "the plan (phase_settings.max_idle_phases=2)")
+                                           "the plan and called no tool of the task "
+                                           "(phase_settings.max_idle_phases=2)")
     loops.moving_on("tactical", 1, "rewind")
     assert loops.idle_phases == 0 and loops.stop_reason(b) is None
     loops.moving_on("tactical", 1, "rewind")

@@ -213,6 +213,58 @@ async def test_a_planner_that_never_calls_its_tool_does_not_end_the_job(
     assert evaluation is None  # the plan case: no evaluation
 
 
+async def test_a_replan_that_never_comes_runs_the_rest_of_the_task_as_one_step(
+        client, task_queue, start_job, model_server, s3):
+    """A failed step's revision answered with text after the nudges (a breaker's rewind
+    under BFCL failed the job so): what is left of the task runs as one step, after the done
+    ones, with why the plan was set aside in its prompt."""
+    script = [step(call("submit_plan", steps=scripts.PLAN[:2], rationale="notes")),
+              step(call("submit_evaluation", score=0.9, reasons="fine")), STEPS_1_2[0],
+              STEPS_1_2[1],
+              step(call("step_result", status="failed", summary="beta is not known here"))
+              ] + _text() + [STEPS_1_2[2]]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == "completed", result
+    assert sorted(result.verified) == ["notes/a.md", "notes/b.md"], result
+    assert [(p["id"], p["title"], p["status"]) for p in state.strategy_detail["plan"]] == [
+        (1, "Write notes/a.md", "done"), (2, "Write notes/b.md", "failed"),
+        (3, "The rest of the task", "done")]
+    assert state.strategy_detail["replans"] == 1
+    last = model_server.requests(handle.id)[-1]["messages"][0]["content"]
+    assert "Do what is left of the task below as one step" in last, last
+    assert "Step 2 (Write notes/b.md) failed: beta is not known here" in last, last
+    current = (await s3.get("switchback", f"{handle.id}/archive/plan.md")).decode()
+    assert "No plan came (the model answered 4 times without calling submit_plan)" in current
+
+
+async def test_a_rewind_whose_planner_never_plans_runs_the_rest_as_one_step(
+        client, task_queue, start_job, model_server):
+    """A rewind during step 2 whose plan stage answers with text after the nudges (under
+    BFCL a repetition breaker's rewind failed the job so): step 2 is failed with the issue,
+    and what is left of the task runs as one step."""
+    script = [step(call("submit_plan", steps=scripts.PLAN[:2], rationale="notes")),
+              step(call("submit_evaluation", score=0.9, reasons="fine")), STEPS_1_2[0],
+              STEPS_1_2[1], {**step(call("list_files")), "latency_ms": 1500}
+              ] + _text() + [STEPS_1_2[2]]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=CONFIG, documents=[],
+                                 instructions=scripts.INSTRUCTIONS)
+        await wait_for_requests(model_server, handle.id, 5)
+        await handle.signal("rewind", "write beta in one line")
+        result = await handle.result()
+        state = await handle.query("state", result_type=JobState)
+    assert result.status == "completed", result
+    assert [(p["id"], p["title"], p["status"]) for p in state.strategy_detail["plan"]] == [
+        (1, "Write notes/a.md", "done"), (2, "Write notes/b.md", "failed"),
+        (3, "The rest of the task", "done")]
+    last = model_server.requests(handle.id)[-1]["messages"][0]["content"]
+    assert "The plan was set aside because: write beta in one line" in last, last
+
+
 async def test_every_stage_sees_the_task_in_a_job_that_cannot_read_it(
         client, task_queue, start_job, model_server):
     """A job without read_file (BFCL's: `tools.workspace: []`): the planner, the evaluator

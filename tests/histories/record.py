@@ -46,7 +46,10 @@ model echoes tool responses until the nudges run out, tried again in a fresh att
 (`react-quiet-retry`); with the small profile, a react job with a tool of the task that
 claims completion four times without work and ends `stuck` (`claim-needs-work`); a
 plan_revise_execute job whose revision, then one whose first plan, never comes: the best
-plan runs, the task runs as one step (`planning-goes-on`, `planning-goes-on-one-step`).
+plan runs, the task runs as one step (`planning-goes-on`, `planning-goes-on-one-step`); one
+whose step fails and whose revision of the rest never comes: the rest runs as one step
+(`replanning-goes-on`); a phase_alternation job whose tactical phases only call a tool of
+the task that writes no file, and go on past `max_idle_phases` (`work-without-files`).
 
     python -m tests.histories.record follow-up
 
@@ -318,6 +321,13 @@ SINGLE["todo-needs-a-call"] = ("phases-todo-needs-a-call", bootstrap()[:-2] + [
          call("todo_complete", notes="counted: 1 word")),
 ] + finish(), {"extends": "creator", "llm": {"profile": "small"},
                "tools": {"domain": ["word_count"]}, "breakers": {"no_progress_steps": 0}})
+_COUNTED = [step(call("word_count", path="instructions.md"),
+                  call("todo_complete", notes="counted"))] * 2
+SINGLE["work-without-files"] = ("phases-work-without-files", bootstrap(n_todos=2) + _COUNTED
+                                + transition("Again", 2, memory="m1") + _COUNTED
+                                + finish("counted twice"), {
+    "extends": "creator", "tools": {"domain": ["word_count"]},
+    "breakers": {"no_progress_steps": 0}, "phase_settings": {"max_idle_phases": 2}})
 SINGLE["claim-needs-work"] = ("react-claim-needs-work", [step(call("list_files"))] + [
     step(call("job_complete", summary="The task was completed successfully.", deliverables=[],
               confidence=0.9))] * 4,  # three refused: no work done; the fourth ends it stuck
@@ -353,6 +363,12 @@ SINGLE["planning-goes-on"] = ("pre-planning-goes-on", [  # no revision: the best
 SINGLE["planning-goes-on-one-step"] = ("pre-planning-goes-on-one-step", _NO_CALL + _NOTES, _PRE)
 TASKS["planning-goes-on"] = TASKS["planning-goes-on-one-step"] = strategy_scripts.INSTRUCTIONS
 FOLDERS["planning-goes-on-one-step"] = "planning-goes-on"
+SINGLE["replanning-goes-on"] = ("pre-replanning-goes-on", [  # a failed step, no replan
+    step(call("submit_plan", steps=[{"id": 1, "name": "Write notes/a.md", "detail": "alpha"},
+                                    {"id": 2, "name": "Write notes/b.md", "detail": "beta"}])),
+    step(call("submit_evaluation", score=0.9, reasons="fine")),
+    step(call("step_result", status="failed", summary="not yet"))] + _NO_CALL + _NOTES, _PRE)
+TASKS["replanning-goes-on"] = strategy_scripts.INSTRUCTIONS
 SINGLE["step-files-there"] = ("pre-step-files-there", [
     step(call("submit_plan", steps=[{"id": 1, "name": "Write the notes", "detail": "a, b"}])),
     step(call("submit_evaluation", score=0.9, reasons="fine")), _NOTES[0],

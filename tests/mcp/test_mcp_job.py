@@ -12,7 +12,7 @@ from temporalio.exceptions import ApplicationError
 
 from operate.replay import replay
 from tests.conftest import running_worker
-from tests.scripts import bootstrap, call, finish, step
+from tests.scripts import bootstrap, call, finish, step, transition
 
 CONFIG = {"tools": {"domain": ["time.get_current_time", "git.git_log", "notes_http.*"]}}
 
@@ -150,3 +150,27 @@ async def test_names_that_match_nothing_fail_the_job_at_its_start(
     error = json.loads(await s3.get("switchback", f"{handle.id}/output/error.json") or b"{}")
     assert error["code"] == "tools_unavailable"
     assert model_server.requests(handle.id) == []  # the model was never asked
+
+
+async def test_phases_whose_work_is_an_mcp_call_are_not_idle(
+        client, task_queue, start_job, model_server, s3, mcp):
+    """Tactical phases whose only work is an MCP tool call, which writes no workspace file,
+    are work all the same: past `phase_settings.max_idle_phases` of them the job goes on to
+    its end (patch work-without-files; before it, such a job ended `stuck`)."""
+    def asked() -> list[dict]:
+        return [step(call("time__get_current_time", timezone="UTC"),
+                     call("todo_complete", notes="asked the time")) for _ in range(2)]
+
+    script = (bootstrap(n_todos=2) + asked() + transition("Again", 2, memory="m1") + asked()
+              + finish("asked the time four times"))
+    config = {"tools": {"domain": ["time.get_current_time"]},
+              "breakers": {"no_progress_steps": 0}, "phase_settings": {"max_idle_phases": 2}}
+    async with running_worker(client, task_queue, mcp=mcp):
+        handle = await start_job(script, model_server, config=config,
+                                 instructions="Ask the time.", documents=[])
+        result = await handle.result()
+    assert result.status == "completed", result
+    assert result.phases == 5 and result.summary == "asked the time four times"
+    results = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
+               if m["role"] == "tool" and m["content"].startswith("{")]
+    assert results and all('"timezone": "UTC"' in m for m in results), results  # answered

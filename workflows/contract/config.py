@@ -275,7 +275,7 @@ class PhaseSettings(_Strict):
     max_todos: int = Field(20, ge=1)
     """The most todos a plan may have (a nested job: children per delegation)."""
     max_idle_phases: int = Field(3, ge=0)
-    """Tactical phases in a row that changed no file but the plan: the job stops (0: off)."""
+    """Tactical phases in a row with no file but the plan written, no task tool called (0: off)."""
     max_rewinds: int = Field(5, ge=0)
     """More rewind phases than this: the job stops `stuck` (0: off)."""
     model_may_restore: bool = False

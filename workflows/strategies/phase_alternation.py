@@ -84,6 +84,7 @@ class PhaseAlternation(Strategy):
         self._system = ""
         self._turn_start = 0  # todos completed before the current turn
         self._work = 0  # the current turn's work calls (ritual.work_calls)
+        self._ran: list[str] = []  # the current turn's calls, in the order they run
         # the small model profile's rules (llm.profile: small), or None
         self.small = SmallModel(config, port) if ritual.small_profile(config) else None
 
@@ -154,7 +155,20 @@ class PhaseAlternation(Strategy):
 
     def _execute(self, planned: list[PlannedCall]) -> NextStep:
         """Run the turn's calls, its job_complete last (ritual.job_complete_last)."""
-        return ExecuteTools(ritual.job_complete_last(planned) or planned)
+        calls = ritual.job_complete_last(planned) or planned
+        self._ran = [p.call.name for p in calls]
+        return ExecuteTools(calls)
+
+    def _task_calls(self, outcomes: list[ToolOutcome]) -> int:
+        """The turn's calls of a tool of the task that ran and wrote no file (an MCP
+        server's, a service's): work all the same, not an idle phase (patch
+        `work-without-files`; before it, three tactical phases of such calls ended the job
+        `stuck`)."""
+        t = self.cfg.config.tools
+        task = {*t.domain, *t.deferred}
+        ran = sum(o.ok and not o.changed and name in task
+                  for name, o in zip(self._ran, outcomes, strict=False))
+        return ran if ran and self.port.patched(ritual.WORK_WITHOUT_FILES) else 0
 
     def owns_tool(self, name: str) -> bool:
         return name in OWN_TOOLS
@@ -186,6 +200,7 @@ class PhaseAlternation(Strategy):
             ph.loaded += [t for t in o.tools_added if t not in ph.loaded]
             ph.writes += bool(o.ok and set(o.changed) - ritual.PLANNING_FILES)
             ph.refusals += not o.ok and o.code in ritual.REFUSALS
+        ph.writes += self._task_calls(outcomes)
         self.totals.tool_calls += len(outcomes)
         turn = {p for o in outcomes if o.ok for p in o.changed}
         completed = self.todos_completed > self._turn_start

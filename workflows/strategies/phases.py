@@ -30,7 +30,9 @@ class Phase(BaseModel):
     previous: str = ""  # strategic phases: what the phase before did (ritual.digest)
     loaded: list[str] = []  # deferred tools tool_search loaded in this phase
     evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
-    writes: int = 0  # tool calls that changed a file besides the plan (ritual.PLANNING_FILES)
+    # tool calls that changed a file besides the plan (ritual.PLANNING_FILES), and calls of a
+    # tool of the task that wrote none (patch work-without-files)
+    writes: int = 0
     changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
     refusals: int = 0  # calls the ritual refused in the phase (ritual.REFUSALS)
     todo_calls: int = 0  # work calls since the current todo became current (ritual.work_calls)

@@ -19,7 +19,8 @@
 - Every stage's prompt holds the task (instructions.md): a job without read_file planned,
   judged and ran steps of a task it never saw (BFCL). A planner or evaluator that answers
   without its tool after the nudges does not end the job: the plan runs unscored, the best
-  plan runs, or the task runs as one step (`_without_planner`).
+  plan runs, or the task (after a failed step or a rewind: what is left of it) runs as one
+  step (`_without_planner`).
 - Records a person reads: archive/plan_r<k>.md, archive/evaluation_r<k>.md,
   archive/steps/step_<id>.md and archive/plan.md (the plan as it stands, with results).
 - Interrupts: a rewind (signal, breaker) fails the current step with the issue and revises
@@ -75,6 +76,9 @@ STUCK = {"plan": "Submit the plan with submit_plan.",
 # a planner that answers without its tool after the nudges: the job goes on without it
 # (`_without_planner`), where it failed
 PLANNING_GOES_ON = "planning-goes-on"
+# a plan needed after a failed step or a rewind whose planner answers without its tool: the
+# rest of the task runs as one step (`_without_planner`), where the job failed
+REPLANNING_GOES_ON = "replanning-goes-on"
 # a done step_result naming files that are not in the workspace is refused (_files_not_there)
 STEP_FILES = "step-files-there"
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
@@ -319,8 +323,10 @@ class PlanReviseExecute(Strategy):
         An evaluation: the plan runs unscored. A revision: the best-scored plan runs (as after
         `max_rounds`). No plan yet, or none for a follow-up instruction: the task, or the
         instruction, runs as one step. A revision of the rest after a failed step or a
-        rewind is needed as such: none. Under BFCL the 1.5B model answered a revision with text four
-        times in five of ten cases, and the job failed with a plan in hand."""
+        rewind: the rest of the task runs as one step (patch `replanning-goes-on`; bounded
+        by `max_replans`, the repetition breaker's third trip, `limits.max_phases`). Under BFCL
+        the 1.5B model answered a revision with text four times in five of ten cases, and
+        the job failed with a plan in hand; a breaker's rewind failed the job the same way."""
         tool = "submit_evaluation" if st.kind == "evaluate" else "submit_plan"
         why = f"the model answered {st.nudges} times without calling {tool}"
         if st.kind == "evaluate":
@@ -328,6 +334,8 @@ class PlanReviseExecute(Strategy):
         if st.variant == "revision" and any(r.score is not None for r in self.rounds):
             return partial(self._best_runs, why)
         if not self.plan and not self.rounds or st.variant == "follow_up":
+            return partial(self._one_step, why)
+        if st.variant in ("replan", "rewind") and self.port.patched(REPLANNING_GOES_ON):
             return partial(self._one_step, why)
         return None
 
@@ -348,14 +356,22 @@ class PlanReviseExecute(Strategy):
                                           f"{best.round} ({_score(best):.2f}), runs")
 
     async def _one_step(self, why: str) -> NextStep:
-        """The task (or the follow-up instruction) as a plan of one step, after the done
-        ones."""
-        follow_up = self._st().variant == "follow_up"
-        step = PlanStep(id=max((p.id for p in self.plan), default=0) + 1,
-                        title="The follow-up instruction" if follow_up else "The task",
-                        detail=("Do what the latest follow-up instruction (at the end of the "
-                                "task below) asks." if follow_up else
-                                "Do the whole task below as one step."))
+        """The task, the follow-up instruction, or what is left of the task after a failed
+        step or a rewind, as a plan of one step after the done ones."""
+        st = self._st()
+        title, detail = "The task", "Do the whole task below as one step."
+        if st.variant == "follow_up":
+            title, detail = ("The follow-up instruction", "Do what the latest follow-up "
+                             "instruction (at the end of the task below) asks.")
+        elif st.variant in ("replan", "rewind"):
+            if self.plan:
+                title, detail = "The rest of the task", (
+                    "Do what is left of the task below as one step: the steps done so far "
+                    "and their results are in the plan above.")
+            detail += (" The plan was set aside because: "
+                       f"{' '.join(st.issue.split())[:300] or '(no reason given)'}")
+        step = PlanStep(id=max((p.id for p in self.plan), default=0) + 1, title=title,
+                        detail=detail)
         r = Round(round=len(self.rounds) + 1, steps=[step], kind="replan" if self.plan
                   else "plan", rationale=f"No plan came ({why}): the workflow's plan of one "
                   "step")
@@ -363,7 +379,8 @@ class PlanReviseExecute(Strategy):
         self.progress += 1
         if self.plan:  # (it writes the round's record)
             return await self._replanned(r, f"The plan of round {r.round}: {r.rationale}.")
-        await self.port.write_text(layout.plan_path(r.round), pr.round_record(r, ""))
+        await self.port.write_text(layout.plan_path(r.round), pr.round_record(
+            r, st.issue if st.variant in ("replan", "rewind") else ""))
         return await self._run_plan(r, r.rationale)
 
     async def _run_plan(self, chosen: Round, verdict: str) -> NextStep:

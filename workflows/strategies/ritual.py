@@ -22,8 +22,9 @@ Each answers a failure seen when a 1.5B model drove the phase machine (docs/loca
 - `digest`: what the phase before did (its todos with their notes, the files it wrote), in
   the next strategic phase's first message: the model no longer has to read the archive (the
   1.5B model read archive/phase_2.yaml over and over and never went on);
-- `Loops`: tactical phases in a row that changed no file, or too many rewinds: the job
-  stops as `stuck` with the reason (`phase_settings.max_idle_phases`, `max_rewinds`).
+- `Loops`: tactical phases in a row that changed no file and called no tool of the task
+  (patch `work-without-files`), or too many rewinds: the job stops as `stuck` with the
+  reason (`phase_settings.max_idle_phases`, `max_rewinds`).
 
 Pure functions of the strategy's state; `PLANNING_FILES` do not count as work done.
 """
@@ -516,6 +517,8 @@ def digest(number: int, status: str, todos: list[Todo], changed: list[str],
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
+# a tactical call of a tool of the task that wrote no file is work: not an idle phase
+WORK_WITHOUT_FILES = "work-without-files"
 PLAN_BY_WORKFLOW = "plan-by-workflow"  # Versioned: refused planning ends in the workflow's plan
 REFUSALS = frozenset({  # the ritual's refusals (job_complete's own: max_refusals)
     "plan_repeats", "not_this_todo", "transition_rejected", "todo_not_done", "plan_off_task",
@@ -526,7 +529,9 @@ class Loops(BaseModel):
     """What the ritual remembers across phases (carried by continue-as-new)."""
 
     done_plans: list[list[str]] = []  # completed todos of the last 10 tactical phases
-    idle_phases: int = 0  # tactical phases in a row that changed no file besides the plan
+    # tactical phases in a row that changed no file besides the plan and called no tool of
+    # the task
+    idle_phases: int = 0
     rewinds: int = 0  # rewind phases started
     refusals: int = 0  # job_complete calls the completion gate refused
 
@@ -544,8 +549,8 @@ class Loops(BaseModel):
         """Why the job stops as stuck (idle phases, too many rewinds), or None."""
         if b.max_idle_phases and self.idle_phases >= b.max_idle_phases:
             return (f"{self.idle_phases} tactical phases in a row changed no file besides the "
-                    f"plan (phase_settings.max_idle_phases={b.max_idle_phases}): the job loops "
-                    "without doing work")
+                    f"plan and called no tool of the task (phase_settings.max_idle_phases="
+                    f"{b.max_idle_phases}): the job loops without doing work")
         if b.max_rewinds and self.rewinds > b.max_rewinds:
             return (f"the job was rewound {self.rewinds} times (phase_settings.max_rewinds="
                     f"{b.max_rewinds}) without finishing")
