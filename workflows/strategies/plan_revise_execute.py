@@ -79,6 +79,7 @@ PLANNING_GOES_ON = "planning-goes-on"
 # a plan needed after a failed step or a rewind whose planner answers without its tool: the
 # rest of the task runs as one step (`_without_planner`), where the job failed
 REPLANNING_GOES_ON = "replanning-goes-on"
+SET_ASIDE = ("replan", "rewind")  # the plan stages that revise a plan set aside
 # a done step_result naming files that are not in the workspace is refused (_files_not_there)
 STEP_FILES = "step-files-there"
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
@@ -333,9 +334,8 @@ class PlanReviseExecute(Strategy):
             return partial(self._unscored, self._round(st.round), why)
         if st.variant == "revision" and any(r.score is not None for r in self.rounds):
             return partial(self._best_runs, why)
-        if not self.plan and not self.rounds or st.variant == "follow_up":
-            return partial(self._one_step, why)
-        if st.variant in ("replan", "rewind") and self.port.patched(REPLANNING_GOES_ON):
+        if (not self.plan and not self.rounds or st.variant == "follow_up"
+                or st.variant in SET_ASIDE and self.port.patched(REPLANNING_GOES_ON)):
             return partial(self._one_step, why)
         return None
 
@@ -363,7 +363,7 @@ class PlanReviseExecute(Strategy):
         if st.variant == "follow_up":
             title, detail = ("The follow-up instruction", "Do what the latest follow-up "
                              "instruction (at the end of the task below) asks.")
-        elif st.variant in ("replan", "rewind"):
+        elif st.variant in SET_ASIDE:
             if self.plan:
                 title, detail = "The rest of the task", (
                     "Do what is left of the task below as one step: the steps done so far "
@@ -380,7 +380,7 @@ class PlanReviseExecute(Strategy):
         if self.plan:  # (it writes the round's record)
             return await self._replanned(r, f"The plan of round {r.round}: {r.rationale}.")
         await self.port.write_text(layout.plan_path(r.round), pr.round_record(
-            r, st.issue if st.variant in ("replan", "rewind") else ""))
+            r, st.issue if st.variant in SET_ASIDE else ""))
         return await self._run_plan(r, r.rationale)
 
     async def _run_plan(self, chosen: Round, verdict: str) -> NextStep:
