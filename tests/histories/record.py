@@ -49,7 +49,9 @@ plan_revise_execute job whose revision, then one whose first plan, never comes: 
 plan runs, the task runs as one step (`planning-goes-on`, `planning-goes-on-one-step`); one
 whose step fails and whose revision of the rest never comes: the rest runs as one step
 (`replanning-goes-on`); a phase_alternation job whose tactical phases only call a tool of
-the task that writes no file, and go on past `max_idle_phases` (`work-without-files`).
+the task that writes no file, and go on past `max_idle_phases` (`work-without-files`); with
+the small profile, a plan_revise_execute step that made its call and failed with the text of
+its step_result's refusal: the step done (`refusal-echo`).
 
     python -m tests.histories.record follow-up
 
@@ -375,6 +377,17 @@ SINGLE["step-files-there"] = ("pre-step-files-there", [
     step(call("step_result", status="done", summary="both notes",  # refused: no workspace
               files=["notes/a.md", "notes/b.md", "workspace"])), _NOTES[1]], _PRE)
 TASKS["step-files-there"] = strategy_scripts.INSTRUCTIONS
+SINGLE["refusal-echo"] = ("pre-refusal-echo", [
+    step(call("submit_plan", steps=[{"id": 1, "name": "Count the words", "detail": "of it"}])),
+    step(call("submit_evaluation", score=0.9, reasons="fine")),
+    step(call("word_count", path="instructions.md")),
+    step(call("step_result", status="done", summary="counted", files=["workspace"])),  # refused
+    step(call("step_result", status="failed", summary=(  # the refusal repeated: the step done
+        "Error: not in the workspace: workspace. `files` names only the workspace files this "
+        "step wrote, none when it wrote none: call step_result again.")))],
+    {"extends": "defaults", "strategy": "plan_revise_execute", "llm": {"profile": "small"},
+     "tools": {"workspace": [], "domain": ["word_count"]}})
+TASKS["refusal-echo"] = "# Count\n\nCount the words of instructions.md.\n"
 SINGLE["restated"] = ("todo-restated", *SINGLE["planned"][1:])  # the todo restated as well
 SINGLE["quiet-retry"] = ("react-quiet-retry", [
     step(content="<tool_response>\nWrote 9 bytes to notes.md.\n</tool_response>")] * 4 + [

@@ -15,7 +15,9 @@
   the workspace and domain tools and `step_result(status, summary, files)`. "done" runs the
   next step; "failed" revises the rest of the plan (done steps stay) - at most
   `max_replans` times, then the job ends `stuck`. A step answered without tools after the
-  nudges is done with that answer.
+  nudges is done with that answer. A done naming files not in the workspace is refused; with
+  the small profile a failure that only repeats that refusal, in a step whose work ran, is
+  the step done without them (`_failed_or_echo`).
 - Every stage's prompt holds the task (instructions.md): a job without read_file planned,
   judged and ran steps of a task it never saw (BFCL). A planner or evaluator that answers
   without its tool after the nudges does not end the job: the plan runs unscored, the best
@@ -31,12 +33,14 @@
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from workflows import task_files
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
 from workflows.contract.config import PlanReviseExecuteSettings
 from workflows.prompts import render
@@ -59,6 +63,7 @@ from workflows.strategies.base import (
     react_prompt,
 )
 from workflows.strategies.plan_records import PlanStep, Round
+from workflows.strategies.ritual import small_profile
 
 Kind = Literal["plan", "evaluate", "step", "wrap_up"]
 Variant = Literal["work", "revision", "replan", "rewind", "wrap_up", "follow_up"]
@@ -82,6 +87,12 @@ REPLANNING_GOES_ON = "replanning-goes-on"
 SET_ASIDE = ("replan", "rewind")  # the plan stages that revise a plan set aside
 # a done step_result naming files that are not in the workspace is refused (_files_not_there)
 STEP_FILES = "step-files-there"
+# the small profile: a failed step_result whose summary repeats the step-files refusal, in a
+# step whose work ran, is the step done without those files (`_failed_or_echo`)
+REFUSAL_ECHO = "refusal-echo"
+FILES_SENTENCE = "files names only the workspace files this step wrote"  # (the refusal's)
+REFUSAL_PARTS = re.compile(r"error( \[step_incomplete\])?:|step_result refused \(\d+ of \d+\):")
+ECHO_OWN_WORDS = 6  # an echo's words of its own, before or after the refusal's, at most
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
 TITLES = {"work": "Plan", "revision": "Revise the plan", "replan": "Revise the rest of the plan",
           "rewind": "Rewind: reconsider the plan",
@@ -102,6 +113,8 @@ class Stage(BaseModel):
     steps: int = 0
     nudges: int = 0
     refusals: int = 0  # step: step_result calls refused for files not in the workspace
+    worked: list[str] = []  # step, small profile: the tools its work called (_work_done)
+    last_work: str = ""  # step, small profile: what the last of them returned (capped)
     tokens_in: int = 0
     tokens_out: int = 0
 
@@ -136,6 +149,7 @@ class PlanReviseExecute(Strategy):
         self.final_status: Literal["completed", "budget_exhausted"] = "completed"
         self.recorded = 0  # the last stage number in `history`
         self._system = ""
+        self._ran: list[str] = []  # the current batch's calls, in the order they run
 
     @property
     def settings(self) -> PlanReviseExecuteSettings:
@@ -180,8 +194,10 @@ class PlanReviseExecute(Strategy):
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
             st.nudges = 0
-            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, st.kind,
-                                           self.port.patched))
+            calls = plan_calls(reply.tool_calls, self.tools(), self.cfg, st.kind,
+                               self.port.patched)
+            self._ran = [p.call.name for p in calls]
+            return ExecuteTools(calls)
         st.nudges += 1
         limit = self.cfg.config.limits.max_nudges
         if st.nudges <= limit:
@@ -226,6 +242,8 @@ class PlanReviseExecute(Strategy):
                 if refused is not None:
                     return refused
             self.pending = partial(self._step_finished, status, summary, files)
+            if status == "failed" and self._echoes_refusal(summary):
+                self.pending = partial(self._failed_or_echo, summary, files)
             return ToolOutcome(ok=True, summary="Step result recorded." + (
                 " The rest of the plan is revised now." if status == "failed" else ""))
         self.completion = dict(args)  # job_complete (wrap-up)
@@ -252,11 +270,43 @@ class PlanReviseExecute(Strategy):
             f"the workspace: {', '.join(missing[:20])}. `files` names only the workspace files "
             "this step wrote, none when it wrote none: call step_result again."))
 
+    def _echoes_refusal(self, summary: str) -> bool:
+        """The small profile: does a failed step_result's summary only repeat the
+        step-files refusal (`_files_not_there`, `repeats_files_refusal`)?"""
+        return small_profile(self.cfg) and repeats_files_refusal(summary) and \
+            self.port.patched(REFUSAL_ECHO)
+
+    async def _failed_or_echo(self, summary: str, files: list[str]) -> NextStep:
+        """A failure that only repeats the refusal of files not in the workspace: a step
+        whose work ran (`Stage.worked`) is done without those files, as the refusal asked
+        ("none when it wrote none"); one that did no work failed as it said. The job's end
+        still holds every deliverable to being there."""
+        worked = self._st().worked
+        if not worked:
+            return await self._step_finished("failed", summary, files)
+        return await self._step_finished("done", (
+            f"Done by the step's calls of {', '.join(worked[:20])}; the last returned: "
+            f"{self._st().last_work} (Its step_result said failed only by repeating the "
+            "refusal of files not in the workspace: taken as done without them.)"), [])
+
+    def _work_done(self, outcomes: list[ToolOutcome]) -> list[tuple[str, ToolOutcome]]:
+        """The batch's calls that did work: a tool of the task (`tools.domain`, `deferred`)
+        that ran, or a call that changed a file of the work (not memory: as
+        `completion.record_outcome` counts work)."""
+        t = self.cfg.config.tools
+        task = {*t.domain, *t.deferred}
+        return [(name, o) for name, o in zip(self._ran, outcomes, strict=False)
+                if o.ok and name not in OWN_TOOLS and (
+                    name in task or any(map(task_files.work_file, o.changed)))]
+
     async def after_tools(self, outcomes: list[ToolOutcome]) -> NextStep:
         st = self._st()
         self.totals.tool_calls += len(outcomes)
         for o in outcomes:
             st.loaded += [t for t in o.tools_added if t not in st.loaded]
+        if st.kind == "step" and small_profile(self.cfg) and (work := self._work_done(outcomes)):
+            st.worked = list(dict.fromkeys(st.worked + [name for name, _ in work]))
+            st.last_work = " ".join(work[-1][1].summary.split())[:300]
         if self.completion is not None:
             return await self._complete()
         pending, self.pending = self.pending, None
@@ -563,3 +613,19 @@ class PlanReviseExecute(Strategy):
 def _score(plan: Round) -> float:
     """A scored plan's score (the best one runs)."""
     return plan.score or 0.0
+
+
+def repeats_files_refusal(summary: str) -> bool:
+    """Does a step's failure only repeat the refusal of its files (`_files_not_there`), at
+    most `ECHO_OWN_WORDS` words of its own before or after it, rather than say why the step
+    failed? Under BFCL the 1.5B model, refused for naming `workspace` (a name `ls` returned),
+    failed the step with the refusal's own text as its summary, and three revisions planned
+    and failed the same step so until the job's time ran out (bfcl-fix-8-pre, base_1)."""
+    said = " ".join(summary.replace("`", "").split()).lower()
+    at = said.find(FILES_SENTENCE)
+    if at < 0:
+        return False
+    lead, rest = said[:at], said[at + len(FILES_SENTENCE):]
+    lead = REFUSAL_PARTS.sub(" ", lead.split("not in the workspace:")[0])
+    rest = rest.replace(", none when it wrote none", "").replace(": call step_result again", "")
+    return len(lead.split()) <= ECHO_OWN_WORDS and len(rest.split()) <= ECHO_OWN_WORDS
