@@ -261,6 +261,10 @@ class ToolSets(_Strict):
     def known(self) -> set[str]:
         return {*self.workspace, *STRATEGIC_TOOLS, *TACTICAL_TOOLS, *self.domain, "tool_search"}
 
+    def of_the_task(self) -> set[str]:
+        """The tools of the task (domain and deferred): calls of them are the job's work."""
+        return {*self.domain, *self.deferred}
+
     def writes_files(self) -> bool:
         """Can the model write a workspace file (write_file among the workspace tools)?"""
         return "write_file" in self.workspace

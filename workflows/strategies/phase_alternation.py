@@ -164,8 +164,7 @@ class PhaseAlternation(Strategy):
         server's, a service's): work all the same, not an idle phase (patch
         `work-without-files`; before it, three tactical phases of such calls ended the job
         `stuck`)."""
-        t = self.cfg.config.tools
-        task = {*t.domain, *t.deferred}
+        task = self.cfg.config.tools.of_the_task()
         ran = sum(o.ok and not o.changed and name in task
                   for name, o in zip(self._ran, outcomes, strict=False))
         return ran if ran and self.port.patched(ritual.WORK_WITHOUT_FILES) else 0

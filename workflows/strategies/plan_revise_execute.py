@@ -90,7 +90,9 @@ STEP_FILES = "step-files-there"
 # the small profile: a failed step_result whose summary repeats the step-files refusal, in a
 # step whose work ran, is the step done without those files (`_failed_or_echo`)
 REFUSAL_ECHO = "refusal-echo"
-FILES_SENTENCE = "files names only the workspace files this step wrote"  # (the refusal's)
+# what the refusal tells the model to do; an echo of it is told by its first clause
+FILES_ADVICE = ("`files` names only the workspace files this step wrote, none when it wrote "
+                "none: call step_result again.")
 REFUSAL_PARTS = re.compile(r"error( \[step_incomplete\])?:|step_result refused \(\d+ of \d+\):")
 ECHO_OWN_WORDS = 6  # an echo's words of its own, before or after the refusal's, at most
 PROMPT = {"plan": "plan", "evaluate": "evaluate", "step": "step"}  # wrap_up: react_prompt
@@ -267,8 +269,7 @@ class PlanReviseExecute(Strategy):
         st.refusals += 1
         return ToolOutcome(ok=False, code="step_incomplete", summary=(
             f"Error [step_incomplete]: step_result refused ({st.refusals} of {limit}): not in "
-            f"the workspace: {', '.join(missing[:20])}. `files` names only the workspace files "
-            "this step wrote, none when it wrote none: call step_result again."))
+            f"the workspace: {', '.join(missing[:20])}. {FILES_ADVICE}"))
 
     def _echoes_refusal(self, summary: str) -> bool:
         """The small profile: does a failed step_result's summary only repeat the
@@ -293,8 +294,7 @@ class PlanReviseExecute(Strategy):
         """The batch's calls that did work: a tool of the task (`tools.domain`, `deferred`)
         that ran, or a call that changed a file of the work (not memory: as
         `completion.record_outcome` counts work)."""
-        t = self.cfg.config.tools
-        task = {*t.domain, *t.deferred}
+        task = self.cfg.config.tools.of_the_task()
         return [(name, o) for name, o in zip(self._ran, outcomes, strict=False)
                 if o.ok and name not in OWN_TOOLS and (
                     name in task or any(map(task_files.work_file, o.changed)))]
@@ -621,11 +621,15 @@ def repeats_files_refusal(summary: str) -> bool:
     failed? Under BFCL the 1.5B model, refused for naming `workspace` (a name `ls` returned),
     failed the step with the refusal's own text as its summary, and three revisions planned
     and failed the same step so until the job's time ran out (bfcl-fix-8-pre, base_1)."""
-    said = " ".join(summary.replace("`", "").split()).lower()
-    at = said.find(FILES_SENTENCE)
+    said, advice = _plain(summary), _plain(FILES_ADVICE)
+    first = advice.split(",")[0]  # "files names only the workspace files this step wrote"
+    at = said.find(first)
     if at < 0:
         return False
-    lead, rest = said[:at], said[at + len(FILES_SENTENCE):]
-    lead = REFUSAL_PARTS.sub(" ", lead.split("not in the workspace:")[0])
-    rest = rest.replace(", none when it wrote none", "").replace(": call step_result again", "")
-    return len(lead.split()) <= ECHO_OWN_WORDS and len(rest.split()) <= ECHO_OWN_WORDS
+    lead = REFUSAL_PARTS.sub(" ", said[:at].split("not in the workspace:")[0])
+    own_after = [w for w in said[at + len(first):].split() if w not in advice.split()]
+    return len(lead.split()) <= ECHO_OWN_WORDS and len(own_after) <= ECHO_OWN_WORDS
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("`", "").split()).lower()
