@@ -43,6 +43,7 @@ from temporalio.api.workflowservice.v1 import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
+from activities.model import profiles
 from activities.model.endpoints import EndpointError, check_job_llm, select
 from activities.storage.buckets import bucket_problem
 from workflows.contract import LOAD_CONFIG, LoadConfigRequest
@@ -50,9 +51,8 @@ from workflows.contract.config import (
     JobConfig,
     ResolvedConfig,
     StrategicTodos,
-    earlier_names,
     prompt_file,
-    retired,
+    refuse_old_names,
 )
 
 PROMPTS = ("strategic", "tactical", "kickoff", "nudge", "cut_off", "summarization", "react",
@@ -223,11 +223,8 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
             job_dir, c.check.command, f"{where}: completion.check").is_file()):
         raise ConfigError(f"{where}: completion.check: '{c.check.command}' is not a file of "
                           "the job's config folder")
-    if cfg.llm.profile != "small" and (cfg.small.expect_lines
-                                       or cfg.small.plans_name_deliverables):
-        raise ConfigError(f"{where}: small.expect_lines and small.plans_name_deliverables are "
-                          "rules of the small model profile: set llm.profile: small (or declare "
-                          "`deliverables:`, which every job's completion is checked against)")
+    if bad_profile := profiles.problem(cfg.llm.profile):
+        raise ConfigError(f"{where}: llm.profile: {bad_profile}")
     bad_bucket = bucket_problem(cfg.workspace.bucket) if policy else None
     if bad_bucket:
         raise ConfigError(f"{where}: workspace.bucket: {bad_bucket}")
@@ -318,16 +315,12 @@ def _parsed(path: Path, parse: bool = True) -> Any:
 
 
 def _current_names(data: dict[str, Any], where: str) -> dict[str, Any]:
-    """One file's mapping with the settings' names before 0.x moved to their places (before
-    the merge, so that a config's new name wins over its base's old one). A retired setting
-    is refused with what it became."""
-    if gone := retired(data):
-        raise ConfigError(f"{where}: {'; '.join(gone)}")
+    """One file's mapping, refused (naming the file) when it gives a retired or renamed
+    setting: what the setting is now."""
     try:
-        renamed: dict[str, Any] = earlier_names(data)
+        return refuse_old_names(data)  # type: ignore[no-any-return]
     except ValueError as e:
         raise ConfigError(f"{where}: {e}") from None
-    return renamed
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

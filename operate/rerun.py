@@ -18,7 +18,6 @@ from activities.storage.s3 import S3Store
 from activities.storage.snapshots import load_snapshot, restore_workspace
 from workflows.carry import Carried, JobRun, PhaseStart
 from workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef, layout
-from workflows.strategies.ritual import small_profile
 
 
 async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: str,
@@ -34,10 +33,8 @@ async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: s
     await restore_workspace(s3, WorkspaceRef(bucket=bucket, job_id=job_id), files, new_id)
     cfg = cfg.model_copy(update={
         "replay_from": job_id, "replay_on_divergence": "stop" if stop_at_divergence else "live"})
-    # a fresh run on today's code: the deliverables as a job started now takes them
-    completion = state.completion.model_copy(update={"task_first": small_profile(cfg)})
     carry = Carried(cfg=cfg, objective=state.objective, strategy=state.strategy,
-                    breakers=state.breakers, turn=state.turn, completion=completion)
+                    breakers=state.breakers, turn=state.turn, completion=state.completion)
     return await client.start_workflow(WORKFLOW_TYPE, JobRun(config=cfg.name, carry=carry),
                                        id=new_id, task_queue=task_queue,
                                        result_type=JobResult)

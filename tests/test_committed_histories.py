@@ -1,8 +1,8 @@
 """The committed histories replay against the current code (docs/versioning.md).
 
-One history per scenario, recorded at the 0.x baseline (`python -m tests.histories.record`,
-`... strategies`, `... hostile`) under the scenario's name; a change guarded by
-`workflow.patched(<id>)` after the baseline records its own under
+One history per scenario, recorded at the second baseline (`python -m tests.histories.record`,
+`... singles`, `... strategies`, `... hostile`, `... follow-up`) under the scenario's name; a
+change guarded by `workflow.patched(<id>)` after the baseline records its own under
 `tests/histories/<id>/`, and `test_every_patch_has_its_history` holds it to that.
 """
 
@@ -25,7 +25,8 @@ ROOT = Path(__file__).parent.parent
 FILES = sorted(HERE.rglob("*.json"))
 SCENARIOS = {"plain", "rewind", "approval", "continue-as-new-run1", "failure", "mcp",
              "local-failure", "ritual", "rewind-restore", "completion-gate",
-             "complete-when-met"}
+             "phases-declared-met", "phases-declared-nothing", "react-gave-up",
+             "react-claim-beside-a-failure", "pre-step-files-there", "react-small-profile"}
 
 
 def test_there_is_a_history_of_each_scenario():
@@ -37,7 +38,7 @@ def test_there_is_a_history_of_each_scenario():
             "follow-up-phases.follow-up"} <= names
     # one per scenario at the baseline; since it, a patch's own folder, its path recorded
     # (at most one before and one after per strategy it changes)
-    assert len(list(HERE.glob("*.json"))) <= 30
+    assert len(list(HERE.glob("*.json"))) <= 42
     for folder in (d for d in HERE.iterdir() if d.is_dir() and d.name != "__pycache__"):
         assert len(list(folder.glob("*.json"))) <= 4, folder
 
@@ -136,11 +137,15 @@ def test_local_tools_are_typed_and_the_restore_runs_once():
 
 
 def test_the_completion_histories_verify_the_deliverables():
-    """A job_complete refused while out.md is missing, then taken; a small-profile job the
-    workflow completes at its tactical phase's end."""
+    """A job_complete refused while out.md is missing, then taken; a job whose model never
+    claims, completed by the workflow with the deliverables it declared and `stuck` without
+    them; a claim with confidence 0, `stuck`."""
     assert '"deliverables":["out.md"]' in payloads("completion-gate.json")
     assert "job_incomplete" in payloads("completion-gate.json")
-    assert "Completed by the workflow" in payloads("complete-when-met.json")
+    assert "Completed by the workflow" in payloads("phases-declared-met.json")
+    nothing = payloads("phases-declared-nothing.json")
+    assert "Completed by the workflow" not in nothing and '"status":"stuck"' in nothing
+    assert '"status":"stuck"' in payloads("react-gave-up.json")
 
 
 def test_the_follow_up_set_has_a_second_turn():

@@ -140,28 +140,6 @@ async def test_a_missing_deliverable_names_a_file_of_its_name_elsewhere(s3):
                         "path)"]
 
 
-async def test_a_claim_of_workspace_path_with_the_small_profile(s3):
-    """The small profile mends a write to `workspace/<path>` into <path>; the model then
-    claims `workspace/joined.txt` (a react run ended `stuck` with every file right). With the
-    profile's flag the claim is read as joined.txt where no file lies under workspace/;
-    without it, or where such a file lies, the path is the path."""
-    from activities.storage import deliverables
-    from workflows.contract import WorkspaceRef
-
-    ws = WorkspaceRef(bucket="switchback", job_id=f"claimed-{uuid.uuid4().hex[:8]}")
-    await s3.ensure_bucket(ws.bucket)
-    await s3.put(ws.bucket, f"{ws.job_id}/joined.txt", b"alpha\nbeta\n")
-    claim = ["workspace/joined.txt"]
-    assert await deliverables.check(s3, ws, claim, True) == (["joined.txt"], [])
-    assert (await deliverables.check(s3, ws, claim))[1] == [
-        "workspace/joined.txt does not exist (joined.txt does: the deliverable is "
-        "workspace/joined.txt, at that path)"]
-    assert (await deliverables.check(s3, ws, ["workspace/other.txt"], True))[1] == [
-        "other.txt does not exist"]
-    await s3.put(ws.bucket, f"{ws.job_id}/workspace/kept.md", b"a folder named workspace\n")
-    assert (await deliverables.check(s3, ws, claim, True))[0] == []
-
-
 async def test_a_file_named_as_a_folder_does_not_break_the_check(client, task_queue,
                                                                  start_job, model_server):
     """S3 holds `notes` beside `notes/apples.md` (the 1.5B model wrote a file named as its
@@ -171,18 +149,3 @@ async def test_a_file_named_as_a_folder_does_not_break_the_check(client, task_qu
         notes(APPLES, call("write_file", path="notes", content="all the notes in one file\n")),
         finish()])
     assert result.status == "completed" and result.completed_by == "model", result
-
-
-def test_a_job_that_declares_a_workspace_folder_deliverable_is_held_to_it():
-    """A claim under workspace/ is mended only where the job declares nothing there, as a
-    write is: a declared `workspace/report.md` stays that path, whatever lies at report.md."""
-    from workflows import completion
-    from workflows.contract import WorkspaceRef
-    ws = WorkspaceRef(bucket="switchback", job_id="j")
-    small = load_config({"extends": "defaults", "llm": {"profile": "small"}}, policy=False)
-    own = load_config({"extends": "defaults", "llm": {"profile": "small"},
-                       "deliverables": ["workspace/report.md"]}, policy=False)
-    plain = load_config({"extends": "defaults", "llm": {"profile": "none"}}, policy=False)
-    assert completion.request(small, ws, ["a.md"]).mend_workspace_folder
-    assert not completion.request(own, ws, ["workspace/report.md"]).mend_workspace_folder
-    assert not completion.request(plain, ws, ["a.md"]).mend_workspace_folder

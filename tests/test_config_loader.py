@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 from temporalio.common import RetryPolicy
 
 from activities.config_files import DEFAULT_DIR, ConfigError, load_config
 from workflows.contract.config import (
+    RENAMED,
     RETIRED,
-    ContextPolicy,
     JobConfig,
     LlmSettings,
     RetrySettings,
 )
-from workflows.contract.requests import SEARCH_RESULTS, ToolLimits
 from workflows.retry_policies import retry_policy
 
 
@@ -130,72 +130,22 @@ def test_retry_settings_are_temporal_retry_policies(root: Path) -> None:
     assert (c.tools.timeout_seconds, c.workspace.timeout_seconds) == (120, 30)
 
 
-def test_earlier_names_load_in_their_new_places(root: Path) -> None:
-    """A config (or a job's carried state) written with the names before the baseline."""
-    c = load_config({"llm": {"max_attempts": 4, "max_retry_interval_seconds": 9,
-                             "profile": "small"},
-                     "retries": {"tool_attempts": 5, "tool_initial_interval_seconds": 0.5,
-                                 "tool_backoff": 1.5, "tool_timeout_seconds": 7,
-                                 "workspace_attempts": 6, "workspace_timeout_seconds": 8},
-                     "completion": {"max_refusals": 2, "expect_lines": {"a.md": ["x"]},
-                                    "plan_after_refusals": 0, "plans_name_deliverables": True},
-                     "breakers": {"max_idle_phases": 4, "max_rewinds": 6},
-                     "rewind": {"model_may_restore": True}},
-                    root).config
-    assert (c.llm.retry.maximum_attempts, c.llm.retry.maximum_interval_seconds) == (4, 9)
-    assert c.tools.retry == RetrySettings(initial_interval_seconds=0.5, backoff_coefficient=1.5,
-                                          maximum_attempts=5)
-    assert c.tools.timeout_seconds == 7 and c.workspace.timeout_seconds == 8
-    assert (c.workspace.retry.maximum_attempts, c.workspace.retry.maximum_interval_seconds) == (
-        6, 20)
-    assert c.small.expect_lines == {"a.md": ["x"]} and c.small.plan_after_refusals == 0
-    assert c.small.plans_name_deliverables and c.completion.max_refusals == 2
-    ps = c.phase_settings  # phase_alternation's own settings, under its own key
-    assert (ps.max_idle_phases, ps.max_rewinds, ps.model_may_restore) == (4, 6, True)
-    assert "retries" not in c.model_dump() and "rewind" not in c.model_dump()
-    assert JobConfig.model_validate(c.model_dump()) == c  # the new shape reads back as itself
-    with pytest.raises(ConfigError, match=r"retries\.tool_atempts: not a setting; the retry "
-                                          r"policies are llm.retry, tools.retry"):
-        load_config({"retries": {"tool_atempts": 5}}, root)
-    with pytest.raises(ConfigError, match=r"rewind\.allow: not a setting; the model's "
-                                          r"restores are phase_settings.model_may_restore"):
-        load_config({"rewind": {"allow": True}}, root)
-
-
-def test_retired_settings_are_refused_in_configs_and_dropped_from_carried_state(
-        root: Path) -> None:
-    """A setting the baseline made a fixed rule: a config that sets it is told what it
-    became; a job's state or a history that holds it still loads (requests in flight too)."""
-    with pytest.raises(ConfigError, match=r"\(inline\): breakers.similarity_threshold: no "
-                                          r"longer a setting \(texts 90 % alike"):
-        load_config({"breakers": {"similarity_threshold": 0.8, "repetition_window": 4}}, root)
-    write(root, "base", {"extends": "defaults", "budget": {"warn_at": [0.5]}})
-    with pytest.raises(ConfigError, match=r"base.*budget.warn_at: no longer a setting"):
-        load_config({"extends": "base"}, root)
-    old = {"breakers": {"similarity_threshold": 0.8, "repetition_window": 4},
-           "context": {"clear_min_chars": 10, "window_fraction": 0.5, "keep_tool_results": 2,
-                       "keep_recent_messages": 4},
-           "llm": {"max_identical_failures": 2, "max_attempts": 4,
-                   "local_call_below_seconds": 0.1},
-           "limits": {"max_output_chars": 5000, "todo_completes_per_turn": 0},
-           "tools": {"search_results": 1, "deferred": ["x"]},
-           "budget": {"wrap_up_steps": 2, "max_tokens": 10}}
-    c = JobConfig.model_validate(old)
-    assert (c.breakers.repetition_window, c.context.keep_tool_results) == (4, 2)
-    assert (c.tools.deferred, c.budget.max_tokens) == (["x"], 10)
-    assert c.llm.retry.maximum_attempts == 4 and c == JobConfig.model_validate(c.model_dump())
-    assert LlmSettings.model_validate({"max_identical_failures": 2}) == LlmSettings()
-    assert LlmSettings.model_validate({"local_call_below_seconds": 0.1}) == LlmSettings()
-    assert ContextPolicy.model_validate({"window_fraction": 0.5}).threshold() == 76_800
-    assert ContextPolicy.model_validate({"keep_recent_messages": 4}) == ContextPolicy()
-    # a tool call recorded with the job's tools.search_results reads back as it was sent
-    limits = {"read_max_chars": 1, "max_file_bytes": 1, "min_todos": 1, "max_todos": 1}
-    assert ToolLimits.model_validate({**limits, "search_results": 1}).search_results == 1
-    assert ToolLimits.model_validate(limits).search_results == SEARCH_RESULTS
+@pytest.mark.parametrize(("section", "key"), sorted(RENAMED))
+def test_a_renamed_setting_is_refused_naming_its_new_name(root: Path, section: str,
+                                                          key: str) -> None:
+    """A config, file or inline, that gives a setting by its earlier name is refused with
+    the name it has now (nothing is moved into place silently)."""
+    write(root, "old", {"extends": "defaults", section: {key: 1}})
+    with pytest.raises(ConfigError, match=re.escape(
+            f"{section}.{key}: renamed, now {RENAMED[section, key]}")) as info:
+        load_config("old", root)
+    assert str(info.value).startswith("configs/old/config.yaml: ")  # the file that gives it
+    with pytest.raises(ConfigError, match=re.escape(f"{section}.{key}: renamed, now")):
+        load_config({section: {key: 1}}, root)
 
 
 @pytest.mark.parametrize(("section", "key"), sorted(RETIRED))
-def test_each_retired_setting_in_a_config_file_is_refused_with_what_it_became(
+def test_each_retired_setting_is_refused_with_what_it_became(
         root: Path, section: str, key: str) -> None:
     setting = {section: {key: 1}} if section else {key: 1}  # "": a top-level setting
     write(root, "old", {"extends": "defaults", **setting})
@@ -204,37 +154,29 @@ def test_each_retired_setting_in_a_config_file_is_refused_with_what_it_became(
     ) as info:
         load_config("old", root)
     assert str(info.value).startswith("configs/old/config.yaml: ")  # the file that sets it
-    assert JobConfig.model_validate(setting) == JobConfig()  # carried: dropped
+    with pytest.raises(ValidationError):
+        JobConfig.model_validate(setting)
+
+
+def test_the_small_section_is_gone(root: Path) -> None:
+    with pytest.raises(ConfigError, match=r"small: Extra inputs are not permitted"):
+        load_config({"small": {"expect_lines": {"a.md": ["x"]}}}, root)
+    with pytest.raises(ConfigError, match=r"retries: Extra inputs are not permitted"):
+        load_config({"retries": {"tool_atempts": 5}}, root)
 
 
 def test_carried_state_keeps_each_kinds_retry_defaults() -> None:
-    """A config carried in a job's state before the rename (validated directly, no loader
-    and no defaults.yaml under it): the settings it does not name keep their kind's
-    defaults (the workspace's longest wait 20 s, the tools' 2 s x 3)."""
-    old = {"llm": {"max_attempts": 4}, "retries": {"tool_attempts": 5, "workspace_attempts": 6}}
-    c = JobConfig.model_validate(old)
+    """A config validated directly (no loader, no defaults.yaml under it): the settings it
+    does not name keep their kind's defaults (the workspace's longest wait 20 s, the tools'
+    2 s x 3)."""
+    c = JobConfig.model_validate({"llm": {"retry": {"maximum_attempts": 4}},
+                                  "tools": {"retry": {"maximum_attempts": 5}}})
     assert c.llm.retry == RetrySettings(maximum_interval_seconds=60, maximum_attempts=4)
     assert c.llm.retry.longest_wait() == 60
     assert (c.tools.retry.initial_interval_seconds, c.tools.retry.backoff_coefficient) == (2, 3)
     assert c.workspace.retry.maximum_interval_seconds == 20
     assert LlmSettings.model_validate({"retry": {"maximum_attempts": 3}}).retry.longest_wait() \
         == 60
-
-
-def test_a_new_name_beats_a_bases_old_one_and_both_in_one_file_are_refused(root: Path) -> None:
-    write(root, "base", {"extends": "defaults", "retries": {"tool_attempts": 5},
-                         "llm": {"max_attempts": 4}})
-    c = load_config({"extends": "base", "tools": {"retry": {"maximum_attempts": 9}},
-                     "llm": {"retry": {"maximum_attempts": 2}}}, root).config
-    assert (c.tools.retry.maximum_attempts, c.llm.retry.maximum_attempts) == (9, 2)
-    with pytest.raises(ConfigError, match=r"\(inline\): retries.tool_attempts and "
-                       r"tools.retry.maximum_attempts are the same setting"):
-        load_config({"retries": {"tool_attempts": 5},
-                     "tools": {"retry": {"maximum_attempts": 9}}}, root)
-    with pytest.raises(ConfigError, match=r"retries: not a setting"):
-        load_config({"retries": None}, root)
-    with pytest.raises(ConfigError, match=r"tools: Input should be a valid dictionary"):
-        load_config({"tools": "x", "retries": {"tool_attempts": 5}}, root)
 
 
 def test_a_retry_policy_temporal_refuses_is_refused_when_the_config_loads(root: Path) -> None:
@@ -337,10 +279,14 @@ def test_non_string_extends_is_a_config_error(root: Path, parent: object) -> Non
         load_config({"extends": parent}, root)
 
 
-def test_a_reruns_carried_state_from_before_keeps_its_source():
+def test_a_reruns_source_is_the_resolved_configs_not_the_jobs():
+    """`starter.py rerun` sets the source on the job it lays out; a config that names one
+    itself is refused (job input never reaches another job's recorded answers)."""
     from workflows.contract.config import ResolvedConfig
-    old = load_config({"extends": "defaults"}, policy=False).model_dump()
-    old["config"]["llm"] |= {"replay_from": "job-1", "replay_on_divergence": "stop"}
-    cfg = ResolvedConfig.model_validate(old)
-    assert (cfg.replay_from, cfg.replay_on_divergence) == ("job-1", "stop")
-    assert "replay_from" not in cfg.config.llm.model_dump()
+    cfg = load_config({"extends": "defaults"}, policy=False)
+    assert ResolvedConfig.model_validate({**cfg.model_dump(), "replay_from": "job-1"}
+                                         ).replay_from == "job-1"
+    old = cfg.model_dump()
+    old["config"]["llm"] |= {"replay_from": "job-1"}
+    with pytest.raises(ValidationError, match="llm.replay_from: no longer a setting"):
+        ResolvedConfig.model_validate(old)

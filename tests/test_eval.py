@@ -23,9 +23,9 @@ SUMMARY = "# Summary\n\n- notes/apples.md: Apples\n- notes/bananas.md: Bananas\n
 
 def phase_alternation(summary: str, tries: int = 1,
                       third: str = "Write output/summary.md") -> list[dict]:
-    """The notes job in 7 model calls: its deliverables are there after the tactical phase,
-    and the small profile (the `local` endpoint's) ends it there. The steps after are for a
-    job that goes on (`tries` job_complete calls)."""
+    """The notes job in 10 model calls: the bootstrap, a tactical phase that writes the three
+    files, a transition that claims completion (`tries` job_complete calls, for a job whose
+    claim is refused)."""
     todos = [{"id": 1, "content": "Write notes/apples.md"},
              {"id": 2, "content": "Write notes/bananas.md"},
              {"id": 3, "content": third}]
@@ -90,16 +90,16 @@ async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_que
         assert runs[job_id]["success"] and runs[job_id]["status"] == "completed"
     assert runs[f"{prefix}-react-1"]["model_calls"] == 3
     assert runs[f"{prefix}-react-1"]["ended_by"] == "model"
-    assert runs[f"{prefix}-phase-alternation-1"]["model_calls"] == 7  # the small profile
-    assert runs[f"{prefix}-phase-alternation-1"]["ended_by"] == "workflow"
+    assert runs[f"{prefix}-phase-alternation-1"]["model_calls"] == 10
+    assert runs[f"{prefix}-phase-alternation-1"]["ended_by"] == "model"
     assert runs[f"{prefix}-react-1"]["outcome"] == "success"
     # no content check (only the eval's checker reads the lines): completed, a false one
-    assert bad["model_calls"] == 7 and bad["status"] == "completed"
+    assert bad["model_calls"] == 10 and bad["status"] == "completed"
     assert all(r["prompt_tokens"] > 0 and r["cost_usd"] > 0 and r["wall_seconds"] > 0
                for r in first)
     table = (tmp_path / f"{prefix}.md").read_text()
-    assert "| phase_alternation | 2 | 1/2 (50%) | 1 | 0 | 0 | 7 |" in table
-    assert "| workflow | success |" in table and "| workflow | false completion |" in table
+    assert "| phase_alternation | 2 | 1/2 (50%) | 1 | 0 | 0 | 10 |" in table
+    assert "| model | success |" in table and "| model | false completion |" in table
     assert "| react | 2 | 2/2 (100%) | 0 | 0 | 0 | 3 |" in table
     assert (tmp_path / f"{prefix}.png").stat().st_size > 10_000
 

@@ -1,9 +1,8 @@
 """A nested job's children work in `<parent>/subjobs/<child>/`. Nobody else gets in: not a
-job started by hand with `nested.within_parent` (here by its name before 0.x,
-`workspace.within_parent`), not a forged carry, not the child of a workflow that is not
-an AgentJob, not the child of an impostor "AgentJob" (run by the attacker's own worker)
-that borrows a finished job's id or that owns no workspace. The worker's guard asks
-Temporal who the parent is and checks the parent's prefix marker."""
+job started by hand with `nested.within_parent`, not a forged carry, not the child of a
+workflow that is not an AgentJob, not the child of an impostor "AgentJob" (run by the
+attacker's own worker) that borrows a finished job's id or that owns no workspace. The
+worker's guard asks Temporal who the parent is and checks the parent's prefix marker."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from tests.forge import forged_job
 from tests.scripts import full_job
 from workflows.contract import layout
 
-WITHIN = {"extends": "creator", "workspace": {"within_parent": True}}
+WITHIN = {"extends": "creator", "nested": {"within_parent": True}}
 
 
 async def objects(s3, prefix: str) -> dict[str, str]:

@@ -30,7 +30,6 @@ from tests.scripts import (
 from tests.test_bad_model_input import tool_messages
 
 CONFIG = {"extends": "creator", "breakers": {"no_progress_steps": 0}}
-SMALL = {**CONFIG, "llm": {"profile": "small"}}  # the small model profile's rules
 
 
 async def run(client, task_queue, start_job, model_server, script, config=None, **inp):
@@ -68,7 +67,7 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
     boot = [t if isinstance(t, str) else t.content
             for t in load_config("defaults", policy=False).strategic_todos.bootstrap]
     copied = [{"id": 1, "content": boot[0]},
-              {"id": 2, "content": boot[1].replace(" (write_file)", "")},
+              {"id": 2, "content": "2. " + boot[1]},
               {"id": 3, "content": "Write notes/a.md"}]
     script = bootstrap()[:-2] + [
         step(call("todo_write", phase="P", description="d", todos=copied)),
@@ -77,14 +76,14 @@ async def test_a_plan_that_copies_the_predefined_todos_is_refused(client, task_q
                   todos=[{"id": 1, "content": "Write work/a_1.md"}])),
         step(call("todo_complete", notes="todos")),
     ] + tactical(1) + finish()
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     SMALL)
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
     assert result.status == "completed"
     assert any(m.startswith("Error [plan_repeats]: todos.yaml was not written: the plan "
                             "repeats the predefined bootstrap todos of a strategic phase (2 of 3 "
                             "todos") for m in msgs), "\n".join(msgs)
-    assert "Phase transition rejected: todos.yaml not found. Create it with todo_write. The todo " \
-        "stays open: fix todos.yaml (use todo_write), then call todo_complete again." in msgs
+    assert "Error [transition_rejected]: Phase transition rejected: todos.yaml not found. " \
+        "Create it with todo_write. The todo stays open: fix todos.yaml (use todo_write), " \
+        "then call todo_complete again." in msgs
     assert await s3.get("switchback", f"{handle.id}/work/a_1.md") == b"result a 1\n"
 
 
@@ -133,50 +132,6 @@ async def test_a_tactical_phase_without_file_tools_works_with_the_domain_only(
                             for p in tactical)
     assert all("write_file" not in p.split("## The task")[0] for p in tactical)
     assert any("write_file" in p for p in systems if p.startswith("You are in STRATEGIC"))
-
-
-async def test_a_todo_naming_a_file_is_not_held_to_it_without_write_file(
-        client, task_queue, start_job, model_server, s3):
-    """The small profile holds "Write X" to X; not in a tactical phase that has no write_file
-    (phase_settings.tactical_workspace: []): there only todo_rewind would have got out."""
-    script = bootstrap()[:-2] + [
-        step(call("todo_write", phase="P", description="d",
-                  todos=[{"id": 1, "content": "Write notes/x.md with the totals"}])),
-        step(call("todo_complete", notes="todos")),
-        step(call("word_count", path="instructions.md"),
-             call("todo_complete", notes="done with the domain tool")),
-    ] + finish()
-    config = {**SMALL, "tools": {"domain": ["word_count"]},
-              "phase_settings": {"tactical_workspace": []}}
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     config)
-    assert result.status == "completed", result
-    assert not any(m.startswith("Error [todo_not_done]") for m in msgs), msgs
-
-
-async def test_a_todo_completed_without_a_call_is_refused_once(client, task_queue, start_job,
-                                                               model_server, s3):
-    """Small profile (patch todo-needs-a-call): BFCL's tactical phases under the 1.5B model
-    completed their one todo in their first answer, no tool called, with notes of work never
-    done. The first such todo_complete is refused; the model calls the tool, then completes."""
-    script = bootstrap()[:-2] + [
-        step(call("todo_write", phase="P", description="d",
-                  todos=[{"id": 1, "content": "Count the words of instructions.md"}])),
-        step(call("todo_complete", notes="todos")),
-        step(call("todo_complete", notes="counted")),  # refused: no call
-        step(call("word_count", path="instructions.md"),
-             call("todo_complete", notes="counted: 1 word")),
-    ] + finish()
-    config = {**SMALL, "tools": {"domain": ["word_count"]}}
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     config)
-    assert result.status == "completed", result
-    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: no tool call was made for "
-                      "it. Do what it asks with the task's tools, then call todo_complete with "
-                      "what they returned; if it needs no tool at all, call todo_complete "
-                      "again.") == 1, msgs
-    archived = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
-    assert "counted: 1 word" in archived
 
 
 async def test_the_task_is_in_the_prompt_and_cut_to_its_bound(client, task_queue, start_job,
@@ -246,13 +201,9 @@ async def test_a_strategic_todo_that_asks_for_the_plan_gets_no_deliverable_writt
 
 async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
         client, task_queue, start_job, model_server, s3):
-    """Eval round 10, phase_alternation run 3: asked for main_plan.md, the 1.5B model
-    rewrote workspace.md (its first todo, done) again and again, and between tries called a
-    todo_complete that was refused. Now the rewrite is refused (patch
-    off-todo-planning-writes) and both refusals show the one write to copy, main_plan.md
-    listing the deliverables; a turn that writes main_plan.md may still update the memory."""
-    config = {**SMALL, "small": {"expect_lines": {"work/a_1.md": [
-        "result a 1", {"glob": "*", "describe": "anything"}]}}}
+    """Asked for main_plan.md, a rewrite of workspace.md (the first todo, done) is refused,
+    and so is the todo_complete while main_plan.md is missing; a turn that writes
+    main_plan.md may still update the memory."""
     memory = call("write_file", path="workspace.md", content="# Workspace\n\nagain\n")
     script = [step(call("write_file", path="workspace.md", content="# Workspace\n\nx\n")),
               step(memory),  # refused: task 1 is done, task 2 asks for main_plan.md
@@ -260,87 +211,16 @@ async def test_a_done_todos_file_is_not_rewritten_while_the_plan_is_asked_for(
               step(call("write_file", path="main_plan.md", content="# Plan\n\n- a\n"),
                    call("write_file", path="workspace.md", content="# Workspace\n\nboth\n"))
               ] + bootstrap()[4:] + tactical(5) + finish()
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     config)
-    # the small profile ends the job at the tactical phase's end: work/a_1.md is there
-    assert result.status == "completed" and result.phases == 2, result
-    assert result.completed_by == "workflow"
-    example = ('write_file(path="main_plan.md", content="# Plan\\n- work/a_1.md: result a 1 / '
-               'anything\\nNext: a tactical phase writes these files, one todo each.\\n")')
+    handle, result, msgs = await run(client, task_queue, start_job, model_server, script)
+    assert result.status == "completed", result
     assert msgs.count(
         "Error [not_this_todo]: workspace.md was not written: task 2 asks for main_plan.md, and "
         "workspace.md was done by an earlier task of this phase. Call write_file with path "
-        f"main_plan.md now, with what task 2 asks for, for example: {example}") == 1
+        "main_plan.md now, with what task 2 asks for.") == 1
     assert msgs.count(
         "Error [todo_not_done]: Todo 2 is not done: main_plan.md does not exist. Do it first "
-        f"(write_file main_plan.md with what the todo asks for, for example: {example}), then "
-        "call todo_complete.") == 1
+        "(write_file main_plan.md with what the todo asks for), then call todo_complete.") == 1
     assert sum(m.startswith("Error [") for m in msgs) == 2
-
-
-def planned(plan: list[dict], tactical_steps: list[dict]) -> list[dict]:
-    """A bootstrap whose todo_write is `plan`, the tactical phase's steps, then the finish."""
-    return bootstrap()[:-2] + [
-        step(call("todo_write", phase="P", description="d", todos=plan)),
-        step(call("todo_complete", notes="todos written"))] + tactical_steps + finish()
-
-
-async def test_a_models_todo_is_not_done_until_the_files_it_names_exist(
-        client, task_queue, start_job, model_server, s3):
-    """The eval's run 2: todo_complete on "Write notes/apples.md ..." three times with nothing
-    written. With the small profile, the file a todo says to write must exist before it is
-    done, and the turn that writes it completes it; a todo that deletes or checks files is
-    not held to any."""
-    plan = [{"id": 1, "content": "Write notes/apples.md with the heading '# Apples' (like "
-                                 "workspace.md's)"},
-            {"id": 2, "content": "Delete old/draft.md and check ../other/secret.md"},
-            {"id": 3, "content": "Write output/summary.md"}]
-    script = planned(plan, [
-        step(call("todo_complete", notes="apples written")),  # nothing written: refused
-        step(call("write_file", path="notes/apples.md", content="# Apples\n\nRed.\n")),  # done
-        step(call("todo_complete", notes="deleted")),  # no file held, no call: refused once
-        step(call("todo_complete", notes="deleted")),  # (todo-needs-a-call) then taken
-        step(call("write_file", path="output/summary.md", content="# Summary\n")),  # done
-    ])
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     SMALL)
-    assert result.status == "completed" and result.phases == 3, result
-    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: notes/apples.md does not "
-                      "exist. Do it first (write_file notes/apples.md with what the todo asks "
-                      "for), then call todo_complete.") == 1
-    users = [m["content"] for r in model_server.requests(handle.id) for m in r["messages"]
-             if m["role"] == "user"]
-    assert any("so the workflow marked it done. Todo 1 done. 2 remaining." in m for m in users)
-    assert any(m.startswith("Todo 2 done.") for m in msgs)
-    assert [m[:56] for m in msgs if "no tool call was made" in m] == [
-        "Error [todo_not_done]: Todo 2 is not done: no tool call "]
-    archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
-    assert "notes: 'written: output/summary.md'" in archive and "status: completed" in archive
-    assert await s3.get("switchback", f"{handle.id}/notes/apples.md") == b"# Apples\n\nRed.\n"
-
-
-async def test_a_todo_that_quotes_the_files_to_write_is_held_to_all_of_them(
-        client, task_queue, start_job, model_server, s3):
-    """An undeclared eval-files run: the 1.5B model copied the task's sentence ("Write three
-    short notes in the workspace: `notes/cats.md`, ...") as its todo and called todo_complete
-    with nothing written, and it was taken. With the small profile such a todo is held to
-    the quoted files of its first sentence, and the turn that writes the last completes it."""
-    plan = [{"id": 1, "content": "Write three short notes: `notes/a.md`, `notes/b.md` and "
-                                 "`notes/c.md`. Each starts with a heading like `x.md`."}]
-    script = planned(plan, [
-        step(call("todo_complete", notes="notes written")),  # nothing written: refused
-        step(call("write_file", path="notes/a.md", content="# A\n")),
-        step(call("write_file", path="notes/b.md", content="# B\n")),
-        step(call("write_file", path="notes/c.md", content="# C\n")),  # the last: done
-    ])
-    handle, result, msgs = await run(client, task_queue, start_job, model_server, script,
-                                     SMALL)
-    assert result.status == "completed" and result.phases == 3, result
-    assert msgs.count("Error [todo_not_done]: Todo 1 is not done: notes/a.md, notes/b.md, "
-                      "notes/c.md do not exist. Do it first (write_file notes/a.md with what "
-                      "the todo asks for), then call todo_complete.") == 1, msgs
-    archive = (await s3.get("switchback", f"{handle.id}/archive/phase_2.yaml")).decode()
-    assert "status: completed" in archive and "notes/c.md" in archive
 
 
 async def test_a_strategic_phase_starts_with_what_the_phase_before_did(

@@ -221,20 +221,14 @@ async def test_nested_continues_as_new_and_reruns(client, task_queue, start_job,
     assert await s3.get("switchback", f"{new_id}/subjobs/{job}-p2-t1/report.md") is not None
 
 
-def test_a_child_config_from_a_source_in_the_names_before_0x() -> None:
-    """A nested job whose inline config still says `workspace.within_parent` (false, as the
-    old defaults.yaml had it) or a setting retired since: its children's config loads,
-    marked as children (both names in one mapping would be refused)."""
+def test_a_child_config_is_its_parents_source_marked_as_a_child() -> None:
+    """A nested job's children's config: the parent's source with the child's marks."""
     from activities.config_files import load_config
     from workflows.strategies.nested import Nested
     source = {"extends": "creator", "strategy": "nested",
-              "workspace": {"within_parent": False, "bucket": "switchback"},
-              "limits": {"max_phases": 9}}
+              "workspace": {"bucket": "switchback"}, "limits": {"max_phases": 9}}
     cfg = load_config(source, policy=False)
     assert cfg.source is not None and not cfg.config.nested.within_parent
-    # a job started before the setting retired carries it in its source
-    cfg = cfg.model_copy(update={"source": {**source, "limits": {
-        "max_tool_calls_per_step": 4, "max_phases": 9}}})
     child = Nested(cfg, None)._child_config(2)  # type: ignore[arg-type]
     loaded = load_config(child, policy=False).config
     assert loaded.nested.within_parent and loaded.strategy == "react"

@@ -18,7 +18,6 @@ from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
 from workflows.agent_job import AgentJob
 from workflows.contract import JobResult, JobState
-from workflows.strategies.plan_revise_execute import repeats_files_refusal
 
 CONFIG = {"extends": "creator", "strategy": "plan_revise_execute",
           "llm": {"heartbeat_timeout_seconds": 2}}
@@ -316,70 +315,3 @@ async def test_a_step_that_names_files_not_in_the_workspace_is_refused(
 
 ECHO = ("Error: not in the workspace: workspace. `files` names only the workspace files this "
         "step wrote, none when it wrote none: call step_result again.")
-
-
-async def test_a_failure_that_repeats_the_files_refusal_is_the_step_done_on_the_small_profile(
-        client, task_queue, start_job, model_server):
-    """Under BFCL the 1.5B model made the step's call (`ls(a=True)`), named `workspace` in
-    its files, and answered the refusal with step_result(status="failed") whose summary was
-    the refusal's own text; three revisions failed the same step so until the time ran out.
-    With the small profile a failure that only repeats the refusal, in a step whose work
-    ran, is the step done without those files; a step that did no work fails as it said.
-    Without the profile the failure stands."""
-    base = {"extends": "defaults", "strategy": "plan_revise_execute",
-            "tools": {"workspace": [], "domain": ["word_count"]}}
-    small = {**base, "llm": {"profile": "small"}}
-    count = step(call("word_count", path="instructions.md"))
-    refused = step(call("step_result", status="done", summary="counted", files=["workspace"]))
-    echo = step(call("step_result", status="failed", summary=ECHO))
-    plan = [step(call("submit_plan", steps=[{"id": 1, "name": "Count the words",
-                                             "detail": "of instructions.md"}])),
-            step(call("submit_evaluation", score=0.9, reasons="fine"))]
-    rest = [step(call("word_count", path="instructions.md"),
-                 call("step_result", status="done", summary="counted again"))]
-    runs = {"small": (small, plan + [count, refused, echo] + _text() + rest),
-            "no work": (small, plan + [echo] + _text() + rest),
-            "no profile": (base, plan + [count, refused, echo] + _text() + rest)}
-    steps = {"small": [(1, "Count the words", "done")],
-             "no work": [(1, "Count the words", "failed"), (2, "The rest of the task", "done")],
-             "no profile": [(1, "Count the words", "failed"),
-                            (2, "The rest of the task", "done")]}
-    async with running_worker(client, task_queue):
-        for name, (config, script) in runs.items():
-            handle = await start_job(script, model_server, config=config, documents=[],
-                                     instructions="# Count\n\nCount the words of "
-                                                  "instructions.md.\n")
-            result = await handle.result()
-            state = await handle.query("state", result_type=JobState)
-            assert result.status == "completed", (name, result)
-            plan_now = state.strategy_detail["plan"]
-            assert [(p["id"], p["title"], p["status"]) for p in plan_now] == steps[name], (
-                name, plan_now)
-            first = plan_now[0]["result"]
-            if name == "small":
-                assert first.startswith("Done by the step's calls of word_count; the last "
-                                        "returned: "), first
-                assert result.summary.startswith(first) and result.verified == [], result
-                assert result.summary.endswith("(Its step_result said failed only by "
-                                               "repeating the refusal of files not in the "
-                                               "workspace: taken as done without them.)")
-            else:
-                assert first == ECHO, (name, first)
-
-
-def test_only_a_failure_that_repeats_the_files_refusal_is_taken_for_one():
-    """The refusal as the step is given it, shortened or lightly wrapped, is an echo; a
-    failure that says why in its own words, quoting the refusal or not, is not."""
-    refusal = ("Error [step_incomplete]: step_result refused (1 of 3): not in the workspace: "
-               "../x, workspace. `files` names only the workspace files this step wrote, none "
-               "when it wrote none: call step_result again.")
-    echoes = [refusal, ECHO, "not in the workspace: a.md, b/c.txt. files names only the "
-              "workspace files this step wrote", "The step failed. " + refusal,
-              refusal.upper()]
-    not_echoes = ["Could not finish: the API returned an error", "",
-                  "data.csv has no column `total`, so the sum cannot be made; and `files` names "
-                  "only the workspace files this step wrote",
-                  refusal + " The API refused the login with the given password, so no "
-                  "call of the task could run."]
-    assert [repeats_files_refusal(s) for s in echoes] == [True] * len(echoes)
-    assert [repeats_files_refusal(s) for s in not_echoes] == [False] * len(not_echoes)

@@ -66,20 +66,18 @@ def test_a_tactical_share_named_by_glob_follows_the_resolved_names() -> None:
 
 
 def test_the_control_tool_sets_are_no_settings() -> None:
-    """tools.strategic and tools.tactical became fixed (0.x): a config file that sets one is
-    refused with what it became; a carried state that holds one loads, the value dropped."""
+    """tools.strategic and tools.tactical are fixed: a config that sets one is refused with
+    what they are."""
+    from pydantic import ValidationError
+
     from workflows.contract.config import JobConfig, retired
     assert retired({"tools": {"strategic": ["x"]}}) == [
         "tools.strategic: no longer a setting (a strategic phase's control tools are "
         "todo_complete, todo_write and job_complete)"]
-    carried = JobConfig.model_validate({"tools": {"tactical": ["todo_complete"],
-                                                  "domain": ["d"]},
-                                        "limits": {"max_tool_calls_per_step": 2},
-                                        "workspace": {"within_parent": True}})
-    assert carried.tools.for_phase("tactical") == [*WORKSPACE, "todo_complete", "todo_rewind",
-                                                   "d"]
-    assert carried.nested.within_parent and not hasattr(carried.limits,
-                                                        "max_tool_calls_per_step")
+    with pytest.raises(ValidationError, match="tools.tactical: no longer a setting"):
+        JobConfig.model_validate({"tools": {"tactical": ["todo_complete"]}})
+    assert JobConfig.model_validate({"tools": {"domain": ["d"]}}).tools.for_phase(
+        "tactical") == [*WORKSPACE, "todo_complete", "todo_rewind", "d"]
 
 
 def test_for_phase_returns_a_fresh_list() -> None:

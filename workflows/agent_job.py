@@ -1,17 +1,17 @@
 """`AgentJob`: the orchestrator. Deterministic code only; reads top to bottom.
 
     start:  check the input (raw JSON; a bad one fails the job at once, naming the field)
-            -> load config -> create workspace (claims the job's prefix) -> list tools
-            -> the config's strategy begins
+            -> the job's context: load config -> create workspace (claims the job's prefix)
+            -> list tools -> the config's strategy begins
     loop:   step boundary: publish, wait while paused, apply `rewind` signals,
                            at a phase start maybe continue as new, snapshot the workspace
             CallModel    -> call_model activity -> strategy.after_model -> breakers
-            ExecuteTools -> each call: skipped | refused | waits for `approve`
+            ExecuteTools -> each call: refused by a guard | waits for `approve`
                            | the strategy's own tool | run_tool activity -> strategy.after_tools
-            Complete     -> verified (the deliverables there) -> the job's result, or,
-                            when an instruction is queued or arrives in time (`instruct`,
-                            follow_up.wait_seconds), the next turn (strategy.follow_up)
-            ReportError  -> output/error.json, fail (or completed, deliverables all there)
+            Complete     -> the completion service's end (verified) -> the job's result, or,
+            ReportError     when an instruction is queued or arrives in time (`instruct`,
+                            follow_up.wait_seconds), the next turn (strategy.follow_up);
+                            an error the end does not complete: output/error.json, fail
     cancel: the strategy archives its todos as cancelled, output/completion.json
             "cancelled", the job ends Cancelled (while a completed turn waits for its next
             instruction: the wait ends, and the job with that turn's result)
@@ -19,6 +19,7 @@
 The strategy (workflows/strategies/) decides, awaiting only its port (WorkspaceOps); this
 loop carries its decisions out, with collaborators that each take what they need as arguments:
 
+    JobContext               config, workspace ops, breakers: built once (job_context.py)
     model_steps.call_model   one model call over the conversation (workflows/conversation.py)
     tool_steps.run_tool      one tool call
     WorkspaceOps             the strategies' port: what they await (a nested job's child jobs:
@@ -28,76 +29,67 @@ loop carries its decisions out, with collaborators that each take what they need
     PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes, memo
     restores                 a rewind that puts the workspace back as it was at a phase start
-    Verifier                 the verified end: job_complete refused while deliverables are
-                             missing, `completed` only with them there (verification.py)
+    guards                   every refusal the model reads, named, in one pipeline (guards.py)
+    Completion               the verified end: entered at a claim (a guard of job_complete)
+                             and at an end (workflows/completion/)
 
-Steering: signals `rewind(issue)`, `instruct`, `pause`, `resume`; updates `approve`,
-`instruct`; query `state`.
+Steering (workflows/handlers.py): signals `rewind(issue)`, `instruct`, `pause`, `resume`;
+updates `approve`, `instruct`; query `state`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RawValue
-from temporalio.exceptions import ActivityError, is_cancelled_exception
+from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
     from workflows import (
         breaker_steps,
-        completion,
         continuation,
-        job_start,
+        guards,
+        job_context,
         model_steps,
         restores,
         tool_listing,
         tool_steps,
         visibility,
     )
-    from workflows.breakers import Breakers
     from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
+    from workflows.completion import UPGRADABLE, Completion
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
-        INSTRUCT,
         NO_INPUT,
         WORKFLOW_TYPE,
         InputError,
         JobResult,
-        JobState,
         ModelReply,
-        ResolvedConfig,
         ToolOutcome,
-        WorkspaceRef,
     )
     from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of, job_failed, unexpected
+    from workflows.failures import StepFailed, job_failed, unexpected
+    from workflows.guards import PlannedCall
+    from workflows.handlers import JobHandlers
+    from workflows.job_context import JobContext
     from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
-    from workflows.strategies import strategy_class
     from workflows.strategies.base import (
         CallModel,
         Complete,
         ExecuteTools,
         NextStep,
-        PlannedCall,
         ReportError,
         Strategy,
-        StrategyView,
-        Totals,
     )
-    from workflows.verification import Verifier
-    from workflows.workspace_ops import WorkspaceOps
 
 @workflow.defn(name=WORKFLOW_TYPE)
-class AgentJob:
+class AgentJob(JobHandlers):
     def __init__(self) -> None:
         # the job: set when it starts (or continues as new)
-        self.cfg: ResolvedConfig | None = None
-        self.ops: WorkspaceOps | None = None
+        self.job: JobContext | None = None  # config, workspace ops, breakers: built once
         self.strategy: Strategy | None = None
-        self.breakers: Breakers | None = None
         # what the loop tracks between steps
         self.conversation = Conversation()  # the current conversation, by reference
         self.notes: list[str] = []  # breaker messages for the next model call
@@ -105,68 +97,7 @@ class AgentJob:
         self.progress = visibility.Progress()  # status, last steps, errors: what people follow
         self.publisher = visibility.Publisher()
         self.starts = PhaseStarts()  # continue-as-new and snapshots at phase starts
-        self.verifier: Verifier | None = None  # the verified end (workflows/verification.py)
         self._ended = False  # the job's result is decided: no further instruction is taken
-
-    # -- steering ---------------------------------------------------------------------
-
-    @workflow.signal(dynamic=True, description='rewind (choose "Custom", name it rewind): '
-                     're-plan around an issue at the next step: "issue" or {"issue": "...", '
-                     '"restore_phase": N} (files back to phase N); instruct (Custom, name it '
-                     'instruct): the next instruction, "markdown", a follow-up turn')
-    def signal(self, name: str, args: Sequence[RawValue]) -> None:
-        """`rewind` (the panic button for a person: takes effect at the next step boundary;
-        an issue string or {"issue": ..., "restore_phase": N}) and any signal of an unknown
-        name. Its payloads arrive undecoded, so none - of any type, count or encoding - can
-        fail the workflow task or be dropped without a trace: what does not fit is in
-        `state.rejected`."""
-        ph = self._view().phase
-        self.steering.on_signal(name, args, ph.number if ph else 0, self._max_turns(),
-                                self._ended)
-
-    # `*args`: any count of inputs reaches the handler (a fixed signature would fail the
-    # workflow task on an input); one given is refused in `state.rejected`, not acted on
-    @workflow.signal(name="pause", description="Pause at the next step boundary (no input)")
-    def pause(self, *args: object) -> None:
-        self.steering.set_paused(True, args)
-
-    @workflow.signal(name="resume", description="Resume a paused job (no input)")
-    def resume(self, *args: object) -> None:
-        self.steering.set_paused(False, args)
-
-    @workflow.update(name="approve", description='Answer a tool call waiting for approval: '
-                     '{"call_id": "call_3", "approved": true, "note": "ok"}')
-    def approve(self, req: RawValue = NO_INPUT) -> str:
-        return self.steering.decide(req)
-
-    @approve.validator
-    def _validate_approve(self, req: RawValue = NO_INPUT) -> None:
-        self.steering.check_approval(req)  # rejected: an ApplicationError saying why
-
-    @workflow.update(name=INSTRUCT, description='The next instruction, a follow-up turn: '
-                     '"markdown" or {"instruction": "..."}; taken when the current turn '
-                     'completes')
-    def instruct(self, req: RawValue = NO_INPUT) -> str:
-        return self.steering.queue_instruction(self._check_instruction(req))
-
-    @instruct.validator
-    def _validate_instruct(self, req: RawValue = NO_INPUT) -> None:
-        self._check_instruction(req)  # rejected: an ApplicationError saying why
-
-    def _check_instruction(self, req: RawValue) -> tuple[str, list[str]]:
-        return self.steering.check_instruction(req, self._max_turns(), self._ended)
-
-    def _max_turns(self) -> int | None:
-        """follow_up.max_turns (None before the config is loaded: a run's first task)."""
-        return self.cfg.config.follow_up.max_turns if self.cfg else None
-
-    @workflow.query(name="state", description="The live state: phase, todos, tokens, cost, ...")
-    def state(self) -> JobState:
-        ws = self.ws
-        return visibility.job_state(workflow.info().workflow_id, self.progress, self.steering,
-                                    self._view(), self.cfg, self.breakers,
-                                    self.ops.completion if self.ops else None,
-                                    f"s3://{ws.bucket}/{ws.job_id}/" if ws else "")
 
     # -- the loop -------------------------------------------------------------------
 
@@ -216,22 +147,12 @@ class AgentJob:
                     outcomes = [await self._execute(p) for p in step.calls]
                     self._record_step()
                     step = await self._strategy().after_tools(outcomes)
-                elif isinstance(step, Complete):
-                    result = await self._verifier().finish(
-                        step.result, upgrade=self.steering.turn == 1)
+                else:  # Complete | ReportError: the completion service decides the end
+                    result = await self._end(step)
                     nxt = await self._next_turn(result)
                     if nxt is None:
-                        return await self._verifier().ending(result)
+                        return result
                     step = nxt
-                elif self.steering.turn == 1 and step.code in completion.UPGRADABLE and (
-                        done := await self._verifier().completed_anyway(
-                            self._view().totals, step.what)):
-                    nxt = await self._next_turn(done)
-                    if nxt is None:
-                        return done
-                    step = nxt
-                else:
-                    await self._fail(step.what, step.code)
         except StepFailed as e:
             await self._fail(e.what, e.code)
         except Exception as e:  # a bug must fail the job, not retry the workflow task forever
@@ -241,74 +162,35 @@ class AgentJob:
             await self._fail(failed.what, failed.code)
 
     async def _start(self, job: JobRun) -> NextStep:
-        """Load the config, create the workspace. A refusal here (a bad config, a job id
-        already used, a document from outside the allowed roots) fails the job at once
-        and writes nothing into a workspace that may not be this job's."""
-        try:  # local activities at the start (job_start.py)
-            cfg = self.cfg = await job_start.load_config(job.config)
-        except Exception as e:
-            if not job_start.failed(e):  # cancelled, or not an activity's failure
-                raise
-            self._refuse(cause_of(e), "invalid_config")
-        cfg = self.cfg = job_start.with_deliverables(cfg, job.deliverables)
-        self._strategy_class(cfg)  # a bad name refuses the job before it has a workspace
-        instructions = job.instructions or cfg.instructions
-        if not instructions:
-            self._refuse(f"config '{cfg.name}' has no instructions.md and the job input gives "
-                         "no 'instructions'", "invalid_input")
-        self.progress.objective = visibility.objective_of(instructions)
-        self._open_workspace(cfg)
+        """Build the job's context (job_context.py: the config, the workspace, the tools),
+        then the strategy begins. A refusal before the job has a workspace of its own fails
+        it at once and writes nothing."""
         try:
-            await self._workspace_ops().create(
-                instructions, job.documents if job.documents is not None else cfg.documents)
-        except (ActivityError, StepFailed) as e:
-            refused = e.__cause__ if isinstance(e, StepFailed) and e.__cause__ else e
-            if is_cancelled_exception(refused):
-                raise
-            self.ops = None  # not this job's workspace (yet): no output/error.json there
-            self._refuse(cause_of(refused), "workspace_refused")
-        try:  # tool names -> the names the model calls, schemas recorded
-            cfg = self.cfg = await tool_listing.resolve(cfg, self._workspace_ops().ws)
-        except StepFailed as e:
-            await self._fail(e.what, e.code)
-        kind = self._strategy_class(cfg)
-        self._open_workspace(cfg)
-        completion.begin(cfg, self._workspace_ops().completion, instructions, workflow.patched)
-        strategy = self.strategy = kind(cfg, self._workspace_ops())
+            ctx, instructions = await job_context.start(job, self.steering)
+        except job_context.Refused as e:
+            self._refuse(e.what, e.code)
+        self._opened(ctx)
+        self.progress.objective = visibility.objective_of(instructions)
+        await ctx.list_tools()
+        strategy = self.strategy = ctx.kind(ctx.cfg, ctx.ops)
         self.progress.status = "running"
         return await strategy.begin()
 
     async def _resume(self, carry: Carried) -> NextStep:
         """A continued run: restore the compact state, re-enter the phase about to start."""
-        self.cfg = carry.cfg
-        kind = self._strategy_class(carry.cfg, carry)
+        try:
+            ctx = job_context.resume(carry, self.steering)
+        except job_context.Refused as e:
+            self._refuse(e.what, e.code)
         take_over(carry, self.steering, self.progress, self.conversation)
-        self._open_workspace(carry.cfg)
-        self._workspace_ops().completion = carry.completion
-        strategy = self.strategy = kind(carry.cfg, self._workspace_ops())
+        self._opened(ctx)
+        strategy = self.strategy = ctx.kind(ctx.cfg, ctx.ops)
         self.progress.status = "running"
         return await strategy.resume(carry.strategy)
 
-    def _strategy_class(self, cfg: ResolvedConfig, carry: Carried | None = None
-                        ) -> type[Strategy]:
-        """The config's strategy (an unknown name refuses the job), and the job's breakers.
-        The strategy is made over the job's workspace ops, its port."""
-        c = cfg.config
-        try:
-            kind = strategy_class(c.strategy)
-        except KeyError as e:
-            self._refuse(f"config '{cfg.name}': {e.args[0]}", "invalid_config")
-        self.breakers = Breakers(c.breakers, c.budget, c.limits.max_steps_per_phase,
-                                 carry.breakers if carry else None)
-        return kind
-
-    def _open_workspace(self, cfg: ResolvedConfig) -> None:
-        try:  # the job's prefix, or its folder in its parent's workspace (nested)
-            self.ops = WorkspaceOps.of_job(cfg, self.steering)
-        except InputError as e:
-            self._refuse(str(e), "invalid_config")
-        self.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
-        self.verifier = Verifier(self.ops, workflow.patched)
+    def _opened(self, ctx: JobContext) -> None:
+        self.job = ctx
+        ctx.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
 
     def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
         if self.strategy is not None:
@@ -324,20 +206,21 @@ class AgentJob:
             self.progress.status = "running"
         if self.steering.rewinds and not isinstance(step, Complete | ReportError):
             issue, restore = self.steering.take_rewinds()
-            issue = await restores.rewind_issue(issue, restore, self._phase_number(),
-                                                *self._job(), self.progress, self._restored)
+            ctx = self._ctx()
+            issue = await restores.rewind_issue(issue, restore, self._phase_number(), ctx.cfg,
+                                                ctx.ws, self.progress, self._restored)
             step = await self._strategy().interrupt("rewind", issue)
             self._on_new_phase()
             self._publish()
         if isinstance(step, CallModel) and step.conversation != self.conversation.key:
-            if self.starts.continue_now(self.cfg):  # only ever at the start of a phase
+            ctx = self._ctx()
+            if self.starts.continue_now(ctx.cfg):  # only ever at the start of a phase
                 await self._continue_as_new(job)
             phase_started(self._view().phase)
-            assert self.cfg and self.breakers
-            await self.starts.snapshot(self._workspace_ops(), self._view().phase, PhaseStart(
+            await self.starts.snapshot(ctx.ops, self._view().phase, PhaseStart(
                 objective=self.progress.objective, strategy=self._strategy().snapshot(),
-                breakers=self.breakers.state, turn=self.steering.turn,
-                completion=self._workspace_ops().completion.model_copy()), self.cfg)
+                breakers=ctx.breakers.state, turn=self.steering.turn,
+                completion=self._completion().state.model_copy()), ctx.cfg)
         return step
 
     async def _next_turn(self, result: JobResult) -> NextStep | None:
@@ -345,16 +228,15 @@ class AgentJob:
         is queued or arrives within follow_up.wait_seconds (status waiting_for_instructions
         meanwhile; steering.py); None: the job ends with `result`. The instruction joins
         instructions.md (every later prompt has it) and the strategy starts its next turn."""
-        assert self.cfg
-        text = await self.steering.next_turn(result.status, self.cfg.config.follow_up,
+        ctx = self._ctx()
+        text = await self.steering.next_turn(result.status, ctx.cfg.config.follow_up,
                                              self._waiting)
         if text is None:
             return None  # (run() ends the turns right after: nothing awaits in between)
         self.progress.status, turn = "running", self.steering.turn
-        await self._workspace_ops().append_instruction(turn, text)
-        completion.new_turn(self.cfg, self._workspace_ops().completion, turn, text)
-        assert self.ws
-        await tool_listing.add_for_turn(self.cfg, self.ws, turn, self.steering)
+        await ctx.ops.append_instruction(turn, text)
+        self._completion().next_turn(turn)
+        await tool_listing.add_for_turn(ctx.cfg, ctx.ws, turn, self.steering)
         step = await self._strategy().follow_up(text, turn)
         self._on_new_phase()
         return step
@@ -368,25 +250,25 @@ class AgentJob:
 
     def _restored(self) -> None:
         """The workspace was put back to a phase's start: what this turn wrote may be gone."""
-        completion.restored(self._workspace_ops().completion)
+        self._completion().restored()
 
     async def _continue_as_new(self, job: JobRun) -> None:
-        assert self.cfg and self.breakers
+        ctx = self._ctx()
         await continuation.continue_as_new(job, carried(
-            self.cfg, self._strategy().snapshot(), self.breakers.state, self.steering,
-            self.progress, self.conversation, self._workspace_ops().completion),
+            ctx.cfg, self._strategy().snapshot(), ctx.breakers.state, self.steering,
+            self.progress, self.conversation, self._completion().state),
             self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
     async def _call_model(self, step: CallModel) -> ModelReply:
-        assert self.cfg and self.ws
+        ctx = self._ctx()
         if step.conversation != self.conversation.key:
             self._on_new_phase()
         notes, self.notes = self.notes, []
-        self._verifier().new_turn()
+        self._completion().new_answer()
         turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
-            self.conversation, step, notes, self.cfg, self.ws, self._phase_number(),
+            self.conversation, step, notes, ctx.cfg, ctx.ws, self._phase_number(),
             visibility.model_label(step.label, self._view())))
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
@@ -397,9 +279,9 @@ class AgentJob:
 
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
         """Deterministic checks after the step (workflows/breaker_steps.py)."""
-        assert self.cfg and self.breakers
-        for trip in await breaker_steps.observe(self.breakers, self._view(), reply, self.cfg,
-                                                self._workspace_ops()):
+        ctx = self._ctx()
+        for trip in await breaker_steps.observe(ctx.breakers, self._view(), reply, ctx.cfg,
+                                                ctx.ops):
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
@@ -413,43 +295,61 @@ class AgentJob:
         return step
 
     def _on_new_phase(self) -> None:
-        assert self.breakers
-        self.breakers.reset_window()
+        self._ctx().breakers.reset_window()
         self.notes = []
 
     # -- a tool call -----------------------------------------------------------------
 
     async def _execute(self, planned: PlannedCall) -> ToolOutcome:
-        assert self.cfg and self.ws
-        call, strategy = planned.shown(), self._strategy()
-        if strategy.batch_closed():
-            outcome = ToolOutcome(ok=False, code="skipped", summary="Not run: an earlier call in "
-                                  "this turn ended the phase.")
-        elif planned.refusal is not None:
-            outcome = ToolOutcome(ok=False, code=planned.refusal_code,
-                                  summary=f"Error [{planned.refusal_code}]: {planned.refusal}")
-        elif call.name == "job_complete" and (blind := self._verifier().blind()):
-            outcome = blind
-        elif (call.name in self.cfg.config.approval_required or call.needs_approval) and not (
-                verdict := await self.steering.wait_for_approval(
-                    call, self.cfg.config.approvals, self._phase_number(), self._set_status)
-                ).startswith("approved"):
-            outcome = ToolOutcome(ok=False, code="approval_denied",
-                                  summary=f"Error [approval_denied]: {verdict}")
-        elif call.name == "job_complete" and (refused := await self._verifier().refuse(call)):
-            outcome = refused
-        elif strategy.owns_tool(call.name):
-            call = await restores.rewind_call(call, self._phase_number(), *self._job(),
+        """One call of the turn: the guards at running (workflows/guards.py), an approval,
+        then the strategy's own tool or the run_tool activity."""
+        ctx, call, strategy = self._ctx(), planned.call, self._strategy()
+        outcome = await self._guarded(planned)
+        if outcome is None and (call.name in ctx.cfg.config.approval_required
+                                or call.needs_approval):
+            verdict = await self.steering.wait_for_approval(
+                call, ctx.cfg.config.approvals, self._phase_number(), self._set_status)
+            if not verdict.startswith("approved"):
+                outcome = ToolOutcome(ok=False, code="approval_denied",
+                                      summary=f"Error [approval_denied]: {verdict}")
+        if outcome is None and strategy.owns_tool(call.name):
+            call = await restores.rewind_call(call, self._phase_number(), ctx.cfg, ctx.ws,
                                               self.progress, self._restored)
             outcome = await strategy.own_tool(call)
-        else:
+        if outcome is None:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
-                                                self.cfg, self.ws, planned.path)
-            completion.record_outcome(self._workspace_ops().completion, call, outcome)
-            self._verifier().ran(call, outcome)
+                                                ctx.cfg, ctx.ws)
+            self._completion().ran(call, outcome)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
         return outcome
+
+    async def _guarded(self, planned: PlannedCall) -> ToolOutcome | None:
+        """The refusal of the guards that run with the call, or None: a call refused when the
+        turn was planned, one after a call that ended the phase (`skipped`), a job_complete's
+        claim (the completion service)."""
+        if self._strategy().batch_closed():
+            return guards.refusal("skipped", "not run: an earlier call in this turn ended "
+                                  "the phase.")
+        if planned.refusal is not None:
+            return planned.outcome()
+        if planned.call.name == "job_complete" and (
+                refused := await self._completion().claim(planned.call)):
+            return guards.refusal(*refused)
+        return None
+
+    async def _end(self, step: Complete | ReportError) -> JobResult:
+        """The strategy's end, through the completion service: the verified result. An error
+        the model caused (it stopped calling tools, the phases ran out) ends the job `stuck`;
+        any other fails it."""
+        if isinstance(step, ReportError):
+            if step.code not in UPGRADABLE:
+                await self._fail(step.what, step.code)
+            result = JobResult(status="stuck", summary=step.what,
+                               **self._view().totals.model_dump())
+        else:
+            result = step.result
+        return await self._completion().end(result, first_turn=self.steering.turn == 1)
 
     # -- ending ------------------------------------------------------------------------
 
@@ -464,8 +364,8 @@ class AgentJob:
         ph = self._view().phase
         workflow.logger.error("job failed: %s", what, extra=log_extra(ph))
         self.progress.status, self.progress.last_error = "failed", what
-        if self.ops is not None:  # S3 down: the job still fails, typed, and says so
-            what = await self.ops.record_failure(what, code, ph.number if ph else None)
+        if self.job is not None:  # S3 down: the job still fails, typed, and says so
+            what = await self.job.ops.record_failure(what, code, ph.number if ph else None)
         self._publish()
         raise job_failed(what, code)
 
@@ -477,46 +377,16 @@ class AgentJob:
         self._publish()  # the reason persists on the page (memo)
         raise job_failed(what, code)
 
-    # -- what people see ---------------------------------------------------------------
+    # -- the job's parts -----------------------------------------------------------
 
-    def _view(self) -> StrategyView:
-        return self.strategy.view() if self.strategy else StrategyView(
-            strategy="", phase=None, totals=Totals(), history=[], progress=0)
-
-    def _record_step(self) -> None:
-        visibility.record_step(self.progress, self._view())
-
-    def _set_status(self, status: str) -> None:
-        self.progress.status = status
-        self._publish()
-
-    def _publish(self) -> None:
-        cfg = self.cfg
-        self.publisher.publish(self.state(), cfg is not None and cfg.config.search_attributes,
-                               text=cfg is None or not cfg.payloads_encrypted)
-
-    def _phase_number(self) -> int:
-        ph = self._view().phase
-        return ph.number if ph else 0
-
-    @property
-    def ws(self) -> WorkspaceRef | None:
-        """The job's workspace as its requests name it (with the latest snapshot taken)."""
-        return self.ops.ws if self.ops is not None else None
-
-    def _job(self) -> tuple[ResolvedConfig, WorkspaceRef]:
-        assert self.cfg and self.ws
-        return self.cfg, self.ws
+    def _ctx(self) -> JobContext:
+        assert self.job is not None, "the job has no context yet"
+        return self.job
 
     def _strategy(self) -> Strategy:
         assert self.strategy is not None, "the job has no strategy yet"
         return self.strategy
 
-    def _verifier(self) -> Verifier:
-        assert self.verifier is not None, "the job has no workspace yet"
-        return self.verifier
-
-    def _workspace_ops(self) -> WorkspaceOps:
-        assert self.ops is not None, "the job has no workspace yet"
-        return self.ops
+    def _completion(self) -> Completion:
+        return self._ctx().ops.completion
 

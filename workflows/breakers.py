@@ -5,8 +5,8 @@
 - repetition: the same tool calls (name + arguments) or near-identical assistant
   text across a window of steps, the same call SAME_CALLS_IN_A_STEP times or more in each
   of two steps in a row, or two calls taking
-  turns across twice the window (write the wrong file, todo_complete refused, again: a 1.5B
-  model did it for 40 steps) -> 1st trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
+  turns across twice the window (write the wrong file, todo_complete refused, again) -> 1st
+  trip: nudge, 2nd: forced rewind, 3rd: stop (`stuck`).
   Steps whose calls are all declared polling tools are not counted.
 - no progress: no todo completed in N steps -> a checkpoint message suggesting
   `todo_rewind` (repeats every N steps without progress).
@@ -32,9 +32,8 @@ from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettin
 BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
 SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker
 # copies of one call (name and arguments) in one model answer that, two answers in a row,
-# count as a loop at once: the 1.5B model answered with 48 identical read_file calls, turn
-# after turn, each answer ~10 minutes of generation, where a window of 5 steps took the
-# breaker close to an hour (one such answer alone may be a tool legitimately called 5 times)
+# count as a loop at once: on a slow endpoint a window of steps of such answers takes long
+# (one such answer alone may be a tool legitimately called 5 times)
 SAME_CALLS_IN_A_STEP = 5
 WRAP_UP_STEPS = 12  # model steps the final wrap-up phase may take; then the job stops
 

@@ -53,7 +53,7 @@ class PhaseStarts:
     async def snapshot(self, ops: WorkspaceOps, phase: PhaseInfo | None, state: PhaseStart,
                        cfg: ResolvedConfig) -> None:
         """Record the workspace and `state` at this phase start (the config once a run):
-        now, or (patched jobs) once the phase's first model call has answered (`after`)."""
+        once the phase's first model call has answered (`after`)."""
         assert phase is not None
         taken = (ops, phase.number, state.model_dump(mode="json"),
                  None if self.config_recorded else cfg)

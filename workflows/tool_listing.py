@@ -8,9 +8,6 @@ see) to the workspace. This module asks for it and puts the answer in the resolv
 every tool list, `approval_required` and `breakers.exempt_tools` then hold wire names, and
 `tool_record` the record's key, which model and tool activities read. The config is
 carried across continue-as-new and into reruns, so the job never lists again.
-
-Jobs started before this change (histories without the patch marker) keep their config as
-it was: their tool names are the Python tools' own, and workers use their registry.
 """
 
 from __future__ import annotations

@@ -46,8 +46,8 @@ def label(call: ToolCallInfo) -> str:
 
 
 async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
-                   cfg: ResolvedConfig, ws: WorkspaceRef, path: str = "") -> ToolOutcome:
-    """`path`: the path the call writes instead of its own (`PlannedCall.path`)."""
+                   cfg: ResolvedConfig, ws: WorkspaceRef) -> ToolOutcome:
+    """One tool call as an activity (a local one for the cheap workspace tools)."""
     c = cfg.config
     req = ToolRequest(workspace=ws, conversation=conv.key, assistant_index=conv.last_assistant,
                       call_id=call.id, name=call.name, result_index=conv.length,
@@ -59,7 +59,7 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                                                           if c.context.enabled else 1 << 30),
                                         deferred=c.tools.deferred,
                                         approved=approved),
-                      tool_record=cfg.tool_record, path=path)
+                      tool_record=cfg.tool_record)
     req.inline_max_chars = INLINE_MAX_CHARS
     conv.reserve()
     timeout = timedelta(seconds=c.tools.timeout_seconds)

@@ -30,7 +30,7 @@ from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
     from workflows.breakers import Breakers, cost_of
-    from workflows.completion import CompletionState, by_job, declared
+    from workflows.completion import Completion
     from workflows.contract import (
         SA_COST,
         SA_LAST_ERROR,
@@ -76,7 +76,7 @@ class Progress:
 
 def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView | None,
               cfg: ResolvedConfig | None, breakers: Breakers | None,
-              completion: CompletionState | None = None, workspace: str = "") -> JobState:
+              completion: Completion | None = None, workspace: str = "") -> JobState:
     s = JobState(job_id=job_id, status=p.status, objective=p.objective, paused=steering.paused,
                  workspace=workspace,
                  run=p.run, last_error=p.last_error, last_step=p.last_step, recent=p.recent,
@@ -89,12 +89,11 @@ def job_state(job_id: str, p: Progress, steering: Steering, view: StrategyView |
         return s
     ph, t = view.phase, view.totals
     if completion is not None:
-        s.unknown_outcomes = list(completion.unknown_outcomes)
-        s.deliverables = DeliverablesView(by_job=by_job(cfg),
-                                          by_task=completion.by_task,
-                                          by_model=completion.by_model,
-                                          required=declared(cfg, completion),
-                                          refusals=completion.refusals)
+        s.unknown_outcomes = list(completion.state.unknown_outcomes)
+        s.deliverables = DeliverablesView(by_job=completion.by_job(),
+                                          by_model=completion.state.by_model,
+                                          required=completion.declared(),
+                                          refusals=completion.state.refusals)
     s.strategy, s.strategy_detail = view.strategy, view.detail
     if steering.children:  # a delegation: where each child job is
         s.strategy_detail = {**view.detail, "child_jobs": dict(steering.children)}
@@ -255,11 +254,9 @@ def details_markdown(s: JobState, window: int = 25, last_step: bool = True,
                  f"{s.tokens.tokens_in:,} in / {s.tokens.tokens_out:,} out · "
                  f"**cost** ~${s.cost_usd:.4f}")
     d = s.deliverables
-    shown = d.required or d.by_job or list(dict.fromkeys(d.by_task + d.by_model))
+    shown = d.required or d.by_job or d.by_model
     if shown:
-        whose = "the job" if d.by_job else " and ".join(
-            w for w, named in (("the task", d.by_task), ("the plan", d.by_model))
-            if set(named) & set(shown))
+        whose = "the job" if d.by_job else "the plan"
         lines += ["", f"**Deliverables** ({whose}): {cut(', '.join(shown), 300)}"
                   + (f" · job_complete refused {d.refusals}x" if d.refusals else "")]
     if s.last_step and last_step:

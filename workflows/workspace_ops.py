@@ -10,8 +10,7 @@ An operation that fails for good raises `StepFailed` ("workspace_failed"), so th
 fails the one typed way. A nested job's child jobs go to workflows/child_jobs.py.
 
 This is the strategies' `Port` (workflows/strategies/base.py): they await these methods.
-`deliverables` checks the job's declared deliverables (workflows/completion.py), whose
-record of the model's declarations this object holds for the job.
+`completion` is the job's completion service (workflows/completion/): `deliverables` asks it.
 """
 
 from __future__ import annotations
@@ -23,20 +22,17 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import child_jobs, completion, job_start
+    from workflows import child_jobs, job_start
+    from workflows.completion import Completion, CompletionState, DeliverablesChecked
     from workflows.contract import (
         ARCHIVE_PHASE,
-        CHECK_COMPLETION,
         CHECK_FILES,
         CREATE_WORKSPACE,
         LOAD_TODOS,
         READ_MEMORY,
         SNAPSHOT_PHASE,
-        VERIFY_COMPLETION,
         WRITE_OUTPUT,
         ArchiveRequest,
-        CheckCompletionRequest,
-        CheckCompletionResult,
         CheckFilesRequest,
         CheckFilesResult,
         CreateWorkspaceRequest,
@@ -49,7 +45,6 @@ with workflow.unsafe.imports_passed_through():
         ResolvedConfig,
         SnapshotRequest,
         TodoSet,
-        VerifyCompletionRequest,
         WorkspaceRef,
         WriteOutputRequest,
         layout,
@@ -57,13 +52,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.failures import StepFailed, cause_of, is_activity_failure
     from workflows.retry_policies import retry_policy
     from workflows.steering import Steering
-    from workflows.strategies.base import (
-        CheckLines,
-        ChildOutcome,
-        DeliverablesChecked,
-        LinesChecked,
-        RunChildren,
-    )
+    from workflows.strategies.base import ChildOutcome, RunChildren
 
 WORKSPACE_MD_CHARS = 12_000  # workspace.md in the system prompt, cut at this many characters
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,
@@ -72,16 +61,17 @@ LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSH
 
 class WorkspaceOps:
     def __init__(self, ws: WorkspaceRef, cfg: ResolvedConfig,
-                 steering: Steering | None = None) -> None:
+                 steering: Steering | None = None,
+                 completion: CompletionState | None = None) -> None:
         self.ws = ws
         self.cfg = cfg
         self.steering = steering or Steering()  # what reaches a nested job's children
-        # the deliverables, as declared (a new job: no work done yet)
-        self.completion = completion.CompletionState(worked=False)
+        self.completion = Completion(self, completion)  # how the job ends (verified)
         self.on_usage: Callable[[int, int], None] = lambda tokens_in, tokens_out: None
 
     @staticmethod
-    def of_job(cfg: ResolvedConfig, steering: Steering) -> WorkspaceOps:
+    def of_job(cfg: ResolvedConfig, steering: Steering,
+               completion: CompletionState | None = None) -> WorkspaceOps:
         """This job's workspace: the prefix `<job id>/`, or `<parent id>/subjobs/<job id>/`
         for a nested job's child (`nested.within_parent`; InputError without a parent).
         `run` is the job's first run: the prefix's owner the worker's guard checks."""
@@ -93,15 +83,10 @@ class WorkspaceOps:
                                  "in its parent's workspace; this job has no parent")
             prefix = layout.subjob_prefix(info.parent.workflow_id, info.workflow_id)
         return WorkspaceOps(WorkspaceRef(bucket=cfg.config.workspace.bucket, job_id=prefix,
-                                         run=info.first_execution_run_id), cfg, steering)
+                                         run=info.first_execution_run_id), cfg, steering,
+                            completion)
 
     # -- the strategies' port (workflows/strategies/base.py: Port) ------------------------
-
-    def patched(self, change: str) -> bool:
-        return workflow.patched(change)  # (a forwarded id: each change's own is a constant)
-
-    def task_words(self) -> dict[str, str]:
-        return self.completion.task_words
 
     async def read_memory(self) -> str:
         memory: str = await self.activity(READ_MEMORY, ReadMemoryRequest(
@@ -127,19 +112,6 @@ class WorkspaceOps:
             f"check {', '.join(paths)}"[:200])
         return result.states  # type: ignore[no-any-return]
 
-    async def lines_lacking(self, check: CheckLines) -> list[str]:
-        return (await self._lines(check, mend=False)).problems
-
-    async def mend_lines(self, check: CheckLines) -> LinesChecked:
-        return await self._lines(check, mend=True)
-
-    async def _lines(self, check: CheckLines, mend: bool) -> LinesChecked:
-        lines = {path: list(want) for path, want in check.lines}
-        result = await self.activity(CHECK_FILES, CheckFilesRequest(
-            workspace=self.ws, phase=0, paths=[], lines=lines, mend=mend),
-            CheckFilesResult, f"check {', '.join(lines)}"[:200])
-        return LinesChecked(result.problems, result.mends)
-
     async def archive(self, phase: int, record: dict[str, Any]) -> str:
         path: str = await self.activity(ARCHIVE_PHASE, ArchiveRequest(
             workspace=self.ws, phase=phase, record=record), str, layout.archive_path(phase))
@@ -161,49 +133,12 @@ class WorkspaceOps:
 
     async def run_children(self, children: RunChildren) -> list[ChildOutcome]:
         outcomes = await child_jobs.run(children, self.ws, self.steering)
-        completion.record_children(self.completion, outcomes)
+        self.completion.children_ran(outcomes)
         return outcomes
 
-    async def delegates(self) -> None:
-        completion.delegated(self.completion)
-
     async def deliverables(self, claimed: list[str] | None = None,
-                           bad: list[str] | None = None,
-                           claim: bool = False, content: bool = True) -> DeliverablesChecked:
-        """The job's declared deliverables (and `claimed`, a job_complete's) checked; `bad`:
-        problems already found with the claim. `claim`: the model claims completion (a
-        job_complete, a final answer): with the small profile, one that names nothing
-        before any work is done is a problem (completion.nothing_done_problem). `content`:
-        with every file there, run completion.check too (not for a question only of which
-        are missing)."""
-        paths = list(dict.fromkeys(completion.declared(self.cfg, self.completion)
-                                   + (claimed or [])))
-        req = completion.request(self.cfg, self.ws, paths)
-        if claim and not paths and completion.nothing_done(self.cfg, self.completion):
-            return completion.checked(paths, None, (bad or []) + [
-                completion.nothing_done_problem(self.cfg)])
-        if req is None:
-            return completion.checked(paths, None, bad)
-        result = await self.activity(CHECK_FILES, req, CheckFilesResult, "check deliverables")
-        found = completion.task_files_this_turn(
-            self.cfg, self.completion, completion.checked(paths, result, bad))
-        check, c = self.cfg.config.completion.check, self.cfg.config
-        if found.problems or check is None or not content:
-            return found
-        if check.command is not None and self.cfg.folder is not None:
-            verdict = await self.activity(CHECK_COMPLETION, CheckCompletionRequest(
-                workspace=self.ws, folder=self.cfg.folder, command=check.command,
-                timeout_seconds=check.timeout_seconds), CheckCompletionResult,
-                f"check {check.command}", timeout=check.timeout_seconds + 60)
-            return completion.content_checked(found, check.command, verdict)
-        self.completion.checks += 1
-        verdict = await self.activity(VERIFY_COMPLETION, VerifyCompletionRequest(
-            workspace=self.ws, llm=c.llm, prompt=self.cfg.prompts["verify"],
-            paths=found.delivered, call_key=f"{self.ws.job_id}:verify:{self.completion.checks}"),
-            CheckCompletionResult, "verify the deliverables", timeout=c.llm.timeout_seconds + 30,
-            task_queue=c.task_queues.model)
-        self.on_usage(verdict.usage.prompt_tokens, verdict.usage.completion_tokens)
-        return completion.content_checked(found, "a verification call", verdict)
+                           content: bool = True) -> DeliverablesChecked:
+        return await self.completion.deliverables(claimed, content=content)
 
     async def create(self, instructions: str, documents: Sequence[str | DocumentSpec]) -> None:
         """create_workspace: claim the job's prefix, write instructions.md and documents/

@@ -60,8 +60,7 @@ import time
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.config_files import configs_dir
-from activities.model import echoes, endpoints
+from activities.model import endpoints, profiles
 from activities.model.chat import RAW_JSON, ChatClient
 from activities.model.prompt import (
     assemble,
@@ -148,6 +147,8 @@ class ModelActivities:
         if req.system_prompt is not None:
             system = await self._with_instructions(ws, req.system_prompt,
                                                    req.instructions_max_chars)
+            added = self.profile(req.llm).instructions()
+            system = f"{system}\n\n{added}" if added else system
             writes.append(self.store.stage_text(ws, conv, "system.md", system))
         storing = [asyncio.ensure_future(w) for w in writes]
         try:
@@ -182,8 +183,9 @@ class ModelActivities:
                             req.context)
         record = (await self.records.get(ws.bucket, req.tool_record) if req.tool_record
                   else None)
-        tools = (record.schemas(req.tools) if record is not None
-                 else [openai_tool(n) for n in req.tools if n in TOOLS])
+        tools = self.profile(req.llm).shape_tools(
+            record.schemas(req.tools) if record is not None
+            else [openai_tool(n) for n in req.tools if n in TOOLS])
         facts = await heartbeating(prompt_facts(messages, tools, req.llm.model))
         estimate, fingerprint = facts.tokens, facts.fingerprint
         if (req.may_compact and req.context.enabled
@@ -230,11 +232,10 @@ class ModelActivities:
             completion_tokens=await heartbeating(count_messages_async([stored], None,
                                                                        req.llm.model)))
         errors = stored["_meta"].get("call_errors") or {}
-        if req.llm.profile == "small":
-            errors = {**self._echoes(system, stored), **errors}
+        refused = self._refused(req.llm, system, stored)
         calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
                             tc["function"]["name"] in req.preview_tools, record,
-                            errors.get(tc["id"]))
+                            errors.get(tc["id"]), refused.get(tc["id"], ""))
                  for tc in stored.get("tool_calls") or []]
         return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
@@ -256,8 +257,10 @@ class ModelActivities:
             raise counted from e
         known = tuple(req.tools)
         if len(body) > OFF_LOOP_BYTES:
-            return await asyncio.to_thread(_reply, body, req.max_output_chars, known)
-        return _reply(body, req.max_output_chars, known)
+            message = await asyncio.to_thread(_reply, body, req.max_output_chars, known)
+        else:
+            message = _reply(body, req.max_output_chars, known)
+        return self._repaired(req.llm, message)
 
     async def _recorded(self, req: ModelRequest, fingerprint: str) -> dict | None:
         """The recorded job's answer at this position if it saw the very same prompt."""
@@ -329,25 +332,40 @@ class ModelActivities:
         return SummarizeResult(upto=cut, chars=len(text), usage=Usage(**usage))
 
 
-    @staticmethod
-    def _echoes(system: str, stored: dict) -> dict[str, str]:
-        """The small profile: call id -> why a write_file whose content copies the prompt
-        is refused (activities/model/echoes.py)."""
-        template, found = echoes.template_lines(configs_dir() / "prompts"), {}
+    def profile(self, llm: LlmSettings) -> profiles.ModelProfile:
+        """The job's model profile (activities/model/profiles): the null one without."""
+        try:
+            return profiles.get(llm.profile)
+        except LookupError as e:
+            raise ApplicationError(str(e), type="ModelProfileMissing", non_retryable=True) from e
+
+    def _repaired(self, llm: LlmSettings, message: dict) -> dict:
+        """A live answer's tool calls with their arguments as the profile mends them."""
+        profile = self.profile(llm)
+        for tc in message.get("tool_calls") or []:
+            fn = tc["function"]
+            fn["arguments"] = profile.repair(fn["name"], fn["arguments"])
+        return message
+
+    def _refused(self, llm: LlmSettings, system: str, stored: dict) -> dict[str, str]:
+        """Call id -> why the profile's reply guard does not let the call run."""
+        profile, found = self.profile(llm), {}
         for tc in stored.get("tool_calls") or []:
-            content = echoes.written_content(tc["function"]["name"],
-                                             tc["function"]["arguments"])
-            if content and (copied := echoes.copied_prompt(content, system, template)):
-                found[tc["id"]] = echoes.problem(copied)
+            fn = tc["function"]
+            why = profile.refuse(fn["name"], fn["arguments"], system)
+            if why:
+                found[tc["id"]] = why
         return found
 
 
 def _call_info(call_id: str, name: str, raw: str, preview: bool,
                record: tool_record.ToolRecord | None = None,
-               problem: str | None = None) -> ToolCallInfo:
-    """What the workflow learns of one tool call; `problem`: what replies.py found wrong."""
+               problem: str | None = None, refusal: str = "") -> ToolCallInfo:
+    """What the workflow learns of one tool call; `problem`: what replies.py found wrong;
+    `refusal`: why the job's model profile does not let it run."""
     if problem is None and record is not None and name not in TOOLS and name in record.tools:
-        return tool_record.call_info(record, call_id, name, raw, preview)  # MCP tools
+        info = tool_record.call_info(record, call_id, name, raw, preview)  # MCP tools
+        return info.model_copy(update={"profile_refusal": refusal}) if refusal else info
     args, error = (None, f"bad tool call: {problem}") if problem else parse_arguments(name, raw)
     spec = TOOLS.get(name)
     asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))
@@ -358,7 +376,7 @@ def _call_info(call_id: str, name: str, raw: str, preview: bool,
             name in CONTROL_TOOLS or name in CHECKED_TOOLS) else None,
         summary=argument_summary(args, name not in CONTROL_TOOLS),
         preview=raw[:PREVIEW_CHARS] if preview or asks else "",
-        needs_approval=asks)
+        needs_approval=asks, profile_refusal=refusal)
 
 
 def _reply(body: bytes, max_chars: int, known: tuple[str, ...]) -> dict:

@@ -119,7 +119,7 @@ class EndpointSpec(BaseModel):
     timeout_seconds: float | None = Field(None, gt=0)
     slow: SlowEndpoint | None = None
     # the model profile a job on this endpoint takes unless it names its own (llm.profile)
-    profile: Literal["", "small"] = ""
+    profile: str = Field("", max_length=100)
     request: RequestShape = RequestShape()
     # variables whose values go as the OpenAI-Organization / OpenAI-Project headers (unset
     # or empty: no header); sent to this endpoint's URL only, like its key

@@ -239,8 +239,8 @@ def _arguments(value: Any, max_chars: int, name: str = "",
 
 def _kept_plan(value: str) -> str | None:
     """A write of the job's memory or plan cut off at the token limit, as far as its last
-    whole line, then CUT_NOTE (the 1.5B model's main_plan.md, cut at max_tokens, was dropped
-    and written again at the same length, twice): None for any other write."""
+    whole line, then CUT_NOTE (dropped, the same write is made again at the same length):
+    None for any other write."""
     m = _PLAN_WRITE.match(value)
     if m is None:
         return None

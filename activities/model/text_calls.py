@@ -8,7 +8,7 @@ here, in the forms real models write:
     ```json {"name": "read_file", "arguments": {"path": "a.md"}} ```   (fence, any language tag)
     <tool_call>{"name": "read_file", "arguments": {...}}</tool_call>  (Qwen / Hermes tags)
     <tool_response>{"name": "read_file", "arguments": {...}}</tool_response>
-                                         (the wrong tag: the 1.5B model under react, eval round4)
+                                         (the wrong tag, as small models write it)
     {"name": "read_file", "arguments": {...}}                           (the whole answer)
 
 `arguments` may also be `parameters`, `args` or `input`, or the call wrapped as

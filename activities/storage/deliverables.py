@@ -21,13 +21,9 @@ GLOB_CHARS = frozenset("*?[")
 MAX_LISTED = 10_000  # files a glob is matched against
 
 
-async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str],
-                mend_workspace_folder: bool = False) -> tuple[list[str], list[str]]:
-    """(the files that satisfy `patterns`, what is wrong: a sentence per pattern).
-    `mend_workspace_folder` (the small profile): a path `workspace/<path>` is <path> where
-    no file lies under workspace/, as the write mend wrote it (the 1.5B model wrote
-    joined.txt through `workspace/joined.txt`, claimed `workspace/joined.txt`, and was
-    refused until its job ended `stuck` with every file right)."""
+async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str]
+                ) -> tuple[list[str], list[str]]:
+    """(the files that satisfy `patterns`, what is wrong: a sentence per pattern)."""
     root = layout.prefix(ws.job_id)
     start = await _first_snapshot(s3, ws)
     listed: dict[str, tuple[int, str]] | None = None
@@ -41,10 +37,6 @@ async def check(s3: S3Store, ws: WorkspaceRef, patterns: list[str],
         return listed
 
     for pattern in dict.fromkeys(patterns):
-        if mend_workspace_folder and pattern.startswith(layout.WORKSPACE_FOLDER) \
-                and not GLOB_CHARS & set(pattern) and pattern != layout.WORKSPACE_FOLDER \
-                and not any(p.startswith(layout.WORKSPACE_FOLDER) for p in await listing()):
-            pattern = pattern[len(layout.WORKSPACE_FOLDER):]
         if GLOB_CHARS & set(pattern):
             found = {p: v for p, v in (await listing()).items()
                      if fnmatch.fnmatchcase(p, pattern)}

@@ -102,8 +102,8 @@ class WorkspaceFiles:
 
     async def near(self, path: str, limit: int = 500) -> list[str]:
         """The files of `path`'s folder (its first `limit`) a mistyped `path` may mean: that
-        name with an extension, or one close to it (at most 3). The 1.5B model read
-        'workspace' 10 times in a row, told only that it does not exist (eval round 11)."""
+        name with an extension, or one close to it (at most 3): a model told only that a
+        path does not exist tends to read it again."""
         try:
             names = [o.key for o in await self.list(posixpath.dirname(path.strip("/")),
                                                     limit=limit)]

@@ -31,7 +31,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.bounded_gather import bounded_gather
 from activities.document_sources import DocumentRefused, local_document
-from activities.storage import deliverables, expected_lines, kept_versions, ownership
+from activities.storage import deliverables, kept_versions, ownership
 from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
 from activities.storage.s3 import PreconditionFailed, S3Store
 from activities.storage.todos_file import parse_todos_yaml, stale_problem
@@ -187,7 +187,7 @@ class WorkspaceActivities:
     @activity.defn(name=CHECK_FILES)
     async def check_files(self, req: CheckFilesRequest) -> CheckFilesResult:
         """For each path: 'missing', 'unchanged' (the version the phase began with, from its
-        snapshot) or 'changed'; and what the files of `lines` lack (small.expect_lines)."""
+        snapshot) or 'changed'; and which deliverables are there."""
         ws = req.workspace
         raw = await self.s3.get(ws.bucket, layout.key(ws.job_id, layout.snapshot_path(
             req.phase))) if req.paths else None
@@ -201,19 +201,9 @@ class WorkspaceActivities:
             old = before.get(path) if isinstance(before, dict) else None
             states[path] = ("missing" if etag is None else "unchanged"
                             if isinstance(old, dict) and old.get("etag") == etag else "changed")
-        problems, mends = [], {}
-        for path, want in req.lines.items():  # small.expect_lines
-            data = await self.s3.get(ws.bucket, layout.key(ws.job_id, path))
-            text = None if data is None else data[:1_000_000].decode("utf-8", "replace")
-            lack = expected_lines.lacks(text, path, want)
-            fixed = expected_lines.mended(text, want) if lack and text and req.mend else None
-            problems += lack
-            mends.update({path: fixed} if fixed else {})
-        delivered, undelivered = await deliverables.check(
-            self.s3, ws, req.deliverables, req.mend_workspace_folder) \
+        delivered, undelivered = await deliverables.check(self.s3, ws, req.deliverables) \
             if req.deliverables else ([], [])
-        return CheckFilesResult(states=states, problems=problems, mends=mends,
-                                delivered=delivered, undelivered=undelivered)
+        return CheckFilesResult(states=states, delivered=delivered, undelivered=undelivered)
 
     @activity.defn(name=ARCHIVE_PHASE)
     async def archive_phase(self, req: ArchiveRequest) -> str:

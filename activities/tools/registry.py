@@ -23,7 +23,7 @@ from switchback import ToolResult as PublicToolResult
 
 
 class PathArgs(BaseModel):
-    # no example path: a 1.5B model wrote notes/shopping.md for shopping.md, copying one
+    # no example path: a model copies an example's folder into the paths it writes
     path: str = Field(description="File path relative to the workspace root, as the task "
                                   "or the todo names it")
 
@@ -67,7 +67,9 @@ class JobCompleteArgs(BaseModel):
     summary: str = Field(description="What the job achieved")
     deliverables: list[str] = Field(default_factory=list,
                                     description="Workspace paths of the results")
-    confidence: float = Field(ge=0, le=1, description="0..1: how sure you are it is right")
+    confidence: float = Field(ge=0, le=1, description=(
+        "0..1: how sure you are the task is achieved; 0 says it is not (the job then ends "
+        "stuck, not completed)"))
     notes: str = Field("", description="Caveats, open questions, things to review")
 
 

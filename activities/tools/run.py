@@ -76,11 +76,7 @@ class ToolActivities:
         if call is None:
             raise ApplicationError(f"tool call {req.call_id} not found in message "
                                    f"{req.assistant_index} of {conv}", non_retryable=True)
-        raw, asked = call["function"]["arguments"], ""
-        # mended unless the workspace has a folder named workspace/ after all
-        if req.path and not await WorkspaceFiles(self.s3, ws).list(layout.WORKSPACE_FOLDER,
-                                                                   limit=1):
-            raw, asked = _with_path(raw, req.path)
+        raw = call["function"]["arguments"]
         token = delivery.CALL_KEY.set(delivery.idempotency_key(req))
         try:
             if await self._delivery(req) == delivery.AT_MOST_ONCE:  # (activities/tools/delivery.py)
@@ -92,9 +88,6 @@ class ToolActivities:
             delivery.CALL_KEY.reset(token)
         if req.name == "todo_write" and outcome.ok:
             await self._mark_todos(req, raw)
-        if asked:
-            outcome.summary += (f" (Paths are relative to the workspace root, which is no "
-                                f"folder named {layout.WORKSPACE_FOLDER}: {asked} is {req.path}.)")
         summary = outcome.summary  # a long one is redacted in a thread, off the event loop
         text = await self._cut(req, raw, redact(summary) if len(summary) < OFF_LOOP_CHARS
                                else await asyncio.to_thread(redact, summary))
@@ -218,18 +211,6 @@ class ToolActivities:
         if not answer.ok:
             return _error(answer.code, answer.text)
         return ToolOutcome(ok=True, summary=answer.text)
-
-
-def _with_path(raw: str, path: str) -> tuple[str, str]:
-    """The call's arguments with `path` in place of its own `path` (`ToolRequest.path`), and
-    the path it asked for."""
-    try:
-        args = json.loads(raw or "{}")
-    except json.JSONDecodeError:  # the workflow mends only calls whose arguments it checked
-        return raw, ""
-    if not isinstance(args, dict):
-        return raw, ""
-    return json.dumps({**args, "path": path}), str(args.get("path", ""))[:200]
 
 
 def _error(code: str, message: str) -> ToolOutcome:

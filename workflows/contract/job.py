@@ -131,10 +131,8 @@ class DeliverablesView(BaseModel):
     """What the job must deliver (docs/completion.md)."""
 
     by_job: list[str] = []  # the config's and the job input's
-    by_task: list[str] = []  # the small profile: named by the task (workflows/task_files.py)
     by_model: list[str] = []  # named by the model when it planned (todo_write)
-    # the ones the job is held to (docs/completion.md: the job's, else the task's, else the
-    # model's); empty in a state from before it was shown
+    # the ones the job is held to (docs/completion.md: the job's, else the model's)
     required: list[str] = []
     refusals: int = 0  # job_complete calls refused for missing deliverables
 

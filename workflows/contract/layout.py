@@ -56,9 +56,6 @@ MEMORY = "workspace.md"
 PLAN = "main_plan.md"
 TODOS = "todos.yaml"
 MEMORY_FILES = frozenset({MEMORY, PLAN, TODOS})  # the model's memory: no work of the task
-# no folder of the workspace's own: with the small profile a write under it writes the path
-# below it (workflows/strategies/base.py under_workspace_folder, ToolRequest.path)
-WORKSPACE_FOLDER = "workspace/"
 DOCUMENTS = "documents"
 ARCHIVE = "archive"
 OUTPUT = "output"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.config import ContextPolicy, LinePattern, LlmSettings, ResolvedConfig
+from workflows.contract.config import ContextPolicy, LlmSettings, ResolvedConfig
 from workflows.contract.job import DocumentSpec
 
 
@@ -62,7 +62,6 @@ class TodoSet(BaseModel):
 
     label: str  # e.g. "the predefined bootstrap todos", "phase 2's todos"
     todos: list[str]
-    similar: bool = False  # mostly the same words count as a repeat (the small profile)
     unnumbered: bool = False  # a todo's list marker ("4.", "-", "Step 2:") is not its text
 
 
@@ -77,26 +76,19 @@ class LoadTodosRequest(BaseModel):
 
 
 class CheckFilesRequest(BaseModel):
-    """Input of `check_files`: which of `paths` changed since `phase` began; and which of
-    the `lines` (path -> lines) the files lack (small.expect_lines)."""
+    """Input of `check_files`: which of `paths` changed since `phase` began, and which
+    `deliverables` are there."""
 
     workspace: WorkspaceRef
     phase: int
     paths: list[str]
-    lines: dict[str, list[str | LinePattern]] = {}
-    mend: bool = False  # also show each file of `lines` that lacks some, mended
     # deliverables (paths or globs): each must match a file that is not empty and was
     # written by this job (not as the job's start left it: the phase-1 snapshot)
     deliverables: list[str] = []
-    # the small profile: a deliverable `workspace/<path>` is <path> where no file lies under
-    # workspace/ (what the write mend writes: the model claims the path it asked for)
-    mend_workspace_folder: bool = False
 
 
 class CheckFilesResult(BaseModel):
     states: dict[str, Literal["changed", "unchanged", "missing"]]
-    problems: list[str] = []  # what `lines` found missing, a sentence each
-    mends: dict[str, str] = {}  # path -> the file with the lines it lacks put in (`mend`)
     delivered: list[str] = []  # the files that satisfy `deliverables`
     undelivered: list[str] = []  # what `deliverables` found wrong, a sentence each
 
@@ -209,6 +201,8 @@ class ToolCallInfo(BaseModel):
     digest: str = ""  # hash of name + arguments
     preview: str = ""  # raw arguments, capped (only for `preview_tools`: approvals)
     needs_approval: bool = False  # the tool itself asks for approval of this call
+    # set: the job's model profile does not let the call run, and says why (its reply guard)
+    profile_refusal: str = ""
 
 
 class ModelReply(BaseModel):
@@ -273,9 +267,6 @@ class ToolRequest(BaseModel):
     # workflow hands it to the next model call, which stores it while the model answers
     inline_max_chars: int = 0
     tool_record: str = ""  # S3 key of the job's tool record (MCP tools, tool_search)
-    # set: the call writes this path instead of its `path` argument (the workflow's mend of
-    # a write under `workspace/`; the result says so)
-    path: str = ""
 
 
 class ListToolsRequest(BaseModel):

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from workflows import guards
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
 from workflows.prompts import render
 from workflows.strategies.base import (
@@ -34,7 +35,6 @@ from workflows.strategies.base import (
     StrategyView,
     Totals,
     job_result,
-    plan_calls,
 )
 from workflows.strategies.nested import Nested
 from workflows.strategies.phase_alternation import PhaseAlternation
@@ -112,8 +112,6 @@ class Auto(Strategy):
         inner.totals = self.totals
         self.inner = inner
         await self.port.write_output(layout.CLASSIFICATION, self.route.model_dump())
-        if isinstance(inner, Nested):
-            await self.port.delegates()
         return await inner.begin()
 
     def _record(self, status: str) -> None:
@@ -137,8 +135,6 @@ class Auto(Strategy):
             self.c.steps = self.c.nudges = 0
             return await self._first_call()
         inner = self.inner = ROUTES[self.route.strategy](self.cfg, self.port)
-        if isinstance(inner, Nested):  # (state carried from before `delegated` was kept)
-            await self.port.delegates()
         decision = await inner.resume(snap.inner)
         self.totals = inner.totals
         return decision
@@ -166,8 +162,8 @@ class Auto(Strategy):
         self.totals.steps += 1
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
-            return ExecuteTools(plan_calls(reply.tool_calls, [TOOL], self.cfg, "classification",
-                                           self.port.patched))
+            return ExecuteTools(guards.screen(reply.tool_calls, [TOOL], "classification",
+                                              self.cfg))
         c.nudges += 1
         if c.nudges <= self.cfg.config.limits.max_nudges:
             return self._call([render(self.cfg.prompts["task_nudge"], {"finish": f"call {TOOL}"})])

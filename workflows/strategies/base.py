@@ -23,12 +23,12 @@ registry (workflows/strategies/__init__.py).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
+from workflows.completion.state import DeliverablesChecked
 from workflows.contract import (
     LoadTodosResult,
     ModelReply,
@@ -39,8 +39,8 @@ from workflows.contract import (
     ToolOutcome,
     layout,
 )
-from workflows.contract.config import MAX_TOOL_CALLS_PER_STEP, LinePattern
 from workflows.contract.job import JobResult
+from workflows.guards import PlannedCall
 
 # -- next steps ---------------------------------------------------------------------------
 
@@ -53,25 +53,6 @@ class CallModel:
     tools: list[str]
     user_messages: list[str] = field(default_factory=list)  # appended before the call
     label: str = ""
-
-
-@dataclass
-class PlannedCall:
-    call: ToolCallInfo
-    refusal: str | None = None  # set: never executed, the model gets this error
-    refusal_code: str = "tool_refused"
-    # set: the path the call writes instead of its own `path` (the small profile's mend of a
-    # write under `workspace/`, `under_workspace_folder`)
-    path: str = ""
-
-    def shown(self) -> ToolCallInfo:
-        """The call as it runs: a mended one with the path it writes in its summary (the
-        UI's label) and in front of its arguments (what an approver reads)."""
-        if not self.path:
-            return self.call
-        asked = self.call.preview or self.call.summary
-        return self.call.model_copy(update={
-            "summary": self.path, "preview": f"(writes {self.path}, not its own path) {asked}"})
 
 
 @dataclass
@@ -93,30 +74,6 @@ class ReportError:
 NextStep = CallModel | ExecuteTools | Complete | ReportError
 
 # -- what a strategy may ask of its job (the port) ---------------------------------------------
-
-
-@dataclass(frozen=True)
-class CheckLines:
-    """The lines files must hold (path -> the lines each must hold): the small profile's
-    `small.expect_lines`, or those of some of its files."""
-
-    lines: tuple[tuple[str, tuple[str | LinePattern, ...]], ...]
-
-
-@dataclass(frozen=True)
-class LinesChecked:
-    """What `Port.mend_lines` found: the problems, and each file that has some with the
-    lines it lacks put in (path -> text; not for a missing file, nor one too long to show)."""
-
-    problems: list[str]
-    mends: dict[str, str]
-
-
-@dataclass(frozen=True)
-class DeliverablesChecked:
-    declared: list[str]  # paths or globs ([]: the job declares none)
-    delivered: list[str]  # the files found: present, not empty, written by this job
-    problems: list[str]  # what is wrong, a sentence each ([]: all there)
 
 
 @dataclass(frozen=True)
@@ -157,13 +114,6 @@ class Port(Protocol):
     a strategy only awaits it. Each call is one durable step: a failure for good ends the job
     the one typed way, so a strategy never handles one."""
 
-    def patched(self, change: str) -> bool:
-        """Does this job take `change`, made after the baseline (docs/versioning.md)? A job
-        started before it keeps the earlier behaviour for its life."""
-
-    def task_words(self) -> dict[str, str]:
-        """What the task says about each file it names (the small profile; {} otherwise)."""
-
     async def read_memory(self) -> str:
         """workspace.md, capped."""
 
@@ -179,18 +129,10 @@ class Port(Protocol):
         """Which of `paths` changed since phase `phase` began (path -> 'changed' |
         'unchanged' | 'missing')."""
 
-    async def lines_lacking(self, check: CheckLines) -> list[str]:
-        """What the files lack of their lines ([]: every file holds its lines)."""
-
-    async def mend_lines(self, check: CheckLines) -> LinesChecked:
-        """What the files lack, and each file with its lacking lines put in."""
-
     async def deliverables(self, claimed: list[str] | None = None,
-                           bad: list[str] | None = None,
-                           claim: bool = False, content: bool = True) -> DeliverablesChecked:
-        """Are the job's declared deliverables there? The job's own (config, input) or,
-        without those, the ones the model named when it planned. `claim`: the model claims
-        completion (the small profile's check of an answer-only claim applies)."""
+                           content: bool = True) -> DeliverablesChecked:
+        """Are the deliverables the job is held to (its own, else the model's plan's) and
+        `claimed` there? `content`: with every file there, run completion.check too."""
 
     async def archive(self, phase: int, record: dict[str, Any]) -> str:
         """Write archive/phase_<n>.yaml; its path."""
@@ -205,9 +147,6 @@ class Port(Protocol):
         """Run child jobs; pause, resume, rewind and cancel reach the running ones. Their
         outcomes, in the order of `children.jobs`."""
 
-    async def delegates(self) -> None:
-        """The job's work is its child jobs' (auto routed to nested): the files its task
-        names are theirs to write, not this job's deliverables."""
 
 
 Interrupt = Literal["rewind", "wrap_up", "finish", "cancel"]
@@ -342,92 +281,6 @@ def follow_up_issue(instruction: str, turn: int, limit: int = 2000) -> str:
             "plan what this instruction needs.")
 
 
-def plan_calls(calls: list[ToolCallInfo], offered: list[str], cfg: ResolvedConfig,
-               kind: str, patched: Callable[[str], bool]) -> list[PlannedCall]:
-    """The tool calls of a turn, each either to run or refused with a reason the model reads:
-    beyond the per-turn limit, not offered now (not loaded, other phase, unknown), or with
-    arguments that failed their schema, or a job_complete after the answer's first (the
-    model claims once, then reads the result). `patched`: the port's (`Port.patched`)."""
-    c = cfg.config
-    out: list[PlannedCall] = []
-    claimed = False  # a job_complete of this answer is to run
-    for i, call in enumerate(calls):
-        if i >= MAX_TOOL_CALLS_PER_STEP:
-            out.append(PlannedCall(call, "too many tool calls in one turn (limit "
-                                   f"{MAX_TOOL_CALLS_PER_STEP}); this one was not run",
-                                   "too_many_calls"))
-        elif call.name not in offered:
-            if "tool_search" in offered and call.name in c.tools.deferred:
-                out.append(PlannedCall(call, f"tool '{call.name}' is not loaded yet: call "
-                                       "tool_search with what you want to do to load it",
-                                       "tool_not_loaded"))
-            elif call.name in c.tools.known():
-                out.append(PlannedCall(call, f"tool '{call.name}' is not available in the "
-                                       f"{kind} phase. Available: {', '.join(offered)}",
-                                       "tool_not_allowed"))
-            else:
-                out.append(PlannedCall(call, f"unknown tool '{call.name}'. Available: "
-                                       f"{', '.join(offered)}", "unknown_tool"))
-        elif call.error:
-            out.append(PlannedCall(call, call.error, "invalid_arguments"))
-        elif call.name == "job_complete" and claimed and patched(ONE_CLAIM_PER_ANSWER):
-            out.append(PlannedCall(call, "not run: job_complete is taken once per answer, and "
-                                   "this answer called it before; read that call's result "
-                                   "first", "claimed_before"))
-        elif (root := under_workspace_folder(call, cfg)) is not None:
-            out.append(PlannedCall(call, path=root) if patched(MEND_WORKSPACE_FOLDER) else
-                       PlannedCall(call, workspace_path_refusal(root), "workspace_path"))
-        else:
-            out.append(PlannedCall(call))
-        claimed = claimed or (call.name == "job_complete" and out[-1].refusal is None)
-    return out
-
-
-# a job_complete after the first of an answer is not run (each was checked and counted
-# against completion.max_refusals: the 1.5B model's one answer of six claims used them all)
-ONE_CLAIM_PER_ANSWER = "one-claim-per-answer"
-WORKSPACE_FOLDER = layout.WORKSPACE_FOLDER
-# a write to `workspace/<path>` writes <path> (the small profile), where it was refused
-MEND_WORKSPACE_FOLDER = "mend-workspace-folder"
-
-
-def under_workspace_folder(call: ToolCallInfo, cfg: ResolvedConfig) -> str | None:
-    """The small profile: a write_file to `workspace/<path>` in a job that declares nothing
-    there writes `<path>`, and its result says so (the 1.5B model wrote workspace/report.md
-    for the report.md its todo named, 20 times and more in one eval-check-ref run and 7 in
-    another, taking each write's confirmation as done; refused with the path to write
-    instead, it wrote workspace/report.md 15 times more in one run and ended `stuck`). The
-    path it writes, else None."""
-    path = call.summary
-    if cfg.config.llm.profile != "small" or call.name != "write_file" or len(path) >= 120 or (
-            not workspace_folder_mended(cfg, path)):
-        return None
-    root = path.removeprefix(WORKSPACE_FOLDER)
-    return root if layout.is_workspace_path(root) else None
-
-
-def workspace_path_refusal(root: str) -> str:
-    """What a write `under_workspace_folder` gets in a job started before the mend: refused,
-    naming the path to write."""
-    return ("paths are relative to the workspace root, which is no folder named "
-            f"{WORKSPACE_FOLDER}: this file was not written. Call write_file again with path "
-            f"'{root}'")
-
-
-def workspace_folder_mended(cfg: ResolvedConfig, path: str) -> bool:
-    """Is a write of `path` under `workspace/` mended (`under_workspace_folder`): the job
-    declares nothing there?"""
-    return path.startswith(WORKSPACE_FOLDER) and path != WORKSPACE_FOLDER and not \
-        declares_workspace_folder(cfg)
-
-
-def declares_workspace_folder(cfg: ResolvedConfig) -> bool:
-    """Does the job declare a deliverable under `workspace/` (then that folder is its own:
-    neither a write there nor a claim of a path there is mended)?"""
-    c = cfg.config
-    return any(d.startswith(WORKSPACE_FOLDER) for d in [*c.deliverables, *c.small.expect_lines])
-
-
 ECHO = "<tool_response>"  # what a reply that echoes tool results holds (see nudge_for)
 
 
@@ -435,9 +288,7 @@ def nudge_for(cfg: ResolvedConfig, reply: ModelReply, nudge: str | None = None) 
     """What a turn without a tool call gets: the nudge (`nudge`, else prompts/nudge.md), or,
     when the answer was cut off at the token limit (`finish_reason: length`), what happened
     and what to do instead; when it only echoed `<tool_response>` blocks (the tools' answers,
-    not calls: the 1.5B model under react, eval round 13, in 3 of 10 runs until the nudges
-    ran out), that this runs nothing (prompts/echo_nudge.md; a config resolved before it
-    has none, and gets the nudge)."""
+    not calls), that this runs nothing (prompts/echo_nudge.md)."""
     if reply.finish_reason == "length" and cfg.prompts.get("cut_off"):
         return cfg.prompts["cut_off"]
     if ECHO in reply.content and cfg.prompts.get("echo_nudge"):
@@ -448,8 +299,7 @@ def nudge_for(cfg: ResolvedConfig, reply: ModelReply, nudge: str | None = None) 
 def job_result(status: str, args: dict[str, Any], reason: str, totals: Totals) -> JobResult:
     """The job's result from `job_complete`'s arguments (or an interrupt's reason)."""
     confidence = args.get("confidence")
-    return JobResult(status=status, completed_by="workflow" if args.get(
-                     "completed_by") == "workflow" else "",
+    return JobResult(status=status,
                      summary=str(args.get("summary", reason)),
                      deliverables=[str(d) for d in args.get("deliverables") or []],
                      confidence=confidence if isinstance(confidence, int | float) else None,

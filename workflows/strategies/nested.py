@@ -28,7 +28,6 @@ from typing import Any
 
 from workflows.breakers import cost_of
 from workflows.contract import StrategicTodos, layout
-from workflows.contract.config import earlier_names
 from workflows.prompts import render
 from workflows.strategies.base import (
     ChildJob,
@@ -145,9 +144,7 @@ class Nested(PhaseAlternation):
             budget["max_cost_usd"] = max(1e-6, (c.budget.max_cost_usd - spent) / count)
         # a child does its todo and ends: it never waits for follow-up instructions
         once = {"follow_up": {"wait_seconds": 0}} if c.follow_up.wait_seconds else {}
-        # (an inline source in the names before 0.x: the old and the new name of one
-        # setting in one mapping would refuse the child)
-        return merge(earlier_names(dict(source)) if isinstance(source, dict)
+        return merge(dict(source) if isinstance(source, dict)
                      else {"extends": source}, {
             "strategy": c.nested.inner_strategy, "nested": {"within_parent": True},
             "deliverables": [],  # the parent's are the parent's to deliver

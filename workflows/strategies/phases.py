@@ -4,11 +4,13 @@ continue-as-new carries, and a transition decided during a batch of tool calls
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows.contract import Todo
+from workflows.contract import Todo, layout
+from workflows.contract.config import PhaseSettings, StrategicTodos
+from workflows.prompts import render
 from workflows.strategies import ritual
 from workflows.strategies.base import PhaseRecord, Totals
 
@@ -31,12 +33,10 @@ class Phase(BaseModel):
     loaded: list[str] = []  # deferred tools tool_search loaded in this phase
     evidence: dict[int, list[str]] = {}  # todo id -> files it must change (predefined todos)
     # tool calls that changed a file besides the plan (ritual.PLANNING_FILES), and calls of a
-    # tool of the task that wrote none (patch work-without-files)
+    # tool of the task that wrote none
     writes: int = 0
     changed: list[str] = []  # paths written in the phase (at most ritual.MAX_CHANGED)
     refusals: int = 0  # calls the ritual refused in the phase (ritual.REFUSALS)
-    todo_calls: int = 0  # work calls since the current todo became current (ritual.work_calls)
-    workless: list[int] = []  # todos whose todo_complete without a call was refused once
     steps: int = 0
     nudges: int = 0
     tool_calls: int = 0
@@ -62,3 +62,59 @@ class Pending(BaseModel):
     title: str = ""
     todos: list[Todo] = []
     issue: str = ""
+
+
+def strategic(predefined: StrategicTodos, ps: PhaseSettings, number: int, variant: Variant,
+              issue: str = "", before: Phase | None = None, status: str = "") -> Phase:
+    """A strategic phase: its predefined todos with their numbers filled in, and what the
+    phase `before` did (ritual.digest)."""
+    archived = layout.archive_path(number - 1) if number > 1 else "(none yet)"
+    todos, evidence = ritual.strategic_todos(
+        predefined, "transition" if variant in ("work", "follow_up") else variant,
+        {"min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos), "archive": archived})
+    previous = "" if before is None else ritual.digest(
+        before.number, status, before.todos, before.changed)
+    return Phase(number=number, kind="strategic", variant=variant, title=TITLES[variant],
+                 issue=issue, todos=todos, evidence=evidence, previous=previous)
+
+
+def record(ph: Phase, status: str) -> PhaseRecord:
+    """A finished phase, for `state`."""
+    return PhaseRecord(number=ph.number, kind=ph.kind, variant=ph.variant, status=status,
+                       steps=ph.steps, todos_completed=sum(t.status == "completed"
+                                                           for t in ph.todos),
+                       tokens_in=ph.tokens_in, tokens_out=ph.tokens_out)
+
+
+def archive_record(ph: Phase, status: str, issue: str) -> dict[str, Any]:
+    """archive/phase_<n>.yaml: the phase's todos with their statuses and notes."""
+    out: dict[str, Any] = {
+        "phase": ph.number, "title": ph.title, "status": status,
+        "todos": [t.model_dump() for t in ph.todos],
+        "completed": sum(t.status == "completed" for t in ph.todos),
+        "steps": ph.steps, "tool_calls": ph.tool_calls,
+        "tokens_in": ph.tokens_in, "tokens_out": ph.tokens_out}
+    return out | ({"issue": issue} if issue else {})
+
+
+def system_prompt(template: str, phase: Phase, memory: str, ps: PhaseSettings,
+                  tools: list[str]) -> str:
+    """A phase's system prompt: its kind's template filled in."""
+    return render(template, {
+        "phase_number": str(phase.number), "phase_kind": phase.kind,
+        "phase_title": phase.title, "workspace_md": memory,
+        "min_todos": str(ps.min_todos), "max_todos": str(ps.max_todos),
+        "issue": phase.issue or "(none)", "tools": ", ".join(tools)})
+
+
+def kickoff(template: str, phase: Phase, deliverables: str = "") -> str:
+    """A phase's first message: why it started, what the phase before did, the state of the
+    deliverables (`deliverables`: ritual.status_note)."""
+    archived = (f" The todos of phase {phase.number - 1}, with what was done, are in "
+                f"{layout.archive_path(phase.number - 1)}." if phase.number > 1 else "")
+    return render(template, {
+        "phase_number": str(phase.number), "phase_kind": phase.kind,
+        "phase_title": phase.title,
+        "issue_note": (f"\n\nThis phase was started because of an issue:\n\n> {phase.issue}\n"
+                       f"{archived}" if phase.issue else ""),
+        "previous": (f"\n\n{phase.previous}" if phase.previous else "") + deliverables})

@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from workflows import guards
+from workflows.completion import DeliverablesChecked
 from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome
 from workflows.prompts import render
 from workflows.strategies.base import (
     CallModel,
-    DeliverablesChecked,
     ExecuteTools,
     Interrupt,
     NextStep,
@@ -35,7 +36,6 @@ from workflows.strategies.base import (
     Totals,
     job_result,
     nudge_for,
-    plan_calls,
     react_prompt,
 )
 
@@ -109,20 +109,18 @@ class React(Strategy):
         self.add_usage(reply.usage.prompt_tokens, reply.usage.completion_tokens)
         if reply.tool_calls:
             a.nudges = 0
-            return ExecuteTools(plan_calls(reply.tool_calls, self.tools(), self.cfg, "react",
-                                           self.port.patched))
+            return ExecuteTools(guards.screen(reply.tool_calls, self.tools(), "react",
+                                              self.cfg))
         a.nudges += 1
         if a.nudges > self.cfg.config.limits.max_nudges:  # the answer is the result
-            return await self._quiet(reply, await self.port.deliverables(claim=True))
+            return await self._quiet(reply, await self.port.deliverables())
         return self._call([nudge_for(self.cfg, reply, self._nudge())])
 
     async def _quiet(self, reply: ModelReply, found: DeliverablesChecked) -> NextStep:
         """The model stopped calling tools: its answer is the result, unless declared
         deliverables are missing; then a new attempt, a fresh conversation told what is
         missing, up to QUIET_RETRIES times (the orchestrator ends the job `stuck` after
-        that). Eval round 13: in 3 of 10 runs the 1.5B model echoed its tool results as
-        text until the nudges ran out; in a fresh conversation it wrote the files in one or
-        two turns in 7 of 10 runs."""
+        that): a model stuck in one conversation often does the work in a fresh one."""
         n = self.attempt.number
         if found.problems and n <= QUIET_RETRIES and n < self.cfg.config.limits.max_phases:
             return await self.interrupt("rewind", f"attempt {n} ended without the deliverables: "
@@ -203,8 +201,7 @@ class React(Strategy):
     def _prompt(self) -> str:
         """The system prompt: react.md; react_actions.md for a job that acts only
         (`JobConfig.acts_only`): react.md would tell the model to deliver files it has no tool
-        to write (under BFCL the 1.5B model claimed files of the API's world as its
-        deliverables, refused until the job ended `stuck`)."""
+        to write."""
         return react_prompt(self.cfg)
 
     def _nudge(self) -> str:
