@@ -93,7 +93,10 @@ class Book:
                   f"{', '.join(book.head['runner']['dirty'][:5])}", flush=True)
         known = {f.name for f in fields(Run)}
         for data in records.read_lines(book.lines):
-            run = Run(**{k: v for k, v in data.items() if k in known})
+            try:
+                run = Run(**{k: v for k, v in data.items() if k in known})
+            except TypeError:  # not a run of an eval (its strategy, n or job id missing)
+                continue
             book.runs[run.job_id] = run
         book.write_head()
         return book
