@@ -1,7 +1,8 @@
 """`starter.py eval --record DIR`: the record behind a figure (operate/eval_record.py), with
-the scripted model standing in for the local endpoint. Two held-out jobs in one eval: the
+the scripted model standing in for the local endpoint. Three held-out jobs in one eval: the
 follow-up job gets its second turn once the first is done and is checked after it; a job
-still running at `--job-timeout` is cancelled and counted as a run that timed out. Each run
+still running at `--job-timeout` is cancelled and counted as a run that timed out; a job
+reads the documents its config gives it. Each run
 is a line of `<id>.runs.jsonl` as it ends; `<id>.json` holds the options, the commit and the
 tables; started again, the eval runs only what the record lacks and refuses other options or
 another engine."""
@@ -32,10 +33,23 @@ def todo_turns() -> list[dict]:
                       confidence=0.9, notes=""))]
 
 
+def visitors() -> list[dict]:
+    """react on heldout-visitors: the logs read where the job was given them, the CSV."""
+    return [step(*(call("read_file", path=f"documents/{d}.txt")
+                   for d in ("monday", "tuesday", "wednesday"))),
+            step(call("write_file", path="visitors/week.csv",
+                      content="day,visitors\nMonday,14\nTuesday,9\nWednesday,22\n")),
+            step(call("job_complete", summary="week.csv", deliverables=["visitors/week.csv"],
+                      confidence=0.9, notes=""))]
+
+
+CONFIGS = ["heldout-todo-turns", "heldout-bottles", "heldout-visitors"]
+
+
 def args(tmp_path, prefix: str, task_queue: str, **more) -> argparse.Namespace:
     return argparse.Namespace(**{
-        "config": "heldout-todo-turns,heldout-bottles", "runs": 1, "strategies": "react",
-        "concurrency": 2, "id": prefix, "check": None, "price_in": 0.0, "price_out": 0.0,
+        "config": ",".join(CONFIGS), "runs": 1, "strategies": "react",
+        "concurrency": 3, "id": prefix, "check": None, "price_in": 0.0, "price_out": 0.0,
         "out": str(tmp_path / "out"), "record": str(tmp_path / "evals"),
         "task_queue": task_queue, "job_timeout": 20.0, "undeclared": False, "profile": None,
         "worker_commit": None, **more})
@@ -50,6 +64,7 @@ async def test_a_record_of_two_held_out_jobs_one_timed_out(client, task_queue, s
     hangs = {**step(call("write_file", path="stock/bottles.txt", content="89")),
              "latency_ms": 60_000}
     model_server.set_script(f"{prefix}-heldout-bottles-react-1", [hangs])
+    model_server.set_script(f"{prefix}-heldout-visitors-react-1", visitors())
     a = args(tmp_path, prefix, task_queue)
     lines = tmp_path / "evals" / f"{prefix}.runs.jsonl"
     async with running_worker(client, task_queue):
@@ -64,25 +79,25 @@ async def test_a_record_of_two_held_out_jobs_one_timed_out(client, task_queue, s
     assert bottles["status"] == "timeout" and not bottles["success"], bottles
     assert bottles["outcome"] == "other" and "stopped after 20 s" in bottles["check"]
     assert bottles["wall_seconds"] < 60
+    assert runs["heldout-visitors"]["success"], runs["heldout-visitors"]  # its documents read
 
     summary = json.loads((tmp_path / "evals" / f"{prefix}.json").read_text())
     here = records.checkout()
     assert summary["runner"] == here and summary["worker"]["commit"] == here["commit"]
     assert {r["commit"] for r in summary["runs"]} == {here["commit"]}
-    assert summary["options"] == {"configs": ["heldout-todo-turns", "heldout-bottles"],
-                                  "undeclared": False, "profile": None, "check": None,
-                                  "job_timeout": 20.0}
-    assert summary["planned"] == summary["recorded"] == 2
+    assert summary["options"] == {"configs": CONFIGS, "undeclared": False, "profile": None,
+                                  "check": None, "job_timeout": 20.0}
+    assert summary["planned"] == summary["recorded"] == 3
     react = summary["by_strategy"]["react"]
-    assert (react["runs"], react["success"], react["completed"], react["checked"]) == (2, 1, 1, 1)
-    assert react["ends"] == {"completed": 1, "timeout": 1}
+    assert (react["runs"], react["success"], react["completed"], react["checked"]) == (3, 2, 2, 2)
+    assert react["ends"] == {"completed": 2, "timeout": 1}
     assert summary["by_config"]["heldout-bottles"]["react"]["success"] == 0
     table = (tmp_path / "evals" / f"{prefix}.md").read_text()
     assert "| heldout-todo-turns | 1/1: 1 completed (model 1 / workflow 0), 1 checked |" \
         in table
     assert "| heldout-bottles | 0/1: 0 completed (model 0 / workflow 0), 0 checked; " \
         "timeout 1 |" in table
-    assert "| react | 2 | 1/2 (50%) | 1 | 1 | 1 / 0 | 0 | 0 | 1 | completed 1, timeout 1 |" \
+    assert "| react | 3 | 2/3 (67%) | 2 | 2 | 2 / 0 | 0 | 0 | 1 | completed 2, timeout 1 |" \
         in table
     assert re.search(rf"runner at {here['commit'][:12]}", table)
     assert (tmp_path / "out" / prefix / f"{prefix}-heldout-todo-turns-react-1" /
@@ -91,8 +106,8 @@ async def test_a_record_of_two_held_out_jobs_one_timed_out(client, task_queue, s
     # started again: the record has both runs, none runs again
     async with running_worker(client, task_queue):
         assert await evaluate(client, args(tmp_path, prefix, task_queue)) == 1
-    assert "2 of 2 recorded in" in capsys.readouterr().out
-    assert len(lines.read_text().splitlines()) == 2
+    assert "3 of 3 recorded in" in capsys.readouterr().out
+    assert len(lines.read_text().splitlines()) == 3
     # other options, or code that changed since the record began: refused, nothing run
     with pytest.raises(CliError, match=r"other options \(profile was null\)"):
         await evaluate(client, args(tmp_path, prefix, task_queue, profile="none"))
@@ -100,7 +115,7 @@ async def test_a_record_of_two_held_out_jobs_one_timed_out(client, task_queue, s
     with pytest.raises(CliError, match=r"the code changed since its record began at .*"
                                        r"workflows/x\.py"):
         await evaluate(client, args(tmp_path, prefix, task_queue))
-    assert len(lines.read_text().splitlines()) == 2
+    assert len(lines.read_text().splitlines()) == 3
 
 
 def test_the_checkout_and_what_changed_since(tmp_path):
