@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock ex
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
-	real-eval-jobs browser lock
+	real-eval-jobs real-eval-heldout browser lock
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -102,6 +102,14 @@ real-eval-jobs: $(STAMP)
 	. .stack/env && for c in $(EVAL_JOBS); do $(BIN)/python starter.py eval --config $$c \
 		--runs $(RUNS) --strategies $(EVAL_STRATEGIES) --id jobs-$$c-$(shell date +%H%M%S); \
 		done; true
+
+# the held-out set (configs/heldout-*, docs/evals.md): RUNS runs per job and strategy on the
+# local model, one record under docs/evals/ to commit (ID=... names it; the same ID resumes)
+ID ?= heldout-$(shell date +%Y%m%d-%H%M)
+real-eval-heldout: $(STAMP)
+	$(BIN)/python -m devstack up --model local
+	. .stack/env && $(BIN)/python starter.py eval --config 'heldout-*' --runs $(RUNS) \
+		--strategies $(EVAL_STRATEGIES) --id $(ID) --record docs/evals --job-timeout 3600
 
 # the pinned versions CI, the Dockerfile and `make` install (uv from PyPI resolves them)
 lock: $(STAMP)

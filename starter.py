@@ -24,9 +24,10 @@
     python starter.py report JOB_ID [--out DIR]   chart (PNG) + summary (markdown) of a job
     python starter.py tools [PATTERN ...] [--json] [--mcp-file FILE]
                                              the tools a worker here offers: name, source, arguments
-    python starter.py eval --config C [--runs N] [--strategies S1,S2] [--concurrency K]
-                           [--id PREFIX] [--out DIR]   the job N times per strategy, checked:
-                                             a table and a chart (success, calls, tokens, time)
+    python starter.py eval --config C[,C2|GLOB] [--runs N] [--strategies S1,S2] [--concurrency K]
+                           [--id PREFIX] [--out DIR] [--record DIR] [--job-timeout S]
+                                             the jobs N times per strategy, checked: a record
+                                             (docs/evals.md), tables and a chart
 
 Connects with Temporal's standard client configuration (TEMPORAL_ADDRESS, ...)
 and S3's (AWS_ENDPOINT_URL_S3, ...), like the worker. Exit status: 0 when the job
@@ -129,20 +130,31 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--mcp-file", help="MCP servers file (default: SWITCHBACK_MCP_FILE, else "
                    "configs/mcp.yaml)")
     ev = sub.add_parser("eval", help="run a job N times under each strategy and compare them")
-    ev.add_argument("--config", required=True, help="a config name with a checker "
-                    "(configs/<name>/check.py or expected.yaml)")
+    ev.add_argument("--config", required=True, help="config names with a checker "
+                    "(configs/<name>/check.py or expected.yaml), comma-separated, globs "
+                    "allowed: 'heldout-*'")
     ev.add_argument("--runs", type=int, default=3, help="runs per strategy (default 3)")
     ev.add_argument("--strategies", help="comma-separated (default: every registered one)")
     ev.add_argument("--concurrency", type=int, default=1, help="jobs at a time (default 1)")
-    ev.add_argument("--id", help="prefix of the job ids; an eval started again with the same "
-                    "prefix takes up its jobs (default eval-<config>-<time>)")
+    ev.add_argument("--id", help="prefix of the job ids and name of the record; an eval "
+                    "started again with the same id runs only what its record lacks (default "
+                    "eval-<config>-<time>)")
     ev.add_argument("--check", help="checker command or script (default: the config's own)")
     ev.add_argument("--undeclared", action="store_true", help="run without the config's "
                     "`deliverables` (as a user who declares none: the model names them)")
     ev.add_argument("--price-in", type=float, help="USD per million prompt tokens for the "
                     "cost estimate (default: the config's llm.price_in_per_mtok)")
     ev.add_argument("--price-out", type=float, help="USD per million completion tokens")
-    ev.add_argument("--out", default="reports", help="directory for the table, chart, runs")
+    ev.add_argument("--out", default="reports", help="directory for the runs' workspaces "
+                    "and the chart (and the record, without --record)")
+    ev.add_argument("--record", help="directory of the record: <id>.runs.jsonl (a line per "
+                    "run as it ends), <id>.json, <id>.md; docs/evals to commit it")
+    ev.add_argument("--job-timeout", type=float, help="seconds after its start a job still "
+                    "running is cancelled, a run that timed out (default: none)")
+    ev.add_argument("--profile", help="llm.profile for every run: small, none (default: the "
+                    "config's or its endpoint's)")
+    ev.add_argument("--worker-commit", help="the commit the worker runs, for the record "
+                    "(default: assumed the runner's checkout)")
     ev.add_argument("--task-queue", default=TASK_QUEUE)
     for name, command in app_commands().items():
         if name not in sub.choices:  # an app never shadows a command of switchback's own

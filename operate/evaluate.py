@@ -1,35 +1,51 @@
-"""`starter.py eval`: the same job N times under each strategy, against the configured endpoint.
+"""`starter.py eval`: the same jobs N times under each strategy, against the configured endpoint.
 
     python starter.py eval --config notes --runs 3 [--strategies phase_alternation,react]
                            [--concurrency 1] [--id PREFIX] [--out reports] [--undeclared]
+                           [--record docs/evals] [--job-timeout S] [--profile small|none]
+    python starter.py eval --config 'heldout-*' --runs 2 ...   several configs: one record
 
-Every run is an ordinary job (`<prefix>-<strategy>-<n>`, config `{"extends": <config>,
-"strategy": <strategy>}`; `--undeclared` adds `"deliverables": []`: the job as a user who
-declares none would run it): durable, visible in the web UI, at most `--concurrency` at a time.
-Started again with the same `--id`, eval takes up the jobs that exist instead of starting them
-again, so an interrupted eval resumes. Each finished run is checked with the job's own checker
-(`configs/<config>/check.py <workspace folder>`, exit status 0 = success; or
-`configs/<config>/expected.yaml`: `{path: [text the file must contain, ...]}`; or `--check`),
-on a copy of its workspace kept in `<out>/<prefix>/<job id>/` (the job's conversations and
-records under `.switchback/` with it: what to read when a run fails). Measured per run: status,
-success, model calls (assistant messages stored, plus summaries), prompt / completion tokens
-and the prompt tokens the endpoint served from its cache
-(`usage.prompt_tokens_details.cached_tokens`), cost (the config's prices, or
-`--price-in`/`--price-out`), wall time (the workflow's start to close). Then a table per strategy
-(success rate; median and min-max of the rest), `<prefix>.md`, `<prefix>.json` and a chart
-`<prefix>.png` (operate/eval_report.py).
+Every run is an ordinary job (`<prefix>-<strategy>-<n>`, with several configs
+`<prefix>-<config>-<strategy>-<n>`; config `{"extends": <config>, "strategy": <strategy>}`;
+`--undeclared` adds `"deliverables": []`: the job as a user who declares none would run it;
+`--profile` sets `llm.profile`): durable, visible in the web UI, at most `--concurrency` at a
+time, run 1 of every config and strategy before run 2. A config folder's `turn-2.md`,
+`turn-3.md`, ... are its follow-up instructions: each is sent (`instruct`) once the job has
+completed the turn before and waits for the next (the config's `follow_up.wait_seconds`).
+A job still running `--job-timeout` seconds after its start is cancelled and counted as a run
+that timed out: a failure, in the denominator like every stopped run.
+
+Each finished run is checked with the job's own checker (`configs/<config>/check.py <workspace
+folder>`, exit status 0 = success; or `configs/<config>/expected.yaml`: `{path: [text the file
+must contain, ...]}`; or `--check`), on a copy of its workspace kept in
+`<out>/<prefix>/<job id>/` (the job's conversations and records under `.switchback/` with it:
+what to read when a run fails). Measured per run: status, who ended a completed job (`ended
+by`: the model's job_complete or the workflow), checked, model calls (assistant messages
+stored, plus summaries), prompt / completion tokens and the prompt tokens the endpoint served
+from its cache (`usage.prompt_tokens_details.cached_tokens`), cost (the config's prices, or
+`--price-in`/`--price-out`), wall time (the workflow's start to close).
+
+The record (operate/eval_record.py) goes to `--record DIR` (docs/evals, to commit it; default
+`--out`): `<prefix>.runs.jsonl`, one line per run as it ends, and `<prefix>.json` (the
+options, the commit of the checkout that ran it, the tables, every run) and `<prefix>.md`.
+Started again with the same `--id`, eval runs only what the record lacks (a job that exists
+in Temporal is taken up, not started again), and refuses when its options or the code it
+runs changed since the record began. The chart goes to `<out>/<prefix>.png`
+(operate/eval_report.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import fnmatch
 import json
+import re
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -37,12 +53,14 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
-from operate import CliError
+from operate import CliError, eval_record, records
 from operate.client import job_workspace, ui_link
 from operate.eval_report import OUTCOMES
+from operate.turns import await_end
 from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+TURN_FILE = re.compile(r"^turn-(\d+)\.md$")  # a config's follow-up instruction for turn N
 
 
 @dataclass
@@ -50,7 +68,9 @@ class Run:
     strategy: str
     n: int
     job_id: str
-    status: str = "running"
+    config: str = ""
+    commit: str = ""  # the commit of the checkout that ran it (records.checkout)
+    status: str = "running"  # the job's end, or `timeout` (cancelled at --job-timeout)
     ended_by: str = ""  # a completed job: "model" (job_complete) or "workflow"
     checked: bool = False  # the checker passed on the workspace (whatever the job's status)
     success: bool = False  # completed and checked
@@ -63,6 +83,7 @@ class Run:
     cached_tokens: int = 0
     tool_calls: int = 0
     phases: int = 0
+    turns: int = 0  # turns the job was given: the first and each follow-up it took
     cost_usd: float = 0.0
     wall_seconds: float = 0.0
 
@@ -76,6 +97,31 @@ def strategies_arg(value: str | None) -> list[str]:
         raise CliError(f"--strategies: unknown {', '.join(unknown)} (known: "
                        f"{', '.join(sorted(REGISTRY))})", 2)
     return names
+
+
+def configs_arg(value: str) -> list[str]:
+    """`--config`: names, comma-separated, each maybe a glob over the config folders
+    (`heldout-*`), in the order given (a glob's matches sorted)."""
+    names: list[str] = []
+    for part in (p.strip() for p in value.split(",") if p.strip()):
+        found = sorted(d.name for d in CONFIGS.iterdir() if (d / "config.yaml").is_file()
+                       and fnmatch.fnmatchcase(d.name, part)) if any(
+            c in part for c in "*?[") else [part]
+        if not found:
+            raise CliError(f"--config: no config matches {part!r}", 2)
+        names += [n for n in found if n not in names]
+    if not names:
+        raise CliError("--config: name at least one config", 2)
+    return names
+
+
+def follow_ups(config: str) -> dict[int, str]:
+    """The config's follow-up instructions by turn (`turn-2.md`: the second turn's)."""
+    folder = CONFIGS / config
+    found = {int(m[1]): f.read_text(encoding="utf-8").strip()
+             for f in (folder.iterdir() if folder.is_dir() else ())
+             if (m := TURN_FILE.match(f.name))}
+    return {n: t for n, t in found.items() if n >= 2 and t}
 
 
 def checker_for(config: str, check: str | None) -> list[str] | dict[str, list[str]]:
@@ -160,21 +206,38 @@ def measure(run: Run, messages: dict[str, dict], prices: tuple[float, float]) ->
                          / 1e6, 6)
 
 
-async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
-              checker, sem: asyncio.Semaphore, log) -> Run:
-    run = Run(strategy=strategy, n=n, job_id=f"{a.id}-{strategy.replace('_', '-')}-{n}")
+def job_id(prefix: str, config: str, strategy: str, n: int, several: bool) -> str:
+    return "-".join([prefix, *([config] if several else []), strategy.replace("_", "-"),
+                     str(n)])
+
+
+def job_config(a: argparse.Namespace, config: str, strategy: str) -> dict:
+    """The inline config of a run: the config, the strategy and what the options change."""
+    return {"extends": config, "strategy": strategy,
+            **({"deliverables": []} if getattr(a, "undeclared", False) else {}),
+            **({"llm": {"profile": a.profile}} if getattr(a, "profile", None) else {})}
+
+
+async def one(client: Client, s3, a: argparse.Namespace, run: Run, checker,
+              sem: asyncio.Semaphore, log) -> Run:
+    turns = follow_ups(run.config)
     async with sem:
-        config = {"extends": a.config, "strategy": strategy,
-                  **({"deliverables": []} if getattr(a, "undeclared", False) else {})}
         try:
             handle = await client.start_workflow(  # an existing one, even closed, is taken up
-                WORKFLOW_TYPE, JobInput(config=config), id=run.job_id,
-                task_queue=a.task_queue, result_type=JobResult,
+                WORKFLOW_TYPE, JobInput(config=job_config(a, run.config, run.strategy)),
+                id=run.job_id, task_queue=a.task_queue, result_type=JobResult,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE)
             log(f"started {run.job_id}  {ui_link(client, run.job_id)}")
         except WorkflowAlreadyStartedError:
             handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
             log(f"taking up {run.job_id} (it exists)")
+        deadline = None
+        if getattr(a, "job_timeout", None):  # counted from the job's start (a resumed eval)
+            begun = (await handle.describe()).start_time
+            age = (time.time() - begun.timestamp()) if begun else 0.0
+            deadline = time.monotonic() + a.job_timeout - age
+        ended, _ = await await_end(handle, deadline, (lambda t: turns.get(t + 1)) if turns
+                                   else None, 2.0, log)
         try:
             result = await handle.result()
             run.status, run.tool_calls, run.phases = result.status, result.tool_calls, \
@@ -184,6 +247,9 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
         except WorkflowFailureError as e:
             run.status = "cancelled" if isinstance(e.cause, CancelledError) else "failed"
             run.check = f"job {run.status}: {' '.join(str(e.cause).split())[:200]}"
+        if ended:
+            run.status, run.ended_by = ended, ""
+            run.check = f"stopped after {a.job_timeout:.0f} s"
     d = await handle.describe()
     if d.close_time and d.start_time:
         run.wall_seconds = round((d.close_time - d.start_time).total_seconds(), 1)
@@ -191,7 +257,10 @@ async def one(client: Client, s3, a: argparse.Namespace, strategy: str, n: int,
     if kept.exists():
         shutil.rmtree(kept)
     messages = await download(s3, await job_workspace(client, run.job_id), kept)
-    measure(run, messages, prices_of(a, messages))
+    measure(run, messages, prices_of(a, run.config, messages))
+    told = kept / layout.INSTRUCTIONS  # a follow-up turn's instruction is appended to it
+    run.turns = 1 + (told.read_text(errors="replace").count(f"\n{layout.FOLLOW_UP_HEADING}")
+                     if told.is_file() else 0)
     if kept.exists():  # a job that did not complete may still have the files right
         run.checked, said = run_checker(checker, kept)
         run.check = (f"{run.check}; " if run.check else "") + (
@@ -209,44 +278,48 @@ def outcome(run: Run) -> str:
     return OUTCOMES[0 if done and run.checked else 1 if done else 2 if run.checked else 3]
 
 
-def prices_of(a: argparse.Namespace, messages: dict) -> tuple[float, float]:
+def prices_of(a: argparse.Namespace, config: str, messages: dict) -> tuple[float, float]:
     if a.price_in is not None or a.price_out is not None:
         return a.price_in or 0.0, a.price_out or 0.0
     from activities.config_files import load_config
 
-    llm = load_config({"extends": a.config}, CONFIGS, policy=False).config.llm
+    llm = load_config({"extends": config}, CONFIGS, policy=False).config.llm
     return llm.price_in_per_mtok, llm.price_out_per_mtok
 
 
 async def evaluate(client: Client, a: argparse.Namespace) -> int:
     from activities.storage.s3 import S3Store
-    from operate.eval_report import write_report
 
     strategies = strategies_arg(a.strategies)
-    checker = checker_for(a.config, a.check)
-    if a.runs < 1 or a.concurrency < 1:
-        raise CliError("--runs and --concurrency must be at least 1", 2)
-    a.id = a.id or f"eval-{a.config}-{time.strftime('%Y%m%d-%H%M%S')}"
-    print(f"eval {a.id}: config {a.config}, strategies {', '.join(strategies)}, "
-          f"{a.runs} runs each, {a.concurrency} at a time", flush=True)
-    t0 = time.monotonic()
+    configs = configs_arg(a.config)
+    checkers = {c: checker_for(c, a.check) for c in configs}
+    if a.runs < 1 or a.concurrency < 1 or (getattr(a, "job_timeout", None) or 0) < 0:
+        raise CliError("--runs and --concurrency must be at least 1, --job-timeout not "
+                       "negative", 2)
+    a.id = a.id or f"eval-{configs[0]}-{time.strftime('%Y%m%d-%H%M%S')}"
+    book = eval_record.Book.open(a, configs)  # refuses a record made otherwise
+    several = len(configs) > 1
+    # round robin: run 1 of every config and strategy, then run 2, ... (drift hits all alike)
+    planned = [Run(s, n, job_id(a.id, c, s, n, several), config=c)
+               for n in range(1, a.runs + 1) for c in configs for s in strategies]
+    todo = [r for r in planned if r.job_id not in book.runs]
+    print(f"eval {a.id}: config {', '.join(configs)}, strategies {', '.join(strategies)}, "
+          f"{a.runs} runs each, {a.concurrency} at a time; {len(planned) - len(todo)} of "
+          f"{len(planned)} recorded in {book.lines} already", flush=True)
+    here = records.checkout()
     sem = asyncio.Semaphore(a.concurrency)
     s3 = S3Store()
+
+    async def go(run: Run) -> None:
+        run.commit = here["commit"]
+        book.add(await one(client, s3, a, run, checkers[run.config], sem,
+                           lambda t: print(t, flush=True)), planned)
+
     try:
-        # round robin: run 1 of every strategy, then run 2, ... (drift hits them alike)
-        runs = await asyncio.gather(*(
-            one(client, s3, a, s, n, checker, sem, lambda t: print(t, flush=True))
-            for n in range(1, a.runs + 1) for s in strategies))
+        await asyncio.gather(*(go(r) for r in todo))
     finally:
         s3.close()
-    out = Path(a.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{a.id}.json").write_text(json.dumps([asdict(r) for r in runs], indent=1))
-    bare = " without its deliverables" if getattr(a, "undeclared", False) else ""
-    table = write_report(runs, strategies, out / a.id, title=(
-        f"{a.id}: config {a.config}{bare}, "
-        f"{a.runs} runs per strategy, {a.concurrency} at a time, "
-        f"{time.monotonic() - t0:.0f} s in all"))
-    print(table)
-    print(f"\nreport {out / a.id}.md, chart {out / a.id}.png, runs {out / a.id}.json")
+    runs = [book.runs[r.job_id] for r in planned if r.job_id in book.runs]
+    print(book.write(planned, chart=Path(a.out) / f"{a.id}.png"))
+    print(f"\nrecord {book.lines}, summary {book.summary}, table {book.table}")
     return 0 if all(r.success for r in runs) else 1

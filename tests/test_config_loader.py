@@ -205,7 +205,9 @@ def test_unknown_name_lists_known_configs(root: Path) -> None:
     with pytest.raises(ConfigError,
                        match=r"config 'nope' not found.*"
                              r"\(known: creator, eval-check-ref, eval-files, eval-list, eval-sum, "
-                             r"eval-two-step, notes, other, validator\)"):
+                             r"eval-two-step, heldout-bottles, heldout-capital, heldout-glossary, "
+                             r"heldout-invite, heldout-missing-ini, heldout-todo-turns, "
+                             r"heldout-visitors, heldout-weekdays, notes, other, validator\)"):
         load_config("nope", root)
 
 

@@ -75,12 +75,18 @@ async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_que
     args = argparse.Namespace(config="notes", runs=2, strategies="phase_alternation,react",
                               concurrency=2, id=prefix, check=None, price_in=0.15,
                               price_out=0.6, out=str(tmp_path), task_queue=task_queue)
+    lines = tmp_path / f"{prefix}.runs.jsonl"
     async with running_worker(client, task_queue):
         assert await evaluate(client, args) == 1  # one run failed its check
-        first = json.loads((tmp_path / f"{prefix}.json").read_text())
-        assert await evaluate(client, args) == 1  # again: the same jobs, taken up
+        first = json.loads((tmp_path / f"{prefix}.json").read_text())["runs"]
+        assert await evaluate(client, args) == 1  # again: every run recorded, none runs
+        kept = lines.read_text().splitlines()
+        lines.write_text("\n".join(kept[:2]) + "\n")  # a record that lost two runs
+        assert await evaluate(client, args) == 1  # their jobs exist: taken up, not started
     out = capsys.readouterr().out
-    assert out.count("taking up ") == 4 and out.count("started ") == 4
+    assert out.count("taking up ") == 2 and out.count("started ") == 4
+    assert "4 of 4 recorded in" in out and "2 of 4 recorded in" in out
+    assert sorted(lines.read_text().splitlines()) == sorted(kept)  # the same runs again
     runs = {r["job_id"]: r for r in first}
     assert set(runs) == set(scripts)
     bad = runs[f"{prefix}-phase-alternation-2"]  # its files are there, one of them wrong
@@ -98,9 +104,12 @@ async def test_eval_compares_strategies_on_the_real_jobs_config(client, task_que
     assert all(r["prompt_tokens"] > 0 and r["cost_usd"] > 0 and r["wall_seconds"] > 0
                for r in first)
     table = (tmp_path / f"{prefix}.md").read_text()
-    assert "| phase_alternation | 2 | 1/2 (50%) | 1 | 0 | 0 | 10 |" in table
-    assert "| model | success |" in table and "| model | false completion |" in table
-    assert "| react | 2 | 2/2 (100%) | 0 | 0 | 0 | 3 |" in table
+    # runs, success, completed, checked, ended by model / workflow, false / missed / other
+    assert "| phase_alternation | 2 | 1/2 (50%) | 2 | 1 | 2 / 0 | 1 | 0 | 0 | completed 2 | 10 |" \
+        in table
+    assert "| model | yes | success |" in table
+    assert "| model | no | false completion |" in table
+    assert "| react | 2 | 2/2 (100%) | 2 | 2 | 2 / 0 | 0 | 0 | 0 | completed 2 | 3 |" in table
     assert (tmp_path / f"{prefix}.png").stat().st_size > 10_000
 
 
@@ -126,23 +135,29 @@ async def test_a_file_named_as_a_folder_of_others_is_kept(s3, tmp_path):
 
 def test_several_evals_in_one_table(tmp_path, capsys):
     """`python -m operate.eval_report JOB=a.json,b.json ...`: a row per job over its
-    evals (rounds), each outcome counted per strategy, the completed ones, a total row;
-    a bad argument is an error that names it, not a traceback."""
-    def runs(*outcomes: tuple[str, str]) -> str:
-        return json.dumps([{"strategy": s, "outcome": o, "success": o == "success",
-                            "status": "stuck" if o in ("missed completion", "other")
-                            else "completed"} for s, o in outcomes])
-    (tmp_path / "r1.json").write_text(runs(("pa", "success"), ("react", "false completion")))
-    (tmp_path / "r2.json").write_text(runs(("pa", "other"), ("react", "success")))
-    (tmp_path / "s.json").write_text(runs(("pa", "missed completion")))
+    evals (rounds: records, or an older eval's list of runs), per strategy the successes
+    of all runs, the completed ones and who ended them, the checked ones and the other
+    ends, a total row; a bad argument is an error that names it, not a traceback."""
+    def runs(*outcomes: tuple[str, str]) -> list[dict]:
+        return [{"strategy": s, "outcome": o, "success": o == "success",
+                 "ended_by": "workflow" if o == "false completion" else "model",
+                 "status": "stuck" if o in ("missed completion", "other") else "completed"}
+                for s, o in outcomes]
+    (tmp_path / "r1.json").write_text(json.dumps(  # an older eval's .json: no `checked`
+        runs(("pa", "success"), ("react", "false completion"))))
+    (tmp_path / "r2.json").write_text(json.dumps(
+        {"id": "r2", "runs": runs(("pa", "other"), ("react", "success"))}))
+    (tmp_path / "s.json").write_text(json.dumps(
+        {"runs": [{**r, "checked": True} for r in runs(("pa", "missed completion"))]}))
     assert eval_report.main([f"files={tmp_path / 'r1.json'},{tmp_path / 'r2.json'}",
                              f"sum={tmp_path / 's.json'}"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "| job | pa: success/runs | react: success/runs |", "|---|---|---|",
-        "| files | 1/2 (1 other); 1 completed | 1/2 (1 false completion); 2 completed |",
-        "| sum | 0/1 (1 missed completion); 0 completed | - |",
-        "| **all** | **1/3 (1 missed completion, 1 other); 1 completed** | **1/2 (1 false "
-        "completion); 2 completed** |"]
+        "| files | 1/2: 1 completed (model 1 / workflow 0), 1 checked; stuck 1 | "
+        "1/2: 2 completed (model 1 / workflow 1), 1 checked |",
+        "| sum | 0/1: 0 completed (model 0 / workflow 0), 1 checked; stuck 1 | - |",
+        "| **all** | **1/3: 1 completed (model 1 / workflow 0), 2 checked; stuck 2** | "
+        "**1/2: 2 completed (model 1 / workflow 1), 1 checked** |"]
     for bad, said in ((["files"], "'files': expected JOB=REPORT.json"),
                       ([f"files={tmp_path / 'none.json'}"], "none.json")):
         with pytest.raises(SystemExit) as e:

@@ -13,10 +13,13 @@ def text(root: Path, path: str) -> str | None:
 
 def problems(root: Path) -> list[str]:
     out: list[str] = []
-    for path, word in (("parts/a.txt", "alpha"), ("parts/b.txt", "beta"), ("parts/c.txt", "gamma")):
-        t = text(root, path)
-        if t is None or word not in t.lower():
+    parts = {"parts/a.txt": "alpha", "parts/b.txt": "beta", "parts/c.txt": "gamma"}
+    for path, word in parts.items():
+        held = (text(root, path) or "").lower()
+        if word not in held:
             out.append(f"{path} does not hold {word}")
+        elif others := [w for w in parts.values() if w != word and w in held]:
+            out.append(f"{path} holds {', '.join(others)} too")
     t = text(root, "joined.txt")
     words = [ln.strip().lower() for ln in (t or "").splitlines() if ln.strip()]
     if words != ["alpha", "beta", "gamma"]:

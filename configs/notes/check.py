@@ -1,7 +1,8 @@
 """Checks a `notes` job's workspace: `python configs/notes/check.py WORKSPACE_FOLDER`.
 
-Exit status 0 when the three files of configs/notes/instructions.md exist with their
-headings, a sentence under each note's heading, and the summary's two lines; 1 otherwise,
+Exit status 0 when the three files of configs/notes/instructions.md exist as it asks: each
+note its heading and one sentence under it (two lines), the summary its three lines and no
+more; 1 otherwise,
 printing what is wrong. `starter.py eval` runs it on a copy of each run's workspace.
 """
 
@@ -22,6 +23,8 @@ def problems(root: Path) -> list[str]:
         lines = [ln.strip() for ln in f.read_text(errors="replace").splitlines() if ln.strip()]
         if not lines or lines[0].strip("`") != f"# {heading}":
             out.append(f"{path} does not start with '# {heading}'")
+        elif len(lines) != 2:  # the task's two lines (a note holding every file fails)
+            out.append(f"{path} has {len(lines)} lines, not its heading and one sentence")
         elif not any(re.search(r"[A-Za-z]{3,}.*[A-Za-z]", ln) and not ln.startswith("#")
                      for ln in lines[1:]):
             out.append(f"{path} has no sentence under its heading")
@@ -36,6 +39,8 @@ def problems(root: Path) -> list[str]:
         for want in ("- notes/apples.md: Apples", "- notes/bananas.md: Bananas"):
             if want not in lines:
                 out.append(f"output/summary.md lacks the line '{want}'")
+        if not out and len([ln for ln in lines if ln]) != 3:
+            out.append("output/summary.md holds more than its three lines")
     return out
 
 

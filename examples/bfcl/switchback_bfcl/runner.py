@@ -45,6 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from operate.records import append_line, read_lines, write_whole
 from switchback_bfcl import baseline, cases, check, state
 
 STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
@@ -157,14 +158,8 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
     from operate.client import job_workspace
-    from workflows.contract import (
-        INSTRUCT,
-        WORKFLOW_TYPE,
-        DocumentSpec,
-        JobInput,
-        JobResult,
-        JobState,
-    )
+    from operate.turns import await_end
+    from workflows.contract import WORKFLOW_TYPE, DocumentSpec, JobInput, JobResult, JobState
 
     run = Run(case["id"], cases.category_of(case["id"]), strategy,
               job_id(opts, case, strategy), len(case["question"]))
@@ -188,32 +183,11 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     log(f"started {run.job_id}")
     # the job's latest run (a continue-as-new starts another); `first` for its start
     handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
-    deadline = time.monotonic() + opts.job_timeout
-    last: JobState | None = None
-    ended = ""  # why the runner ended the job
+    # each next user turn once the job waits for it (BFCL turn st.turn, 0-based, is the
+    # job's turn st.turn + 1); stopped at the time budget
+    ended, last = await await_end(handle, time.monotonic() + opts.job_timeout,
+                                  lambda turn: instruction(case, turn), opts.poll_seconds, log)
     failure = ""  # why the job failed
-    while (await handle.describe()).status == WorkflowExecutionStatus.RUNNING:
-        if time.monotonic() > deadline:
-            ended = "timeout"
-            await handle.cancel()
-            break
-        try:
-            last = st = await handle.query("state", result_type=JobState)
-        except Exception:  # noqa: BLE001 - not answering yet (starting, worker busy)
-            await asyncio.sleep(opts.poll_seconds)
-            continue
-        # waiting for the next turn (`waiting_until` set: the wait has begun)
-        if (st.status == "waiting_for_instructions" and st.waiting_until
-                and not st.instructions_waiting):
-            try:  # BFCL turn st.turn (0-based) is the job's turn st.turn + 1
-                await handle.execute_update(INSTRUCT, instruction(case, st.turn),
-                                            result_type=str)
-                log(f"{run.job_id}: turn {st.turn + 1}/{run.turns}")
-            except Exception as e:  # noqa: BLE001 - refused (the job ended meanwhile)
-                log(f"{run.job_id}: instruct refused: {e}")
-            continue
-        await asyncio.sleep(opts.poll_seconds)
-
     try:
         result = await asyncio.wait_for(handle.result(), 300)
         run.status = result.status
@@ -419,21 +393,14 @@ def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str,
     note = (f" {left} case(s) not yet run by every contender are left out of the table."
             if left else "")
     md, js = out / f"{prefix}.md", out / f"{prefix}.json"
-    _write(md, f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
-           "model calls, prompt and completion tokens, wall time (a job's start to close; the "
-           f"baseline's loop).{note}\n\n" + table(rows) + "\n")
-    _write(js, json.dumps({"title": title,
-                           "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
-                                    for w in rows],
-                           "runs": [asdict(r) for r in runs]}, indent=1))
+    write_whole(md, f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
+                "model calls, prompt and completion tokens, wall time (a job's start to close; "
+                f"the baseline's loop).{note}\n\n" + table(rows) + "\n")
+    write_whole(js, json.dumps({"title": title,
+                                "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
+                                         for w in rows],
+                                "runs": [asdict(r) for r in runs]}, indent=1))
     return md, js
-
-
-def _write(path: Path, text: str) -> None:
-    """Whole or not at all (a kill while writing leaves the earlier report)."""
-    part = path.with_name(path.name + ".part")
-    part.write_text(text, encoding="utf-8")
-    part.replace(path)
 
 
 # -- the record: one line per finished run, so a stopped command loses no run -----------------
@@ -451,28 +418,18 @@ def read_record(path: Path) -> dict[tuple[str, str], Run]:
     """The runs an earlier command with this id recorded, by case id and contender (a line
     cut short by a kill is left out: that run runs again)."""
     runs: dict[tuple[str, str], Run] = {}
-    if not path.is_file():
-        return runs
     known = set(Run.__dataclass_fields__)
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for data in read_lines(path):
         try:
-            data = json.loads(line)
             run = Run(**{k: v for k, v in data.items() if k in known})
-        except (ValueError, TypeError):
+        except TypeError:
             continue
         runs[(run.case_id, run.strategy)] = run
     return runs
 
 
 def append_record(path: Path, run: Run) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as f:
-        f.seek(0, 2)
-        if f.tell():  # after a line a kill cut short: a line of its own
-            f.seek(-1, 2)
-            if f.read(1) != b"\n":
-                f.write(b"\n")
-        f.write(json.dumps(asdict(run)).encode() + b"\n")
+    append_line(path, asdict(run))
 
 
 def options_path(out: Path, prefix: str) -> Path:
