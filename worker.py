@@ -59,7 +59,7 @@ from activities.tools import mcp_config
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.packages import load_errors
 from operate.client import connect
-from switchback.plugin import (
+from switchback.worker_parts import (
     ROLES,
     SearchAttributesMissing,
     WorkerParts,
@@ -130,7 +130,7 @@ def tuning_from_env() -> dict:
 
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
                   mcp: McpServers | None = None, **options) -> tuple[list[Worker], list]:
-    """The workers of one process (switchback.plugin.WorkerParts): role "all" runs workflows
+    """The workers of one process (switchback.worker_parts.WorkerParts): role "all" runs workflows
     and every activity on `task_queue`, plus the model / tool queues when they are set;
     "workflows", "model" or "tools" only that part. `mcp`: the MCP servers tool activities
     use (default: SWITCHBACK_MCP_FILE's). The second value: what to close at the end."""

@@ -25,7 +25,7 @@ import yaml
 import worker
 from deploy.local import fleet
 from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
-from switchback.plugin import WorkerParts
+from switchback.worker_parts import WorkerParts
 from telemetry.tracing import exporters_from_env
 from telemetry.worker_metrics import bind_address_from_env
 
