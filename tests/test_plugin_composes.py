@@ -8,6 +8,7 @@ passes the sandbox's validation."""
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 
 import httpx
@@ -111,6 +112,18 @@ async def test_the_plugin_keeps_the_users_codec_and_failure_converter(
     raw.ParseFromString(job.events[0].workflow_execution_started_event_attributes
                         .input.payloads[0].data[::-1])
     assert raw.metadata["encoding"] == b"json/plain"  # sealed over pydantic's JSON
+    # its local activities' results too; the job knows its payloads are encrypted (and so
+    # keeps free text out of its search attributes, which the server stores in plain text)
+    results = {}
+    for e in job.events:
+        if e.HasField("marker_recorded_event_attributes"):
+            details = e.marker_recorded_event_attributes.details
+            kind = json.loads(details["data"].payloads[0].data)["activity_type"]
+            (results[kind],) = details["result"].payloads
+    assert {"load_config", "create_workspace"} <= set(results)
+    assert {p.metadata["encoding"] for p in results.values()} == {SEALED}
+    (config,) = await SealCodec().decode([results["load_config"]])
+    assert json.loads(config.data)["payloads_encrypted"] is True
 
     # switchback's metrics from the embedded worker; its interceptors skip the user's activity
     assert f'task_queue="{queue}"' in metrics
