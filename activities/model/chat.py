@@ -1,4 +1,4 @@
-"""The Chat Completions request itself: one pooled httpx client per endpoint, a plain POST.
+"""The Chat Completions request itself: one pooled HTTP client per endpoint, a plain POST.
 
 The body is JSON the activity built (the prompt is plain dicts already), sent as bytes; the
 answer is the raw body, which activities/model/replies.py parses (it is untrusted). The
@@ -11,13 +11,17 @@ translates them to Temporal retry decisions exactly as before: an HTTP status >=
 `openai.APIStatusError` of the same message ("Error code: 429 - <its message>") and body;
 a timeout `openai.APITimeoutError`; no connection `openai.APIConnectionError`. No retries
 here: Temporal owns them.
+
+The connection pool is httpx2's, the HTTP client openai 3 is built on: the request and
+response an error carries are the types openai declares for them (openai 2 took httpx's;
+switchback needs openai >= 3, as the agent libraries installed beside it do).
 """
 
 from __future__ import annotations
 
 import json
 
-import httpx
+import httpx2
 import openai
 
 RAW_JSON = "\x00raw"  # a body key: fields given as JSON text
@@ -30,11 +34,11 @@ class ChatClient:
                  headers: tuple[tuple[str, str], ...] = ()) -> None:
         self.api_key = api_key
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self._http = httpx.AsyncClient(
+        self._http = httpx2.AsyncClient(
             timeout=timeout, headers={"Authorization": f"Bearer {api_key}",
                                       "Content-Type": "application/json",
                                       "Accept": "application/json", **dict(headers)},
-            limits=httpx.Limits(max_connections=1000, max_keepalive_connections=100))
+            limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
 
     async def create(self, body: dict, headers: dict[str, str], timeout: float) -> bytes:
         """POST the request; the answer's body (status 2xx), else the openai client's error.
@@ -48,11 +52,10 @@ class ChatClient:
         data = text.encode()
         try:
             r = await self._http.post(self.url, content=data, headers=headers, timeout=timeout)
-        except httpx.TimeoutException as e:
-            raise openai.APITimeoutError(request=_request(e, self.url)) from e  # type: ignore[arg-type]
-        except httpx.TransportError as e:
-            raise openai.APIConnectionError(
-                request=_request(e, self.url)) from e  # type: ignore[arg-type]
+        except httpx2.TimeoutException as e:
+            raise openai.APITimeoutError(request=_request(e, self.url)) from e
+        except httpx2.TransportError as e:
+            raise openai.APIConnectionError(request=_request(e, self.url)) from e
         if r.status_code >= 400:
             raise status_error(r)
         return r.content
@@ -61,14 +64,14 @@ class ChatClient:
         await self._http.aclose()
 
 
-def _request(e: httpx.RequestError, url: str) -> httpx.Request:
+def _request(e: httpx2.RequestError, url: str) -> httpx2.Request:
     try:
         return e.request
     except RuntimeError:  # raised before a request was made
-        return httpx.Request("POST", url)
+        return httpx2.Request("POST", url)
 
 
-def status_error(r: httpx.Response) -> openai.APIStatusError:
+def status_error(r: httpx2.Response) -> openai.APIStatusError:
     """What the openai client raises for this answer: its message ("Error code: 500 - " and
     the body's error message, if it has one) and body (the JSON's `error`, or the text)."""
     message = f"Error code: {r.status_code}"
@@ -83,4 +86,4 @@ def status_error(r: httpx.Response) -> openai.APIStatusError:
         if isinstance(said, str) and said:
             message += f" - {said}"
     data = body.get("error", body) if isinstance(body, dict) else body
-    return openai.APIStatusError(message, response=r, body=data)  # type: ignore[arg-type]
+    return openai.APIStatusError(message, response=r, body=data)

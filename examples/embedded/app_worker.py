@@ -2,9 +2,10 @@
 
     PYTHONPATH=<the switchback checkout> python app_worker.py
 
-Its client gets switchback's data converter and its worker, besides the application's own
-`Greet` workflow, switchback's `AgentJob` with every activity it needs, all on the one task
-queue (APP_TASK_QUEUE, default my-app). The operator's settings (S3, model endpoints, tool
+Its client keeps its own codec and failure converter (the plugin makes only its payload
+converter pydantic's); its worker runs, besides the application's own `Greet` workflow,
+switchback's `AgentJob` with every activity it needs, all on the one task queue
+(APP_TASK_QUEUE, default my-app). The operator's settings (S3, model endpoints, tool
 servers, buckets) come from the environment as for switchback's own worker.py
 (docs/operating.md). Start a job on that queue like any other:
 

@@ -51,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the jobs find the case's functions with tool_search instead of "
                    "having every schema in every prompt (the baseline keeps them all)")
     p.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE",
-                                                          "switchback"))
+                                                          "switchback"),
+                   help="the task queue (default: SWITCHBACK_TASK_QUEUE, else switchback)")
 
 
 def _list(value: str | None) -> list[str]:

@@ -12,12 +12,18 @@ from switchback.apps import Command
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--id")
-    p.add_argument("--creator-config", default="creator")
-    p.add_argument("--validator-config", default="validator")
-    p.add_argument("--max-concurrent", type=int, default=3)
-    p.add_argument("--document", action="append", default=[])
-    p.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback"))
+    p.add_argument("--id", help="the pipeline's workflow id (default: pipeline-<random>)")
+    p.add_argument("--creator-config", default="creator",
+                   help="the creator job's config: a name or inline JSON (default creator)")
+    p.add_argument("--validator-config", default="validator",
+                   help="each validator job's config (default validator)")
+    p.add_argument("--max-concurrent", type=int, default=3,
+                   help="validator jobs at a time (default 3)")
+    p.add_argument("--document", action="append", default=[],
+                   help="a source document for the creator (repeat for more; default: the "
+                   "creator config's own)")
+    p.add_argument("--task-queue", default=os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback"),
+                   help="the task queue (default: SWITCHBACK_TASK_QUEUE, else switchback)")
 
 
 async def run(client: Any, a: argparse.Namespace) -> int:
