@@ -68,7 +68,7 @@ PROMPTS_OF = {
     "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
 }
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "configs"
+DEFAULT_DIR = Path(__file__).parent.parent / "configs"  # (no I/O at import: sandbox-safe)
 log = logging.getLogger(__name__)
 
 

@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from workflows.contract.config import LlmSettings
 
-DEFAULT_CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+DEFAULT_CONFIGS = Path(__file__).parents[2] / "configs"  # (no I/O at import: sandbox-safe)
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 NO_KEY = "not-set"  # what the openai client sends when no credential may go
 
