@@ -65,6 +65,20 @@ async def test_the_same_job_with_its_deliverables_declared_is_completed_by_the_w
     assert sorted(result.verified) == ["a.md", "b.md", "c.md"]
 
 
+QUESTION = "What was the population of Atlantis in 1900?"
+
+
+async def answer(script: list[dict], strategy: str, client, task_queue, start_job,
+                 model_server):
+    """The result of an answer-only question's job under `strategy`."""
+    config = {"extends": "defaults", "strategy": strategy,
+              "llm": {"heartbeat_timeout_seconds": 2}}
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, config=config, instructions=QUESTION,
+                                 documents=[])
+        return await handle.result()
+
+
 @pytest.mark.parametrize("strategy", ["react", "phase_alternation"])
 async def test_a_claim_with_confidence_zero_ends_stuck(strategy, client, task_queue, start_job,
                                                        model_server):
@@ -72,13 +86,7 @@ async def test_a_claim_with_confidence_zero_ends_stuck(strategy, client, task_qu
     gave_up = step(call("job_complete", summary="The job did not achieve the task: no data.",
                         deliverables=[], confidence=0.0))
     script = [gave_up] if strategy == "react" else [*MEMORY, gave_up]
-    config = {"extends": "defaults", "strategy": strategy,
-              "llm": {"heartbeat_timeout_seconds": 2}}
-    async with running_worker(client, task_queue):
-        handle = await start_job(script, model_server, config=config,
-                                 instructions="What was the population of Atlantis in 1900?",
-                                 documents=[])
-        result = await handle.result()
+    result = await answer(script, strategy, client, task_queue, start_job, model_server)
     assert result.status == "stuck"
     assert result.missing == ["the model reported the task not achieved (job_complete with "
                               "confidence 0): The job did not achieve the task: no data."]
@@ -89,11 +97,5 @@ async def test_a_claim_with_some_confidence_completes_an_answer_only_job(
         client, task_queue, start_job, model_server):
     script = [text(ECHO), step(call("job_complete", summary="1900: none", deliverables=[],
                                     confidence=0.3))]
-    config = {"extends": "defaults", "strategy": "react",
-              "llm": {"heartbeat_timeout_seconds": 2}}
-    async with running_worker(client, task_queue):
-        handle = await start_job(script, model_server, config=config,
-                                 instructions="What was the population of Atlantis in 1900?",
-                                 documents=[])
-        result = await handle.result()
+    result = await answer(script, "react", client, task_queue, start_job, model_server)
     assert result.status == "completed" and result.answer_only

@@ -19,6 +19,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from activities.model import profiles
+from tests.test_committed_histories import patch_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "activities" / "model" / "profiles"
@@ -55,34 +56,13 @@ def test_code_reached_only_with_a_profile_is_small():
     assert lines <= 400, lines
 
 
-def live_patches() -> set[str]:
-    """The ids the workflow code passes to `workflow.patched` or `deprecate_patch` (a
-    constant of any workflow module too)."""
-    texts = [path.read_text() for path in (ROOT / "workflows").rglob("*.py")]
-    consts = dict(re.findall(r'^(\w+) = "([\w.-]+)"', "\n".join(texts), re.M))
-    ids: set[str] = set()
-    for text in texts:
-        for arg in re.findall(r"(?<!def )(?:patched|deprecate_patch)\(([^)]*)\)", text):
-            arg = arg.strip()
-            name = arg.rsplit(".", 1)[-1]
-            ids.add(arg.strip("\"'") if arg[:1] in "\"'" else consts.get(name, arg))
-    return ids
-
-
 def test_at_most_three_live_patches_each_with_its_removal_condition():
-    live = live_patches()
+    live = patch_ids()  # the scan tests/test_committed_histories.py holds to its own test
     assert len(live) <= 3, live
     doc = (ROOT / "docs" / "versioning.md").read_text()
     for patch in live:
         row = next((ln for ln in doc.splitlines() if f"`{patch}`" in ln), "")
         assert "remove" in row.lower(), f"patch {patch}: no removal condition in versioning.md"
-
-
-def test_the_patch_scan_finds_a_patch(tmp_path):
-    text = 'NEW = "my-change"\nif workflow.patched(NEW):\n    pass\n'
-    consts = dict(re.findall(r'^(\w+) = "([\w.-]+)"', text, re.M))
-    assert {consts.get(a.strip(), a) for a in re.findall(r"patched\(([^)]*)\)", text)} == {
-        "my-change"}
 
 
 def test_no_workflow_module_is_over_400_lines():

@@ -141,8 +141,6 @@ class Completion:
     async def _claimed(self, result: JobResult) -> JobResult:
         """The model's completion (job_complete, or a strategy's answer): `completed` only
         with its deliverables there and a confidence above 0."""
-        if result.completed_by == "workflow":
-            return result
         if verdicts.gave_up(result):
             return verdicts.not_achieved(result)
         model_said = valid(result.deliverables)[0] == self.let_through

@@ -75,8 +75,7 @@ def with_unknown(result: JobResult, unknown: list[str]) -> JobResult:
 
 def gave_up(result: JobResult) -> bool:
     """A claim whose confidence is 0: the model says the task is not achieved."""
-    return result.status == "completed" and result.confidence is not None \
-        and result.confidence <= 0 and result.completed_by != "workflow"
+    return result.confidence is not None and result.confidence <= 0
 
 
 def unverified(result: JobResult, found: DeliverablesChecked,
