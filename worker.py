@@ -23,14 +23,14 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import Worker, WorkerDeploymentConfig
 
-import telemetry
-from activities import app_loader as apps
-from activities.storage.payloads import payload_settings
-from activities.storage.s3 import S3Store, StorageUnavailable
-from activities.tools import mcp_config
-from activities.tools.mcp_sessions import McpServers
-from activities.tools.packages import load_errors
-from operate.client import Target, TemporalUnreachable, connect, target
+from switchback import telemetry
+from switchback.activities import app_loader as apps
+from switchback.activities.storage.payloads import payload_settings
+from switchback.activities.storage.s3 import S3Store, StorageUnavailable
+from switchback.activities.tools import mcp_config
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.activities.tools.packages import load_errors
+from switchback.operate.client import Target, TemporalUnreachable, connect, target
 from switchback.worker_parts import (
     ROLES,
     SearchAttributesMissing,
@@ -39,7 +39,7 @@ from switchback.worker_parts import (
     ensure_search_attributes,
     local_model_calls,
 )
-from workflows.contract import TASK_QUEUE
+from switchback.workflows.contract import TASK_QUEUE
 
 __all__ = ["ROLES", "build_worker", "build_workers", "local_model_calls"]
 log = logging.getLogger("switchback.worker")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -43,11 +42,13 @@ from temporalio.api.workflowservice.v1 import (
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.model import profiles
-from activities.model.endpoints import EndpointError, check_job_llm, select
-from activities.storage.buckets import bucket_problem
-from workflows.contract import LOAD_CONFIG, LoadConfigRequest
-from workflows.contract.config import (
+from switchback.activities.config_roots import config_roots
+from switchback.activities.config_roots import configs_dir as configs_dir  # (its old home)
+from switchback.activities.model import profiles
+from switchback.activities.model.endpoints import EndpointError, check_job_llm, select
+from switchback.activities.storage.buckets import bucket_problem
+from switchback.workflows.contract import LOAD_CONFIG, LoadConfigRequest
+from switchback.workflows.contract.config import (
     JobConfig,
     ResolvedConfig,
     StrategicTodos,
@@ -68,7 +69,6 @@ PROMPTS_OF = {
     "nested": ("nested", "subjob", "kickoff", "nudge", "cut_off", "echo_nudge"),
     "auto": ("classify", "stage_kickoff", "task_nudge"),
 }
-DEFAULT_DIR = Path(__file__).parent.parent / "configs"  # (no I/O at import: sandbox-safe)
 log = logging.getLogger(__name__)
 
 
@@ -160,17 +160,16 @@ async def _describe(queue: str, pauses: tuple[float, ...] = (0.5, 1, 2, 4)
     raise AssertionError("unreachable")
 
 
-def configs_dir() -> Path:
-    return Path(os.environ.get("SWITCHBACK_CONFIG_DIR") or DEFAULT_DIR)
-
-
 def load_config(ref: str | dict[str, Any], root: Path | None = None,
                 policy: bool = True) -> ResolvedConfig:
-    """The resolved config. `policy=False` (starter.py's check before it starts a job) skips
-    what only the worker's environment decides: endpoints and buckets."""
-    root = root or configs_dir()
+    """The resolved config, from `root` or else the operator's configs laid over the packaged
+    ones (activities/config_roots.py). `policy=False` (starter.py's check before it starts a
+    job) skips what only the worker's environment decides: endpoints and buckets."""
+    roots = [root] if root else config_roots()
+    job_dir: Path | None = None
     if isinstance(ref, str):
-        name, data, files = ref, *_named(root, ref)
+        name, data, files, home = ref, *_named(roots, ref)
+        job_dir = home / name
     else:
         name, data, files = "inline", dict(ref), ["(inline)"]
         data.setdefault("extends", "defaults")
@@ -179,7 +178,6 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
                 check_job_llm(data.get("llm"))
         except EndpointError as e:
             raise ConfigError(f"config 'inline': {e}") from None
-    job_dir: Path | None = root / name if isinstance(ref, str) else None
     seen = {name}
     merged = _current_names(data, files[0])
     parent = data.get("extends")
@@ -191,11 +189,11 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
             raise ConfigError(f"config '{name}': 'extends' cycle through '{parent}'")
         seen.add(parent)
         try:
-            pdata, pfiles = _named(root, parent)
+            pdata, pfiles, home = _named(roots, parent)
         except ConfigError as e:
             raise ConfigError(f"{chain}: extends: {e}") from e
         if job_dir is None and parent != "defaults":
-            job_dir = root / parent
+            job_dir = home / parent
         files += pfiles
         merged = _merge(_current_names(pdata, pfiles[0]), merged)
         parent = pdata.get("extends")
@@ -241,11 +239,11 @@ def load_config(ref: str | dict[str, Any], root: Path | None = None,
             and cfg.completion.check.model) or any(
             k in PROMPTS_OF.get(s, PROMPTS) for s in strategies)
 
-    prompts = {k: _read(root, prompt_file(cfg.prompts, k), where, f"prompts.{k}")
+    prompts = {k: _read(roots, prompt_file(cfg.prompts, k), where, f"prompts.{k}")
                for k in PROMPTS if used(k)}
-    todos = _todos(root, prompt_file(cfg.prompts, "strategic_todos"), where,
+    todos = _todos(roots, prompt_file(cfg.prompts, "strategic_todos"), where,
                    "prompts.strategic_todos")
-    nested_todos = (_todos(root, prompt_file(cfg.prompts, "nested_todos"), where,
+    nested_todos = (_todos(roots, prompt_file(cfg.prompts, "nested_todos"), where,
                            "prompts.nested_todos")
                     if "nested" in strategies else None)
     instructions = None
@@ -270,31 +268,34 @@ def strategies_of(cfg: JobConfig) -> list[str]:
     return [cfg.strategy, *((r.A, r.B, r.C) if cfg.strategy == "auto" else ())]
 
 
-def _todos(root: Path, rel: str, where: str, field: str) -> StrategicTodos:
+def _todos(roots: list[Path], rel: str, where: str, field: str) -> StrategicTodos:
     try:
-        return StrategicTodos.model_validate(_parsed(_file(root, rel, where, field)))
+        return StrategicTodos.model_validate(_parsed(_file(roots, rel, where, field)))
     except (ValidationError, yaml.YAMLError) as e:
         raise ConfigError(f"{where}: {rel}: {_line(e)}") from e
 
 
-def _named(root: Path, name: str) -> tuple[dict[str, Any], list[str]]:
+def _named(roots: list[Path], name: str) -> tuple[dict[str, Any], list[str], Path]:
+    """A named config's mapping, its file (as shown) and the folder it was found in: the first
+    of `roots` that has it."""
     if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ConfigError(f"config name '{name}' is not a plain name under {_shown(root)}")
-    path = root / "defaults.yaml" if name == "defaults" else root / name / "config.yaml"
-    if path.exists():
-        _inside(root, str(path.relative_to(root)), f"config '{name}'")  # symlinks too
-    if not path.is_file():
-        known = sorted(p.parent.name for p in root.glob("*/config.yaml"))
-        raise ConfigError(f"config '{name}' not found: no {_shown(path.parent)}/{path.name} "
-                          f"(known: {', '.join(known)})")
-    rel = str(path.relative_to(root.parent)) if root.parent in path.parents else str(path)
+        raise ConfigError(f"config name '{name}' is not a plain name under {_shown(roots[0])}")
+    rel = "defaults.yaml" if name == "defaults" else f"{name}/config.yaml"
+    root = next((r for r in roots if (r / rel).is_file()), None)
+    if root is None:
+        known = sorted({p.parent.name for r in roots for p in r.glob("*/config.yaml")})
+        raise ConfigError(f"config '{name}' not found: no {_shown((roots[0] / rel).parent)}/"
+                          f"{Path(rel).name} (known: {', '.join(known)})")
+    path = _inside(root, rel, f"config '{name}'")  # symlinks too
+    shown = str(path.relative_to(root.resolve().parent)) \
+        if root.resolve().parent in path.parents else str(path)
     try:
         data = _parsed(path) or {}
     except yaml.YAMLError as e:
-        raise ConfigError(f"{rel}: not valid YAML: {_line(e)}") from e
+        raise ConfigError(f"{shown}: not valid YAML: {_line(e)}") from e
     if not isinstance(data, dict):
-        raise ConfigError(f"{rel}: must be a mapping of settings")
-    return data, [rel]
+        raise ConfigError(f"{shown}: must be a mapping of settings")
+    return data, [shown], root
 
 
 _PARSED: dict[tuple[str, int, int, bool], Any] = {}  # (path, mtime, size) -> its YAML, parsed
@@ -330,15 +331,17 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _file(root: Path, rel: str, where: str, field: str) -> Path:
-    path = _inside(root, rel, f"{where}: {field}")
-    if not path.is_file():
-        raise ConfigError(f"{where}: {field}: prompt file '{rel}' not found under {root}")
-    return path
+def _file(roots: list[Path], rel: str, where: str, field: str) -> Path:
+    for root in roots:
+        path = _inside(root, rel, f"{where}: {field}")
+        if path.is_file():
+            return path
+    raise ConfigError(f"{where}: {field}: prompt file '{rel}' not found under "
+                      f"{' or '.join(str(r) for r in roots)}")
 
 
-def _read(root: Path, rel: str, where: str, field: str) -> str:
-    return _parsed(_file(root, rel, where, field), parse=False)
+def _read(roots: list[Path], rel: str, where: str, field: str) -> str:
+    return _parsed(_file(roots, rel, where, field), parse=False)
 
 
 def _inside(folder: Path, rel: str, where: str) -> Path:
@@ -355,8 +358,8 @@ def _inside(folder: Path, rel: str, where: str) -> Path:
 
 def _shown(folder: Path) -> str:
     """configs/<job> rather than the worker's absolute path."""
-    root = configs_dir()
-    if not folder.is_relative_to(root):
+    root = next((r for r in config_roots() if folder.is_relative_to(r)), None)
+    if root is None:
         return str(folder)
     return f"configs/{folder.relative_to(root)}".removesuffix("/.")
 

@@ -21,7 +21,7 @@ import os
 import re
 from pathlib import Path
 
-from activities.config_files import configs_dir
+from switchback.activities.config_roots import config_path
 
 NEVER = tuple(Path(p) for p in ("/proc", "/sys", "/dev", "/etc", "/run", "/var/run"))
 
@@ -48,13 +48,13 @@ def local_document(path: str, config_folder: str | None, max_bytes: int) -> Path
     if Path(path).is_absolute():
         candidate = Path(path)
     elif config_folder:
-        candidate = configs_dir() / config_folder / path
+        candidate = config_path(config_folder) / path
     else:
         raise DocumentRefused(f"'{path}': a relative path is read from the job's config folder "
                               "and this config has none (it extends no named config); give "
                               "the content inline")
     resolved = candidate.resolve()
-    folder = (configs_dir() / config_folder).resolve() if config_folder else None
+    folder = config_path(config_folder).resolve() if config_folder else None
     in_folder = folder is not None and resolved.is_relative_to(folder)  # may be under /etc
     in_root = (any(resolved.is_relative_to(r) for r in document_roots())
                and not any(resolved.is_relative_to(n) for n in NEVER))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import re
 
-from activities.model import endpoints
+from switchback.activities.model import endpoints
 
 MIN_CHARS = 12
 _NAME = re.compile(r"(^|_)(KEYS?|SECRET|TOKEN|PASSWORD|PASSWD|AUTH|CREDENTIALS?)(_|$)")

@@ -1,6 +1,6 @@
 """Precision and recall of `find_candidates` on the labelled sentences.
 
-    python -m bench.candidates [--errors]
+    python -m switchback.bench.candidates [--errors]
 
 Each sentence of tests/data/requirement_sentences.yaml is its own chunk; a sentence counts
 as predicted "requirement" when at least one candidate is found in it. Prints the figures

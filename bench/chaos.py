@@ -1,7 +1,7 @@
 """The fault benchmark: concurrent jobs through model faults, worker and server kills, a frozen S3.
 
-    python -m bench.chaos                        # 20 jobs, 2 workers, S3 frozen for 20 s
-    python -m bench.chaos --jobs 6 --freeze 5    # the small version tests/test_chaos.py runs
+    python -m switchback.bench.chaos                        # 20 jobs, 2 workers, S3 frozen for 20 s
+    python -m switchback.bench.chaos --jobs 6 --freeze 5    # the small one tests/test_chaos.py runs
 
 Its own stack on free ports: a Temporal dev server with a database file (so it survives a
 SIGKILL), SeaweedFS, the scripted model (in this process) and N `python worker.py` processes.
@@ -47,10 +47,6 @@ from pathlib import Path
 import yaml
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 
-from activities.storage.payloads import data_converter
-from activities.storage.s3 import S3Store
-from activities.storage.snapshots import unkept
-from bench.harness import machine_line
 from deploy.local.fleet import (
     ACCESS_KEY,
     PAYLOAD_BUCKET,
@@ -62,13 +58,17 @@ from deploy.local.fleet import (
     wait_worker_started,
     worker_env,
 )
-from devstack.jitter_proxy import Jitter
-from devstack.processes import free_port
-from devstack.scripted_model import ScriptedModelServer
-from devstack.seaweed import SeaweedS3
-from devstack.temporal_server import TemporalDevServer
+from switchback.activities.storage.payloads import data_converter
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.snapshots import unkept
+from switchback.bench.harness import machine_line
+from switchback.devstack.jitter_proxy import Jitter
+from switchback.devstack.processes import free_port
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.devstack.seaweed import SeaweedS3
+from switchback.devstack.temporal_server import TemporalDevServer
+from switchback.workflows.contract import JobInput, WorkspaceRef
 from tests.scripts import bootstrap, call, full_job, step
-from workflows.contract import JobInput, WorkspaceRef
 
 BUCKET = "switchback"
 QUEUE = "chaos"
@@ -421,7 +421,8 @@ async def run(jobs: int = 20, workers: int = 2, freeze: float = 20, phases: int 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench.chaos", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m switchback.bench.chaos",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--jobs", type=int, default=20)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--freeze", type=float, default=20, help="seconds SeaweedFS stays stopped")

@@ -16,7 +16,7 @@ each model call reported), history events and bytes per run of the
 continue-as-new chain and in total, history bytes per model call, largest event,
 wall time.
 
-    python -m bench.context_growth
+    python -m switchback.bench.context_growth
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import statistics
 import time
 import uuid
 
-from bench.harness import bench_stack, machine_line
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.workflows.contract import DocumentSpec, JobInput, JobResult
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, transition
-from workflows.contract import DocumentSpec, JobInput, JobResult
 
 PHASES = 15  # tactical phases
 TODOS = 5

@@ -15,7 +15,7 @@ has):
 larger). Peak RSS is the benchmark process's (`ru_maxrss`), sizes run small to large so
 each figure is that size's peak.
 
-    python -m bench.document_growth [--sizes-mb 1,10,100]
+    python -m switchback.bench.document_growth [--sizes-mb 1,10,100]
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ import time
 import uuid
 from typing import Any
 
-from activities.storage.files import WorkspaceFiles
-from activities.storage.s3 import S3Store
-from activities.tools.catalog import HANDLERS
-from activities.tools.file_tools import read_file
-from activities.tools.registry import ReadFileArgs
-from bench.harness import machine_line, seaweed_store
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.tools.catalog import HANDLERS
+from switchback.activities.tools.file_tools import read_file
+from switchback.activities.tools.registry import ReadFileArgs
+from switchback.bench.harness import machine_line, seaweed_store
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 from switchback_documents.document_tools import DocumentArgs
-from workflows.contract import ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"
 SENTENCE = "The retention period for invoices is ten years after the end of the year. "

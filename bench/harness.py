@@ -14,12 +14,12 @@ from pathlib import Path
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.s3 import S3Store
-from devstack.processes import venv_bin
-from devstack.scripted_model import ScriptedModelServer
-from devstack.seaweed import SeaweedS3
-from devstack.temporal_server import temporal_extra_args
+from switchback.activities.storage.payloads import data_converter, payload_settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.devstack.processes import venv_bin
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.devstack.seaweed import SeaweedS3
+from switchback.devstack.temporal_server import temporal_extra_args
 
 
 @dataclass

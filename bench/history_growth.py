@@ -6,7 +6,7 @@ scheduling of its model call to the scheduling of the next) are measured from
 the finished job's history. Flat numbers mean the history per step does not
 grow with the conversation.
 
-    python -m bench.history_growth
+    python -m switchback.bench.history_growth
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import asyncio
 import statistics
 import uuid
 
-from bench.harness import bench_stack, machine_line
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step
-from workflows.contract import JobInput, JobResult
 
 STEPS = 60
 CONTENT = ("lorem ipsum dolor sit amet " * 80)[:2000]

@@ -1,7 +1,8 @@
 """How much of each prompt llama-server takes from its prompt cache, with the todo block in the
 system message (switchback before #17) and at the end of the prompt (since).
 
-    python -m bench.prompt_cache [--url http://127.0.0.1:8410/v1] [--job JOB_ID] [--steps N]
+    python -m switchback.bench.prompt_cache [--url http://127.0.0.1:8410/v1] [--job JOB_ID]
+        [--steps N]
 
 Replays one phase's model calls, as switchback assembles them (activities/model/prompt.py),
 against llama-server in both orders, and reads what it reports for each request
@@ -25,11 +26,11 @@ from pathlib import Path
 
 import httpx
 
-from activities.model.prompt import _public, assemble
-from activities.tools.registry import openai_tool
-from workflows.contract import Todo
-from workflows.contract.config import ContextPolicy
-from workflows.todos import todo_block
+from switchback.activities.model.prompt import _public, assemble
+from switchback.activities.tools.registry import openai_tool
+from switchback.workflows.contract import Todo
+from switchback.workflows.contract.config import ContextPolicy
+from switchback.workflows.todos import todo_block
 
 SYSTEM = ("You are in TACTICAL MODE: you execute the current phase's todos with the tools you "
           "have.\n\n" + "Write results to workspace files as you go. " * 40)
@@ -70,7 +71,7 @@ def synthetic() -> tuple[str, list[dict], list[list[Todo]]]:
 async def from_job(job: str) -> tuple[str, list[dict], list[list[Todo]]]:
     """The longest phase of a job (its stored conversation; the todo block is rebuilt from
     the todo_complete calls that succeeded)."""
-    from activities.storage.s3 import S3Store
+    from switchback.activities.storage.s3 import S3Store
 
     s3 = S3Store()
     try:
@@ -136,7 +137,7 @@ def replay(url: str, calls: list[list], label: str) -> dict:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(prog="python -m bench.prompt_cache", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m switchback.bench.prompt_cache", description=__doc__)
     p.add_argument("--url", help="llama-server's /v1 URL (default: start one)")
     p.add_argument("--job", help="replay this job's longest phase (from S3)")
     p.add_argument("--steps", type=int, default=0, help="at most this many calls")
@@ -148,14 +149,14 @@ def main() -> None:
     server = None
     url = a.url
     if not url:
-        from devstack.local_model_spec import (
+        from switchback.devstack.local_model_spec import (
             DEFAULT_MODEL,
             MODELS,
             Layout,
             LlamaServer,
             cache_dir,
         )
-        from devstack.real_stack import llama_port
+        from switchback.devstack.real_stack import llama_port
 
         server = LlamaServer(Layout(cache_dir()), MODELS[DEFAULT_MODEL], llama_port(),
                              Path("/tmp/bench-prompt-cache-llama.log")).__enter__()

@@ -23,7 +23,7 @@ import time
 import uuid
 from typing import Any
 
-from bench.peers import Contender
+from switchback.bench.peers import Contender
 
 
 async def measure(run: Any, c: Contender, client: Any, tq: str, sizes: list[int],

@@ -1,8 +1,8 @@
 """Side by side: switchback against the in-process floor and the Temporal agent integrations.
 
-    python -m bench.side_by_side --steps 200 --latency-ms 0
-    python -m bench.side_by_side --steps 200 --latency-ms 200 --concurrency 1,10,100,500
-    python -m bench.side_by_side --steps 20 --peers floor,switchback --concurrency 1,10
+    python -m switchback.bench.side_by_side --steps 200 --latency-ms 0
+    python -m switchback.bench.side_by_side --steps 200 --latency-ms 200 --concurrency 1,10,100,500
+    python -m switchback.bench.side_by_side --steps 20 --peers floor,switchback --concurrency 1,10
 
 Contenders (bench/peers/): floor (the same loop in-process), switchback (AgentJob),
 openai_agents (OpenAI Agents SDK on Temporal), pydantic_ai (pydantic-ai's Temporal durable
@@ -35,9 +35,9 @@ from typing import Any
 
 import httpx
 
-from bench import short_jobs
-from bench.harness import bench_stack, machine_line
-from bench.peers import BUCKET, ROOT, Contender, contenders
+from switchback.bench import short_jobs
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.bench.peers import BUCKET, ROOT, Contender, contenders
 
 PAYLOAD = "temporal.api.common.v1.Payload"
 
@@ -47,7 +47,7 @@ class ModelProcess:
 
     def __init__(self, log: Path) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bench.peers.scripted_server"], cwd=ROOT,
+            [sys.executable, "-m", "switchback.bench.peers.scripted_server"], cwd=ROOT,
             stdout=subprocess.PIPE, stderr=log.open("w"), text=True, start_new_session=True)
         assert self.proc.stdout is not None  # stdout=PIPE
         line = self.proc.stdout.readline()
@@ -486,7 +486,7 @@ async def run(a: argparse.Namespace) -> str:
     chosen = {k: c for k, c in contenders().items() if k in a.peers}
     results: dict[str, dict] = {}
     async with bench_stack() as b:
-        from activities.storage.s3 import S3Store
+        from switchback.activities.storage.s3 import S3Store
 
         store = S3Store(b.s3.endpoint_url)
         await store.ensure_bucket(BUCKET)

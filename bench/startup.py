@@ -20,7 +20,7 @@ For each N, after one warm-up job:
 
 Each figure is the median of `--runs` jobs.
 
-    python -m bench.startup [--steps 5,20,50] [--runs 3]
+    python -m switchback.bench.startup [--steps 5,20,50] [--runs 3]
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from typing import Any
 
 from temporalio.client import Client
 
-from bench.harness import bench_stack, machine_line
-from bench.peers.switchback_job import SwitchbackJob
-from devstack.scripted_model import ScriptedModelServer
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.bench.peers.switchback_job import SwitchbackJob
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
-from workflows.contract import JobInput, JobResult
 
 TARGET_FIRST_CALL_MS = 150
 

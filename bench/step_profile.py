@@ -14,7 +14,8 @@ warm-up job, one measured job of `--steps` writes:
   `--py-spy` a py-spy sample of this process during the measured job (all threads, idle
   excluded): the functions with the most samples, self and inclusive (`--top`).
 
-    python -m bench.step_profile [--steps 50] [--local-calls] [--py-spy [--gil]] [--top 30]
+    python -m switchback.bench.step_profile [--steps 50] [--local-calls] [--py-spy [--gil]]
+        [--top 30]
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.harness import bench_stack, machine_line
-from bench.peers.switchback_job import SwitchbackJob, SwitchbackLocal
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.bench.peers.switchback_job import SwitchbackJob, SwitchbackLocal
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
-from workflows.contract import JobInput, JobResult
 
 COUNTED = ("get_object", "head", "put", "delete", "list", "copy")  # (`get` calls get_object)
 KINDS = [  # (what, pattern of the key below the job's prefix), first match wins
@@ -59,7 +60,7 @@ def kind_of(key: str) -> str:
 
 def count_s3(counts: collections.Counter) -> None:
     """Count every S3Store request by (operation, kind of key)."""
-    from activities.storage.s3 import PreconditionFailed, S3Store
+    from switchback.activities.storage.s3 import PreconditionFailed, S3Store
 
     for name in COUNTED:
         original = getattr(S3Store, name)

@@ -10,7 +10,7 @@ server. Token counts are what the scripted server counted (tiktoken over the rea
 prompts), so they compare what each strategy sends; wall time is from start to result.
 Nested counts its children (calls, tokens, history).
 
-    python -m bench.strategies [--latency-ms 100] [--rounds 3]
+    python -m switchback.bench.strategies [--latency-ms 100] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from temporalio.client import Client
 
-from bench.harness import bench_stack, machine_line
-from devstack.scripted_model import ScriptedModelServer
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.workflows.contract import JobInput, JobResult
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
-from workflows.contract import JobInput, JobResult
 
 BASE = {"extends": "creator", "phase_settings": {"min_todos": 1, "max_todos": 5}}
 

@@ -1,16 +1,16 @@
 """Schema tokens the creator job's tactical phase sends, with and without deferred tools.
 
-    python -m bench.tool_schemas
+    python -m switchback.bench.tool_schemas
 """
 
 from __future__ import annotations
 
 import json
 
-from activities.config_files import load_config
-from activities.model.tokens import count_text
-from activities.tools import catalog  # noqa: F401 - registers the domain tools
-from activities.tools.registry import openai_tool
+from switchback.activities.config_files import load_config
+from switchback.activities.model.tokens import count_text
+from switchback.activities.tools import catalog  # noqa: F401 - registers the domain tools
+from switchback.activities.tools.registry import openai_tool
 
 
 def schema_tokens(names: list[str]) -> int:

@@ -17,7 +17,7 @@ call). The worker gets activity slots for every job (`SWITCHBACK_MAX_CONCURRENT_
 the server), so every job's model call is in flight in the worker: its workflow cached, its
 model activity heartbeating, its HTTP request open.
 
-    python -m bench.worker_memory [--jobs 1,100,500] [--latency-ms 120000]
+    python -m switchback.bench.worker_memory [--jobs 1,100,500] [--latency-ms 120000]
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from bench.harness import bench_stack, machine_line
-from bench.peers.switchback_job import SwitchbackJob
-from bench.side_by_side import WorkerProcess
-from workflows.contract import JobInput, JobResult
+from switchback.bench.harness import bench_stack, machine_line
+from switchback.bench.peers.switchback_job import SwitchbackJob
+from switchback.bench.side_by_side import WorkerProcess
+from switchback.workflows.contract import JobInput, JobResult
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def rss_mb(pid: int) -> tuple[float, float]:

@@ -19,7 +19,7 @@ attempt, as the tool activity does):
 Workspaces hold N files of 1 KB in folders of 100. Each figure is the median of `--repeat`
 calls (a snapshot is timed once per kind: a phase is snapshotted once).
 
-    python -m bench.workspace_growth [--sizes 100,1000,10000] [--repeat 3]
+    python -m switchback.bench.workspace_growth [--sizes 100,1000,10000] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -32,15 +32,20 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from activities.storage.content_cache import ContentCache
-from activities.storage.files import WorkspaceFiles
-from activities.storage.s3 import S3Store
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace import WorkspaceActivities
-from activities.tools.file_tools import list_files, read_file, search_files, write_file
-from activities.tools.registry import ListFilesArgs, ReadFileArgs, SearchFilesArgs, WriteFileArgs
-from bench.harness import machine_line, seaweed_store
-from workflows.contract import ArchiveRequest, SnapshotRequest, ToolLimits, WorkspaceRef
+from switchback.activities.storage.content_cache import ContentCache
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.snapshots import SnapshotActivities
+from switchback.activities.storage.workspace import WorkspaceActivities
+from switchback.activities.tools.file_tools import list_files, read_file, search_files, write_file
+from switchback.activities.tools.registry import (
+    ListFilesArgs,
+    ReadFileArgs,
+    SearchFilesArgs,
+    WriteFileArgs,
+)
+from switchback.bench.harness import machine_line, seaweed_store
+from switchback.workflows.contract import ArchiveRequest, SnapshotRequest, ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"
 LIMITS = ToolLimits(read_max_chars=20_000, max_file_bytes=5_000_000, min_todos=1, max_todos=20)

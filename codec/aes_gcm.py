@@ -52,7 +52,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
 
-from codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
+from switchback.codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
 
 ENV_KEYS = "SWITCHBACK_CODEC_KEYS"
 ENCODING = b"binary/encrypted"

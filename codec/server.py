@@ -1,6 +1,6 @@
 """Codec server: lets the Temporal web UI and CLI show switchback's encrypted payloads.
 
-    SWITCHBACK_CODEC_KEYS=k1:... python -m codec.server --port 8081 [--host 127.0.0.1]
+    SWITCHBACK_CODEC_KEYS=k1:... python -m switchback.codec.server --port 8081 [--host 127.0.0.1]
         [--cors-origin https://temporal.example.com ...]
     temporal workflow show -w job-42 --codec-endpoint http://127.0.0.1:8081
     web UI: Settings -> Codec Server -> http://127.0.0.1:8081 (or the dev server's
@@ -48,7 +48,7 @@ from google.protobuf import json_format
 from temporalio.api.common.v1 import Payloads
 from temporalio.converter import PayloadCodec
 
-from codec.aes_gcm import ENV_KEYS, CodecError, codec_from_env
+from switchback.codec.aes_gcm import ENV_KEYS, CodecError, codec_from_env
 
 ENV_AUTH = "SWITCHBACK_CODEC_AUTH"
 DEFAULT_ORIGINS = ("http://127.0.0.1:8233", "http://localhost:8233")
@@ -157,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m codec.server",
+    ap = argparse.ArgumentParser(prog="python -m switchback.codec.server",
                                  description="Temporal codec server for switchback payloads")
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8081, help="0 picks a free port")

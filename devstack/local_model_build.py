@@ -16,7 +16,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from devstack.local_model_spec import (
+from switchback.devstack.local_model_spec import (
     BUILD_TARGET,
     InstallError,
     Layout,

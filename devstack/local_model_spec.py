@@ -179,7 +179,7 @@ def check_installed(layout: Layout, spec: ModelSpec) -> None:
     if missing:
         flag = "" if spec.key == DEFAULT_MODEL else f" --model {spec.key}"
         raise InstallError(f"not installed: {', '.join(missing)}; run `make real-model` "
-                           f"(python -m devstack.local_model install{flag})")
+                           f"(python -m switchback.devstack.local_model install{flag})")
 
 
 def read_json(path: Path) -> dict:

@@ -1,16 +1,18 @@
 """A throwaway stack around a real local model: run one command against it, then stop it all.
 
-    python -m devstack.real_stack [--model 1.5b] [--port PORT] [--keep DIR] -- COMMAND ...
+    python -m switchback.devstack.real_stack [--model 1.5b] [--port PORT] [--keep DIR] \
+        -- COMMAND ...
 
 Starts a Temporal dev server, SeaweedFS, llama-server (the local model installed by `make
 real-model`, devstack/local_model_spec.py) and a worker, each on a free port (never the dev
-stack's fixed ones, so it runs next to `python -m devstack up` and other people's servers),
+stack's fixed ones, so it runs next to `python -m switchback.devstack up` and other people's
+servers),
 llama-server and the worker `nice`d; runs COMMAND with the stack's variables
 (TEMPORAL_ADDRESS, AWS_*, SWITCHBACK_LOCAL_BASE_URL for the `local` endpoint), prints where the
 web UI is, and stops everything it started when COMMAND ends (or on Ctrl-C). Logs and data in
 a temporary folder (`--keep DIR` keeps them there). Exit status: COMMAND's.
 
-    python -m devstack.real_stack -- python starter.py eval --config notes --runs 3
+    python -m switchback.devstack.real_stack -- python starter.py eval --config notes --runs 3
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from devstack.local_model_spec import (
+from switchback.devstack.local_model_spec import (
     DEFAULT_MODEL,
     MODELS,
     InstallError,
@@ -32,9 +34,9 @@ from devstack.local_model_spec import (
     LlamaServer,
     cache_dir,
 )
-from devstack.processes import free_port, spawn, terminate_group
-from devstack.seaweed import SeaweedS3
-from devstack.temporal_server import TemporalDevServer
+from switchback.devstack.processes import free_port, spawn, terminate_group
+from switchback.devstack.seaweed import SeaweedS3
+from switchback.devstack.temporal_server import TemporalDevServer
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCESS_KEY, SECRET_KEY = "switchback", "switchback-secret"
@@ -42,7 +44,7 @@ ACCESS_KEY, SECRET_KEY = "switchback", "switchback-secret"
 
 def llama_port(start: int = 8410) -> int:
     """A free port from `start` on (8400/8401 belong to the dev stack)."""
-    from devstack.processes import port_is_free
+    from switchback.devstack.processes import port_is_free
 
     for port in range(start, start + 200):
         if port_is_free(port):
@@ -51,7 +53,8 @@ def llama_port(start: int = 8410) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m devstack.real_stack", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m switchback.devstack.real_stack",
+                                description=__doc__)
     p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL)
     p.add_argument("--port", type=int, default=0, help="llama-server's port (default: free, "
                    ">= 8410)")

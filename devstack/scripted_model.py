@@ -52,8 +52,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-from devstack.llama_like import check_request, validate_server
-from devstack.model_script import _ERROR_TYPES, count_tokens, load_script, validate_script
+from switchback.devstack.llama_like import check_request, validate_server
+from switchback.devstack.model_script import (
+    _ERROR_TYPES,
+    count_tokens,
+    load_script,
+    validate_script,
+)
 
 __all__ = ["ScriptedModelServer", "load_script", "validate_script", "count_tokens"]
 LAST_TOOL_RESULT = "{{last_tool_result}}"

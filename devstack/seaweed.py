@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from devstack.processes import Managed, free_port_pair, spawn, tcp_connectable, venv_bin
+from switchback.devstack.processes import Managed, free_port_pair, spawn, tcp_connectable, venv_bin
 
 DEFAULT_BUCKET = "switchback"
 

@@ -12,8 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from devstack.processes import Managed, spawn, tcp_connectable, venv_bin
-from workflows.contract.names import SEARCH_ATTRIBUTES as CONTRACT_SEARCH_ATTRIBUTES
+from switchback.devstack.processes import Managed, spawn, tcp_connectable, venv_bin
+from switchback.workflows.contract.names import SEARCH_ATTRIBUTES as CONTRACT_SEARCH_ATTRIBUTES
 
 TEMPORAL_DYNAMIC_CONFIG: list[str] = [
     "--dynamic-config-value",

@@ -17,12 +17,12 @@ from temporalio.client import Client
 from temporalio.envconfig import ClientConfig
 from temporalio.runtime import Runtime
 
-import telemetry
-from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.s3 import S3Store
-from codec import codec_from_env, with_codec
+from switchback import telemetry
+from switchback.activities.storage.payloads import data_converter, payload_settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.codec import codec_from_env, with_codec
 
-DEFAULT_ADDRESS = "127.0.0.1:7233"  # the dev server's (python -m devstack up)
+DEFAULT_ADDRESS = "127.0.0.1:7233"  # the dev server's (python -m switchback.devstack up)
 DEFAULTED = "the default: no TEMPORAL_ADDRESS, no address in a profile"
 UI = os.environ.get("SWITCHBACK_UI_URL", "http://127.0.0.1:8233")
 

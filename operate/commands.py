@@ -24,10 +24,10 @@ from temporalio.client import (
 )
 from temporalio.service import RPCError
 
-from operate import CliError, metadata
-from operate.client import ui_link
-from operate.following import follow, result
-from workflows.contract import (
+from switchback.operate import CliError, metadata
+from switchback.operate.client import ui_link
+from switchback.operate.following import follow, result
+from switchback.workflows.contract import (
     SA_COST,
     SA_LAST_ERROR,
     SA_PHASE,
@@ -89,17 +89,21 @@ def document_args(paths: list[str], max_bytes: int | None = None) -> list[dict] 
 
 def check_config(config: str | dict[str, Any], flag: str = "--config"):
     """What the worker would refuse, said before anything starts: the schema, config
-    names, paths in configs/, the strategy. Needs this checkout's configs/ (skipped without
-    it); what only the worker's environment decides (endpoints, buckets) the worker checks."""
-    from activities.config_files import ConfigError, configs_dir, load_config
-    from workflows.strategies import strategy_class
+    names, paths in configs/, the strategy - against the configs here (./configs or
+    SWITCHBACK_CONFIG_DIR over the packaged ones, as a worker started here would read them);
+    what only the worker's environment decides (endpoints, buckets) the worker checks. With
+    no configs folder of its own here, a name the package does not ship may be one of a
+    remote worker's: not checked (None), the worker says."""
+    from switchback.activities.config_files import ConfigError, load_config
+    from switchback.activities.config_roots import PACKAGED, configs_dir
+    from switchback.workflows.strategies import strategy_class
 
-    if not configs_dir().is_dir():
-        return None
     try:
         cfg = load_config(config, policy=False)
         strategy_class(cfg.config.strategy)
     except ConfigError as e:
+        if " not found: " in str(e) and configs_dir() == PACKAGED:
+            return None
         raise CliError(f"{flag}: {e}", 2) from None
     except KeyError as e:
         raise CliError(f"{flag}: config '{cfg.name}': {e.args[0]}", 2) from None
@@ -144,7 +148,7 @@ async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
         return 0
     status = await result(client, job_id)
     if a.show_workspace:
-        from operate.inspect import workspace
+        from switchback.operate.inspect import workspace
 
         await workspace(client, job_id)
     return status

@@ -2,8 +2,8 @@
 generated from the schema (workflows/contract/config.py: each setting's default, and the
 string under it as its one-line description).
 
-    python -m operate.config_docs          write both files
-    python -m operate.config_docs --check  exit 1 when either differs from the schema
+    python -m switchback.operate.config_docs          write both files
+    python -m switchback.operate.config_docs --check  exit 1 when either differs from the schema
 
 tests/test_config_docs.py runs the check, so a setting changed in the schema and not
 regenerated fails the suite.
@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from workflows.contract.config import PROMPT_FILES, JobConfig
+from switchback.workflows.contract.config import PROMPT_FILES, JobConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULTS = ROOT / "configs" / "defaults.yaml"
@@ -30,7 +30,8 @@ WIDTH = 96
 
 HEADER = """\
 # switchback defaults: every job config extends these (directly or through another config).
-# GENERATED from the schema (workflows/contract/config.py) by `python -m operate.config_docs`:
+# GENERATED from the schema (workflows/contract/config.py) by
+# `python -m switchback.operate.config_docs`:
 # change a default or a description there, then run it; docs/config-reference.md is the
 # same, as a table. Model endpoints are the operator's (configs/endpoints.yaml): a job
 # picks one by name; `default` is OPENAI_BASE_URL / OPENAI_API_KEY.
@@ -90,7 +91,8 @@ def defaults_yaml() -> str:
 def reference_md() -> str:
     out = ["# Config reference", "",
            "Every setting of a job config, its default and what it does. Generated from the "
-           "schema (`workflows/contract/config.py`) by `python -m operate.config_docs`, like "
+           "schema (`workflows/contract/config.py`) by "
+           "`python -m switchback.operate.config_docs`, like "
            "`configs/defaults.yaml`; how configs are written and merged: "
            "[configs.md](configs.md).", ""]
     rows: list[str] = []
@@ -132,7 +134,8 @@ def leaves(model: type[BaseModel] = JobConfig, prefix: str = "") -> list[tuple[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m operate.config_docs", description=__doc__.split(
+    p = argparse.ArgumentParser(prog="python -m switchback.operate.config_docs",
+                                description=__doc__.split(
         "\n\n")[0])
     p.add_argument("--check", action="store_true", help="only check, write nothing")
     args = p.parse_args(argv)
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
     if stale:
         print(("out of date: " if args.check else "written: ") + ", ".join(stale)
-              + (" (run python -m operate.config_docs)" if args.check else ""))
+              + (" (run python -m switchback.operate.config_docs)" if args.check else ""))
     return 1 if stale and args.check else 0
 
 

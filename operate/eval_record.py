@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from operate import CliError, eval_report, records
+from switchback.operate import CliError, eval_report, records
 
 
 def options(a: argparse.Namespace, configs: list[str]) -> dict[str, Any]:
@@ -51,7 +51,7 @@ class Book:
     @classmethod
     def open(cls, a: argparse.Namespace, configs: list[str]) -> Book:
         """The record of `a.id`, refused when made with other options or another engine."""
-        from operate.evaluate import Run
+        from switchback.operate.evaluate import Run
 
         folder = Path(getattr(a, "record", None) or a.out)
         stem = folder / a.id

@@ -113,7 +113,7 @@ def write_report(runs: Sequence[Any], strategies: Sequence[str], stem: Path,
     if len(configs) > 1:
         summary = combined({c: [r for r in runs if r.config == c] for c in configs},
                            strategies) + "\n\nEvery config:\n\n" + summary
-    from operate.records import write_whole
+    from switchback.operate.records import write_whole
 
     write_whole(stem.with_suffix(".md"),
                 f"# {title}\n\n{note}Median (min-max) over the runs.\n\n{summary}\n\n"
@@ -191,7 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import json
 
     p = argparse.ArgumentParser(
-        prog="python -m operate.eval_report",
+        prog="python -m switchback.operate.eval_report",
         description="One table of several `starter.py eval` runs: JOB=REPORT.json[,...] "
                     "per job (the .json of each eval's record, or an older eval's list).")
     p.add_argument("jobs", nargs="+", metavar="JOB=REPORT.json[,REPORT.json...]")

@@ -53,11 +53,11 @@ from temporalio.client import Client, WorkflowFailureError
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
-from operate import CliError, eval_record, records
-from operate.client import job_workspace, ui_link
-from operate.eval_report import OUTCOMES
-from operate.turns import await_end
-from workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
+from switchback.operate import CliError, eval_record, records
+from switchback.operate.client import job_workspace, ui_link
+from switchback.operate.eval_report import OUTCOMES
+from switchback.operate.turns import await_end
+from switchback.workflows.contract import WORKFLOW_TYPE, JobInput, JobResult, layout
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TURN_FILE = re.compile(r"^turn-(\d+)\.md$")  # a config's follow-up instruction for turn N
@@ -89,7 +89,9 @@ class Run:
 
 
 def strategies_arg(value: str | None) -> list[str]:
-    from workflows.strategies import REGISTRY  # what this code base has (more after merges)
+    from switchback.workflows.strategies import (
+        REGISTRY,  # what this code base has (more after merges)
+    )
 
     names = [s.strip() for s in value.split(",") if s.strip()] if value else sorted(REGISTRY)
     unknown = [s for s in names if s not in REGISTRY]
@@ -281,14 +283,14 @@ def outcome(run: Run) -> str:
 def prices_of(a: argparse.Namespace, config: str, messages: dict) -> tuple[float, float]:
     if a.price_in is not None or a.price_out is not None:
         return a.price_in or 0.0, a.price_out or 0.0
-    from activities.config_files import load_config
+    from switchback.activities.config_files import load_config
 
     llm = load_config({"extends": config}, CONFIGS, policy=False).config.llm
     return llm.price_in_per_mtok, llm.price_out_per_mtok
 
 
 async def evaluate(client: Client, a: argparse.Namespace) -> int:
-    from activities.storage.s3 import S3Store
+    from switchback.activities.storage.s3 import S3Store
 
     strategies = strategies_arg(a.strategies)
     configs = configs_arg(a.config)

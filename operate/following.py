@@ -9,8 +9,8 @@ import asyncio
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
 from temporalio.service import RPCError
 
-from operate.client import ui_link
-from workflows.contract import JobResult, JobState
+from switchback.operate.client import ui_link
+from switchback.workflows.contract import JobResult, JobState
 
 
 async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:

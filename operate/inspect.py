@@ -10,13 +10,13 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
 
-from operate import CliError
-from operate.client import job_workspace, ui_link
-from workflows.contract import layout
+from switchback.operate import CliError
+from switchback.operate.client import job_workspace, ui_link
+from switchback.workflows.contract import layout
 
 
 async def workspace(client: Client | None, job_id: str) -> int:
-    from activities.storage.s3 import S3Store
+    from switchback.activities.storage.s3 import S3Store
 
     bucket, prefix = await job_workspace(client, job_id)
     s3 = S3Store()
@@ -35,7 +35,7 @@ async def workspace(client: Client | None, job_id: str) -> int:
 
 
 async def cat(client: Client | None, job_id: str, path: str) -> int:
-    from activities.storage.s3 import S3Store
+    from switchback.activities.storage.s3 import S3Store
 
     bucket, prefix = await job_workspace(client, job_id)
     s3 = S3Store()
@@ -51,7 +51,7 @@ async def cat(client: Client | None, job_id: str, path: str) -> int:
 
 
 async def replay(client: Client, a: argparse.Namespace) -> int:
-    from operate.replay import chain, replay
+    from switchback.operate.replay import chain, replay
 
     if a.history:
         try:
@@ -73,9 +73,9 @@ async def replay(client: Client, a: argparse.Namespace) -> int:
 
 
 async def rerun(client: Client, a: argparse.Namespace) -> int:
-    from activities.storage.s3 import S3Store
-    from operate.following import follow
-    from operate.rerun import rerun
+    from switchback.activities.storage.s3 import S3Store
+    from switchback.operate.following import follow
+    from switchback.operate.rerun import rerun
 
     new_id = a.id or f"{a.job_id}-rerun-{uuid.uuid4().hex[:6]}"
     bucket, _ = await job_workspace(client, a.job_id)
@@ -93,8 +93,8 @@ async def rerun(client: Client, a: argparse.Namespace) -> int:
 
 
 async def report(client: Client, a: argparse.Namespace) -> int:
-    from activities.storage.s3 import S3Store
-    from operate.report import build_report  # matplotlib loads for this command only
+    from switchback.activities.storage.s3 import S3Store
+    from switchback.operate.report import build_report  # matplotlib loads for this command only
 
     s3 = S3Store()
     try:

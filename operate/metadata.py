@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio.client import WorkflowExecutionDescription
 
-from workflows.contract import DocumentSpec, JobInput, ResolvedConfig
+from switchback.workflows.contract import DocumentSpec, JobInput, ResolvedConfig
 
 MAX_SUMMARY = 200
 

@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
 from temporalio.worker import Replayer
 
-from workflows.agent_job import AgentJob
+from switchback.workflows.agent_job import AgentJob
 
 
 @dataclass

@@ -26,8 +26,8 @@ from typing import Any
 import yaml
 from temporalio.client import Client
 
-from activities.storage.s3 import S3Store
-from operate.job_history import JobHistory, phase_start, read_job
+from switchback.activities.storage.s3 import S3Store
+from switchback.operate.job_history import JobHistory, phase_start, read_job
 
 DEFAULT_BUCKET = "switchback"
 
@@ -128,7 +128,7 @@ def chart(rows: list[PhaseRow], job_id: str, path: Path) -> None:
         from matplotlib.figure import Figure  # no pyplot: no global state, no display needed
         from matplotlib.patches import Patch
     except ImportError:
-        from operate import CliError
+        from switchback.operate import CliError
         raise CliError("the chart needs matplotlib: pip install 'switchback[charts]'") from None
 
     fig = Figure(figsize=(10, 8), dpi=100, layout="constrained")

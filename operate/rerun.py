@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from temporalio.client import Client, WorkflowHandle
 
-from activities.storage import ownership
-from activities.storage.s3 import S3Store
-from activities.storage.snapshots import load_snapshot, restore_workspace
-from workflows.carry import Carried, JobRun, PhaseStart
-from workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef, layout
+from switchback.activities.storage import ownership
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.snapshots import load_snapshot, restore_workspace
+from switchback.workflows.carry import Carried, JobRun, PhaseStart
+from switchback.workflows.contract import WORKFLOW_TYPE, JobResult, WorkspaceRef, layout
 
 
 async def rerun(client: Client, s3: S3Store, bucket: str, job_id: str, new_id: str,

@@ -18,13 +18,13 @@ import os
 import sys
 from typing import Any
 
-from operate import CliError
+from switchback.operate import CliError
 
 
 async def tools(a: argparse.Namespace) -> int:
-    from activities.tools.listing import inventory
-    from activities.tools.mcp_config import McpConfigError, load
-    from activities.tools.mcp_sessions import McpServers
+    from switchback.activities.tools.listing import inventory
+    from switchback.activities.tools.mcp_config import McpConfigError, load
+    from switchback.activities.tools.mcp_sessions import McpServers
 
     try:
         cfg = load(a.mcp_file)

@@ -26,7 +26,7 @@ async def await_end(handle: Any, deadline: float | None,
     that completed, 1 the first), unless that is None. Without, the state is not polled."""
     from temporalio.client import WorkflowExecutionStatus
 
-    from workflows.contract import INSTRUCT, JobState
+    from switchback.workflows.contract import INSTRUCT, JobState
 
     if instruction is None:
         left = None if deadline is None else max(deadline - time.monotonic(), 0.0)

@@ -33,10 +33,10 @@ from temporalio.converter import (
     DefaultPayloadConverter,
 )
 
-from activities.storage.payloads import data_converter
-from activities.storage.s3 import S3Store
-from codec import ENV_KEYS, codec_from_env
-from codec.bounded_failures import (
+from switchback.activities.storage.payloads import data_converter
+from switchback.activities.storage.s3 import S3Store
+from switchback.codec import ENV_KEYS, codec_from_env
+from switchback.codec.bounded_failures import (
     BoundedFailureConverter,
     BoundedFailureConverterWithEncodedAttributes,
 )

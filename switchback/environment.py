@@ -3,7 +3,7 @@
 tests/test_cli_help.py holds it to worker.ENV_VARS, both ways."""
 
 WORKER = """\
-environment (all optional; the defaults suit the embedded stack, python -m devstack up):
+environment (all optional; the defaults suit the embedded stack, python -m switchback.devstack up):
  Temporal (its standard client configuration: variables, then the profile, then defaults)
   TEMPORAL_ADDRESS        host:port (default: the profile's, else 127.0.0.1:7233)
   TEMPORAL_NAMESPACE      the namespace (default: the profile's, else default)
@@ -24,7 +24,7 @@ environment (all optional; the defaults suit the embedded stack, python -m devst
   SWITCHBACK_MODEL_TASK_QUEUE, SWITCHBACK_TOOL_TASK_QUEUE
                           the queues of model and tool activities when jobs use separate
                           ones (config `task_queues`); a model / tools worker polls only that
-  SWITCHBACK_CONFIG_DIR   configs directory (default: ./configs of this checkout)
+  SWITCHBACK_CONFIG_DIR   your configs folder, laid over the packaged ones (default: ./configs)
   SWITCHBACK_MAX_CONCURRENT_ACTIVITIES, SWITCHBACK_MAX_CONCURRENT_WORKFLOW_TASKS,
   SWITCHBACK_MAX_CACHED_WORKFLOWS
                           worker tuning (sticky cache 0 forces a replay of every task)

@@ -28,7 +28,7 @@
 Importing this module imports none of switchback's engine, so a workflow module may import
 it under the workflow sandbox; the engine loads when a plugin is made (outside workflows).
 The operator's settings come from the environment as for `worker.py` (docs/operating.md);
-examples/embedded is a project that does this. worker.py runs the same parts
+examples/adopter is a project that does this. worker.py runs the same parts
 (switchback.worker_parts.WorkerParts) split by role.
 """
 
@@ -46,13 +46,16 @@ from temporalio.worker import Interceptor, ReplayerConfig, Worker, WorkerConfig,
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 if TYPE_CHECKING:
-    from activities.storage.s3 import S3Store
-    from activities.tools.mcp_sessions import McpServers
+    from switchback.activities.storage.s3 import S3Store
+    from switchback.activities.tools.mcp_sessions import McpServers
 
 # switchback's modules that hold no workflow code: the sandbox takes them from the worker's
-# process instead of loading them again for each workflow (workflows/ is loaded afresh, as
-# workflow code must be). Once everything lives under `switchback.`, name its subpackages.
-PASSTHROUGH = ("activities", "codec", "telemetry", "operate", "switchback")
+# process instead of loading them again for each workflow (switchback.workflows is loaded
+# afresh, as workflow code must be). The sandbox matches a name and every prefix of it, so
+# `switchback` itself is not listed: that would pass switchback.workflows through too.
+PASSTHROUGH = tuple(f"switchback.{m}" for m in (
+    "activities", "codec", "telemetry", "operate", "apps", "tools", "converter", "environment",
+    "plugin", "scoped", "worker_parts"))
 
 
 def workflow_runner(runner: WorkflowRunner | None) -> WorkflowRunner:
@@ -70,7 +73,7 @@ class SwitchbackClientPlugin(SimplePlugin):
     large payloads go (default: the S3 store the environment names)."""
 
     def __init__(self, s3: S3Store | None = None) -> None:
-        from activities.storage.s3 import S3Store
+        from switchback.activities.storage.s3 import S3Store
 
         self.s3 = s3 or S3Store()
         super().__init__("switchback.SwitchbackClientPlugin", data_converter=self.converter)
@@ -87,7 +90,7 @@ class SwitchbackWorkerPlugin(SimplePlugin):
     servers tools may use (default: SWITCHBACK_MCP_FILE's)."""
 
     def __init__(self, s3: S3Store | None = None, mcp: McpServers | None = None) -> None:
-        from activities.storage.s3 import S3Store
+        from switchback.activities.storage.s3 import S3Store
         from switchback.worker_parts import WorkerParts
 
         self.s3 = s3 or S3Store()
@@ -129,7 +132,7 @@ class SwitchbackWorkerPlugin(SimplePlugin):
         """switchback's activity interceptors, and its metrics and log context unless the
         client has them already, for every activity but the worker's own (`own`)."""
         from switchback.scoped import NotFor
-        from telemetry.tracing import SwitchbackActivityInterceptor
+        from switchback.telemetry.tracing import SwitchbackActivityInterceptor
 
         found: list[Interceptor] = [*self.parts.interceptors()]
         if not any(isinstance(i, SwitchbackActivityInterceptor) for i in known):
@@ -142,7 +145,7 @@ class SwitchbackWorkerPlugin(SimplePlugin):
                          next: Callable[[Worker], Awaitable[None]]) -> None:
         """Check the namespace's search attributes, run; when the last of the client's
         workers stops, close what the jobs used (model clients, MCP servers)."""
-        from activities.storage.payloads import payload_settings
+        from switchback.activities.storage.payloads import payload_settings
         from switchback.worker_parts import close_apps, ensure_search_attributes
 
         await ensure_search_attributes(worker.client)

@@ -18,25 +18,25 @@ from temporalio.api.operatorservice.v1 import (
 )
 from temporalio.client import Client
 
-from activities.app_loader import installed_apps
-from activities.attempts import AttemptDeadline
-from activities.config_files import ConfigActivities
-from activities.model.calls import ModelActivities
-from activities.model.verify_call import VerificationActivities
-from activities.retry_unstick import UnstickRetries
-from activities.storage.buckets import WorkspaceGuard
-from activities.storage.completion_check import CompletionCheckActivities
-from activities.storage.conversations import ConversationStore
-from activities.storage.s3 import S3Store
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace import WorkspaceActivities
-from activities.storage.workspace_restore import RestoreActivities
-from activities.tools import mcp_config
-from activities.tools.listing import ToolListingActivities
-from activities.tools.mcp_sessions import McpServers
-from activities.tools.run import ToolActivities
-from workflows.agent_job import AgentJob
-from workflows.contract import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_TYPES
+from switchback.activities.app_loader import installed_apps
+from switchback.activities.attempts import AttemptDeadline
+from switchback.activities.config_files import ConfigActivities
+from switchback.activities.model.calls import ModelActivities
+from switchback.activities.model.verify_call import VerificationActivities
+from switchback.activities.retry_unstick import UnstickRetries
+from switchback.activities.storage.buckets import WorkspaceGuard
+from switchback.activities.storage.completion_check import CompletionCheckActivities
+from switchback.activities.storage.conversations import ConversationStore
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.snapshots import SnapshotActivities
+from switchback.activities.storage.workspace import WorkspaceActivities
+from switchback.activities.storage.workspace_restore import RestoreActivities
+from switchback.activities.tools import mcp_config
+from switchback.activities.tools.listing import ToolListingActivities
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.activities.tools.run import ToolActivities
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import SEARCH_ATTRIBUTES as SEARCH_ATTRIBUTE_TYPES
 
 SEARCH_ATTRIBUTES = {name: getattr(IndexedValueType, f"INDEXED_VALUE_TYPE_{kind.upper()}")
                      for name, kind in SEARCH_ATTRIBUTE_TYPES.items()}

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import os
 
-from telemetry import tracing
-from telemetry.logs import configure_logging
-from telemetry.worker_metrics import bind_address_from_env, runtime_from_env
+from switchback.telemetry import tracing
+from switchback.telemetry.logs import configure_logging
+from switchback.telemetry.worker_metrics import bind_address_from_env, runtime_from_env
 
 ENV_VARS = [*tracing.ENV_VARS, "SWITCHBACK_PROMETHEUS_BIND", "SWITCHBACK_METRICS_PORT",
             "SWITCHBACK_LOG_FORMAT", "SWITCHBACK_LOG_LEVEL"]

@@ -47,9 +47,9 @@ from temporalio.common import RawValue
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.exceptions import ApplicationError
 
-from telemetry.logs import ACTIVITY_CONTEXT
-from telemetry.worker_metrics import record_model_call, record_tool_call
-from workflows.contract.names import TOOL_ACTIVITY_PREFIX
+from switchback.telemetry.logs import ACTIVITY_CONTEXT
+from switchback.telemetry.worker_metrics import record_model_call, record_tool_call
+from switchback.workflows.contract.names import TOOL_ACTIVITY_PREFIX
 
 ENV_VARS = ["OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL",

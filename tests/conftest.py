@@ -16,14 +16,14 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
-from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.s3 import S3Store
-from devstack.processes import venv_bin
-from devstack.scripted_model import ScriptedModelServer
-from devstack.seaweed import SeaweedS3
-from devstack.temporal_server import temporal_extra_args
-from worker import build_worker
-from workflows.contract import JobInput, JobResult
+from switchback.activities.storage.payloads import data_converter, payload_settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.devstack.processes import venv_bin
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.devstack.seaweed import SeaweedS3
+from switchback.devstack.temporal_server import temporal_extra_args
+from switchback.worker import build_worker
+from switchback.workflows.contract import JobInput, JobResult
 
 ACCESS_KEY, SECRET_KEY = "switchback-test", "switchback-test-secret"
 

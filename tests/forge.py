@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-from activities.storage.snapshots import load_snapshot
-from workflows.carry import Carried, JobRun, PhaseStart
-from workflows.contract import JobResult, ResolvedConfig, WorkspaceRef
+from switchback.activities.storage.snapshots import load_snapshot
+from switchback.workflows.carry import Carried, JobRun, PhaseStart
+from switchback.workflows.contract import JobResult, ResolvedConfig, WorkspaceRef
 
 
 async def forged_job(client, s3, task_queue: str, done_job: str, llm: dict | None = None,

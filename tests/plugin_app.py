@@ -15,7 +15,7 @@ from temporalio.converter import DefaultFailureConverter, PayloadCodec, PayloadC
 from temporalio.exceptions import ApplicationError
 
 from switchback.plugin import SwitchbackPlugin  # noqa: F401 - the sandbox must take this import
-from workflows.contract import JobInput, JobResult
+from switchback.workflows.contract import JobInput, JobResult
 
 SEALED = b"binary/my-app-sealed"
 SOURCE = "my-app"
@@ -58,8 +58,8 @@ async def shout(text: str) -> str:
 async def switchback_context() -> dict:
     """What switchback's activity interceptors left in this activity's context: nothing, in
     the user's own activity."""
-    from activities import attempts
-    from telemetry.logs import ACTIVITY_CONTEXT
+    from switchback.activities import attempts
+    from switchback.telemetry.logs import ACTIVITY_CONTEXT
 
     return {"log_context": ACTIVITY_CONTEXT.get(), "deadline": attempts._deadline.get()}
 

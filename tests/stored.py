@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from activities.storage.conversations import carried
+from switchback.activities.storage.conversations import carried
 
 
 async def stored_conversations(s3, job_id: str,

@@ -8,10 +8,10 @@ import json
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
+from switchback.workflows.contract import ApproveRequest
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.waits import temporal_cli, wait_state
-from workflows.contract import ApproveRequest
 
 GATED = {"extends": "creator", "approval_required": ["delete_file"],
          "tools": {"workspace": ["read_file", "write_file", "list_files", "search_files",

@@ -9,8 +9,8 @@ import sys
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-from activities import app_loader as apps
-from activities.storage.s3 import S3Store
+from switchback.activities import app_loader as apps
+from switchback.activities.storage.s3 import S3Store
 from switchback.apps import APPS_GROUP
 from switchback.worker_parts import WorkerParts
 

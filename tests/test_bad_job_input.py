@@ -13,9 +13,9 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
+from switchback.workflows.contract.inputs import MAX_INSTRUCTIONS_CHARS
 from tests.conftest import running_worker
 from tests.waits import temporal_cli
-from workflows.contract.inputs import MAX_INSTRUCTIONS_CHARS
 
 CASES = [
     ('{"config": 42}', "job input: 'config' must be a config name (string) or an inline "

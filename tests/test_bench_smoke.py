@@ -11,15 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.peers import Contender, contenders
-from bench.side_by_side import parse, table
+from switchback.bench.peers import Contender, contenders
+from switchback.bench.side_by_side import parse, table
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS = ("openai_agents", "pydantic_ai")  # the Temporal agent integrations it is compared to
 
 
 def side_by_side(*args: str) -> str:
-    run = subprocess.run([sys.executable, "-m", "bench.side_by_side", *args], cwd=ROOT,
+    run = subprocess.run([sys.executable, "-m", "switchback.bench.side_by_side", *args], cwd=ROOT,
                          capture_output=True, text=True, timeout=280)
     assert run.returncode == 0, run.stderr[-3000:]
     return run.stdout

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from activities.config_files import load_config  # noqa: E402
+from switchback.activities.config_files import load_config  # noqa: E402
 from switchback.apps import CommandError  # noqa: E402
+from switchback.workflows.contract import JobState  # noqa: E402
 from switchback_bfcl import baseline, cases, cli, runner, state  # noqa: E402
 from tests.conftest import running_worker  # noqa: E402
 from tests.scripts import bootstrap, call, finish, step, transition  # noqa: E402
-from workflows.contract import JobState  # noqa: E402
 
 DONE = step(call("job_complete", summary="done", deliverables=[], confidence=0.9))
 

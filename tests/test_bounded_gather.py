@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from activities.bounded_gather import bounded_gather
-from activities.storage.files import ToolError
+from switchback.activities.bounded_gather import bounded_gather
+from switchback.activities.storage.files import ToolError
 
 
 async def test_results_in_order_and_at_most_limit_at_once():

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.breakers import Breakers, StepFacts
-from workflows.contract.config import BreakerSettings, BudgetSettings
+from switchback.workflows.breakers import Breakers, StepFacts
+from switchback.workflows.contract.config import BreakerSettings, BudgetSettings
 
 
 def facts(n: int, *, digests=("d1",), names=("read_file",), text="", progress=0, tokens=0,

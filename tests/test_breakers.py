@@ -6,10 +6,10 @@ import json
 
 import yaml
 
-from activities.model.prompt import TODO_HEADER
+from switchback.activities.model.prompt import TODO_HEADER
+from switchback.workflows.breakers import WRAP_UP_STEPS
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
-from workflows.breakers import WRAP_UP_STEPS
 
 
 def user_messages(model_server, job_id: str) -> list[str]:

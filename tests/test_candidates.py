@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.candidates import load, report
+from switchback.bench.candidates import load, report
 from switchback_documents.candidates import (
     find_candidates,
     language,

@@ -5,12 +5,13 @@ same job, no archive entry twice, and every phase snapshot still restores (copy-
 each version it names that a write replaced), and no at-most-once tool call executed twice.
 
 bench/chaos.py runs its own stack (a Temporal it can kill and restart from its database file),
-not the session's servers. `python -m bench.chaos` is the full version (20 jobs, 20 s freeze).
+not the session's servers. `python -m switchback.bench.chaos` is the full version (20 jobs,
+20 s freeze).
 """
 
 from __future__ import annotations
 
-from bench.chaos import run
+from switchback.bench.chaos import run
 
 
 async def test_no_fault_loses_a_job_or_changes_its_workspace(tmp_path) -> None:

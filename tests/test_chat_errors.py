@@ -13,8 +13,8 @@ import pytest
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.model.chat import ChatClient
-from activities.model.waiting import ContextExceeded, with_heartbeat
+from switchback.activities.model.chat import ChatClient
+from switchback.activities.model.waiting import ContextExceeded, with_heartbeat
 
 
 def answering(status: int, body: bytes, headers: dict[str, str] | None = None) -> ChatClient:

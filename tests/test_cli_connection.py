@@ -10,7 +10,7 @@ import sys
 import uuid
 from pathlib import Path
 
-from devstack.processes import free_port
+from switchback.devstack.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = Path(sys.executable).parent / "switchback"  # the installed entry point

@@ -11,8 +11,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-import starter
-import worker
+from switchback import starter, worker
 from tests.test_deploy_manifests import TEMPORAL_ENVCONFIG
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,9 +20,9 @@ from temporalio.api.common.v1 import Payload, Payloads
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowFailureError
 
-from activities.storage.payloads import data_converter, payload_settings
-from activities.storage.s3 import S3Store
-from codec import (
+from switchback.activities.storage.payloads import data_converter, payload_settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.codec import (
     ENV_KEYS,
     AesGcmCodec,
     CodecError,
@@ -32,12 +32,12 @@ from codec import (
     parse_keys,
     with_codec,
 )
-from codec.aes_gcm import ENCODING, KEY_ID
-from codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
-from devstack.processes import venv_bin
+from switchback.codec.aes_gcm import ENCODING, KEY_ID
+from switchback.codec.bounded_failures import BoundedFailureConverterWithEncodedAttributes
+from switchback.devstack.processes import venv_bin
+from switchback.worker import build_worker
+from switchback.workflows.contract import JobInput, JobResult
 from tests.scripts import call, full_job, step
-from worker import build_worker
-from workflows.contract import JobInput, JobResult
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -191,7 +191,7 @@ async def test_externally_stored_payloads_are_ciphertext_in_s3(s3):
 
 async def start_codec_server(env: dict[str, str]) -> tuple[asyncio.subprocess.Process, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "codec.server", "--port", "0", cwd=ROOT, env=env,
+        sys.executable, "-m", "switchback.codec.server", "--port", "0", cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
     assert proc.stdout is not None  # stdout=PIPE
     line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()

@@ -17,7 +17,7 @@ import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from operate.replay import replay
+from switchback.operate.replay import replay
 from tests.markers import local_activity
 
 HERE = Path(__file__).parent / "histories"

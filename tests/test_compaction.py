@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import re
 
-from activities.model.prompt import TODO_HEADER
+from switchback.activities.model.prompt import TODO_HEADER
+from switchback.workflows.contract.requests import KEEP_RECENT_MESSAGES
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.stored import stored_messages
-from workflows.contract.requests import KEEP_RECENT_MESSAGES
 
 BIG = "".join(f"line {i}: the retention period for invoices, ledgers and vouchers is ten years "
               f"and for business letters six years, counted from the end of the year.\n"

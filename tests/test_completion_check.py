@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from activities.config_files import ConfigError, load_config
-from activities.storage.completion_check import script
+from switchback.activities.config_files import ConfigError, load_config
+from switchback.activities.storage.completion_check import script
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_bad_model_input import tool_messages
@@ -108,7 +108,7 @@ async def test_a_verification_call_refuses_a_wrong_file(client, task_queue, star
 
 
 def test_a_verdict_that_is_neither_pass_nor_fail_fails():
-    from activities.model.verify_call import verdict
+    from switchback.activities.model.verify_call import verdict
     assert verdict("PASS") == (True, "")
     assert verdict("**PASS**\n") == (True, "")
     assert verdict("FAIL\na.md: empty\nb.md: wrong") == (False, "a.md: empty b.md: wrong")
@@ -122,8 +122,8 @@ def test_a_verdict_that_is_neither_pass_nor_fail_fails():
 async def test_a_missing_deliverable_names_a_file_of_its_name_elsewhere(s3):
     """The deliverables check (every job's completion): a file of the same name at another
     path is named in the problem, so the model learns where its file went."""
-    from activities.storage import deliverables
-    from workflows.contract import WorkspaceRef
+    from switchback.activities.storage import deliverables
+    from switchback.workflows.contract import WorkspaceRef
 
     ws = WorkspaceRef(bucket="switchback", job_id=f"misplaced-{uuid.uuid4().hex[:8]}")
     await s3.ensure_bucket(ws.bucket)

@@ -9,9 +9,10 @@ import json
 
 import pytest
 
-from activities.tools.mcp_config import parse
-from activities.tools.mcp_sessions import McpServers
-from devstack.processes import venv_bin
+from switchback.activities.tools.mcp_config import parse
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.devstack.processes import venv_bin
+from switchback.workflows.contract import JobState
 from tests.completion_corpus import (
     JOBS,
     Job,
@@ -21,7 +22,6 @@ from tests.completion_corpus import (
     react,
 )
 from tests.conftest import running_worker
-from workflows.contract import JobState
 
 SCRIPTS = {"react": react, "phase_alternation": phase_alternation,
            "plan_revise_execute": plan_revise_execute, "auto": auto}

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from operate import config_docs
-from workflows.contract.config import JobConfig
+from switchback.operate import config_docs
+from switchback.workflows.contract.config import JobConfig
 
 
 def test_the_generated_files_match_the_schema() -> None:
-    assert config_docs.main(["--check"]) == 0, "run: python -m operate.config_docs"
+    assert config_docs.main(["--check"]) == 0, "run: python -m switchback.operate.config_docs"
 
 
 def test_defaults_yaml_holds_exactly_the_schema_defaults() -> None:

@@ -12,15 +12,16 @@ import yaml
 from pydantic import ValidationError
 from temporalio.common import RetryPolicy
 
-from activities.config_files import DEFAULT_DIR, ConfigError, load_config
-from workflows.contract.config import (
+from switchback.activities.config_files import ConfigError, load_config
+from switchback.activities.config_roots import PACKAGED as DEFAULT_DIR
+from switchback.workflows.contract.config import (
     RENAMED,
     RETIRED,
     JobConfig,
     LlmSettings,
     RetrySettings,
 )
-from workflows.retry_policies import retry_policy
+from switchback.workflows.retry_policies import retry_policy
 
 
 @pytest.fixture
@@ -284,7 +285,7 @@ def test_non_string_extends_is_a_config_error(root: Path, parent: object) -> Non
 def test_a_reruns_source_is_the_resolved_configs_not_the_jobs():
     """`starter.py rerun` sets the source on the job it lays out; a config that names one
     itself is refused (job input never reaches another job's recorded answers)."""
-    from workflows.contract.config import ResolvedConfig
+    from switchback.workflows.contract.config import ResolvedConfig
     cfg = load_config({"extends": "defaults"}, policy=False)
     assert ResolvedConfig.model_validate({**cfg.model_dump(), "replay_from": "job-1"}
                                          ).replay_from == "job-1"

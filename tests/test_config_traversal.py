@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.config_files import DEFAULT_DIR, ConfigError, load_config
+from switchback.activities.config_files import ConfigError, load_config
+from switchback.activities.config_roots import PACKAGED as DEFAULT_DIR
 from tests.conftest import running_worker
 
 

@@ -3,7 +3,7 @@ bounded in bytes, least recently used out first; an object too large is not kept
 
 from __future__ import annotations
 
-from activities.storage.content_cache import ContentCache
+from switchback.activities.storage.content_cache import ContentCache
 
 
 def test_bounded_in_bytes_least_recently_used_out_first():

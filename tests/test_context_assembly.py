@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from activities.model.prompt import (
+from switchback.activities.model.prompt import (
     TODO_HEADER,
     assemble,
     clear_tool_results,
@@ -12,7 +12,7 @@ from activities.model.prompt import (
     summary_cut,
     transcript,
 )
-from workflows.contract.config import ContextPolicy
+from switchback.workflows.contract.config import ContextPolicy
 
 
 def assistant(i: int, name: str = "read_file", **args) -> dict:
@@ -107,7 +107,7 @@ def test_transcript_names_calls_and_results():
 
 
 def test_fallback_summary_lists_the_calls():
-    from activities.model.prompt import fallback_summary
+    from switchback.activities.model.prompt import fallback_summary
 
     text = fallback_summary(conversation(2))
     assert "- read_file(doc_0.md)" in text and "- read_file(doc_1.md)" in text

@@ -5,11 +5,11 @@ from __future__ import annotations
 from temporalio.api.enums.v1 import EventType
 from temporalio.worker import Replayer
 
+from switchback.workflows.agent_job import AgentJob
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.test_job_end_to_end import assert_conversations_whole
 from tests.waits import wait_for_requests, wait_state
-from workflows.agent_job import AgentJob
 
 
 async def test_job_continues_as_new_every_two_phases(client, task_queue, start_job,

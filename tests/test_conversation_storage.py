@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import uuid
 
-from activities.storage.conversations import ConversationStore
+from switchback.activities.storage.conversations import ConversationStore
+from switchback.workflows.contract import WorkspaceRef
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.stored import stored_conversations
-from workflows.contract import WorkspaceRef
 
 B = "switchback"
 

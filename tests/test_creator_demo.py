@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from devstack import demo_script
-from devstack.scripted_model import load_script
+from switchback.devstack import demo_script
+from switchback.devstack.scripted_model import load_script
+from switchback.workflows.contract import JobResult
 from tests.conftest import running_worker
-from workflows.contract import JobResult
 
 
 def test_committed_demo_script_is_current():

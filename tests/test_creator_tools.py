@@ -15,15 +15,15 @@ import jsonschema
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.files import WorkspaceFiles
-from activities.tools import web
-from activities.tools.catalog import SOURCES
-from activities.tools.packages import handler
-from activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
 from switchback import Tool, ToolError
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools import web
+from switchback.activities.tools.catalog import SOURCES
+from switchback.activities.tools.packages import handler
+from switchback.activities.web_search import KEY_ENV, URL_ENV, HttpSearchProvider, set_provider
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 from switchback_documents import creator_tools as ct
 from switchback_documents.document_tools import DocumentArgs, chunk_document
-from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 SAMPLES = Path(__file__).resolve().parents[1] / "configs" / "creator" / "documents"

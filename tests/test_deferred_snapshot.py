@@ -12,7 +12,7 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from operate.replay import replay
+from switchback.operate.replay import replay
 from tests.conftest import running_worker
 from tests.markers import local_activity
 from tests.scripts import bootstrap, call, finish, step, tactical, transition

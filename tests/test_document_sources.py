@@ -13,9 +13,9 @@ import uuid
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities import document_sources
-from activities.config_files import DEFAULT_DIR
-from activities.document_sources import DocumentRefused, local_document
+from switchback.activities import document_sources
+from switchback.activities.config_roots import PACKAGED as DEFAULT_DIR
+from switchback.activities.document_sources import DocumentRefused, local_document
 from tests.conftest import running_worker
 from tests.scripts import full_job
 

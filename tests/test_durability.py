@@ -14,8 +14,8 @@ import pytest
 import yaml
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
-from activities.tools import registry as tool_registry
-from activities.tools import run as tools
+from switchback.activities.tools import registry as tool_registry
+from switchback.activities.tools import run as tools
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step
 from tests.waits import wait_for_requests

@@ -15,7 +15,7 @@ import json
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.model.endpoints import SlowEndpoint, Target
+from switchback.activities.model.endpoints import SlowEndpoint, Target
 from tests.conftest import running_worker
 from tests.llama import answer, reject_bad_arguments, replay, response
 from tests.scripts import bootstrap, call, finish, step, tactical

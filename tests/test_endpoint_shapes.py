@@ -12,7 +12,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from activities.model.endpoints import RequestShape
+from switchback.activities.model.endpoints import RequestShape
 from tests.conftest import running_worker
 from tests.scripts import call, step
 

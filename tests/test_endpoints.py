@@ -14,14 +14,14 @@ import yaml
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from activities.config_files import load_config
-from activities.model import endpoints
-from devstack.scripted_model import ScriptedModelServer
+from switchback.activities.config_files import load_config
+from switchback.activities.model import endpoints
+from switchback.devstack.scripted_model import ScriptedModelServer
+from switchback.workflows.contract import LlmSettings
 from tests.conftest import running_worker
 from tests.forge import forged_job
 from tests.recording_server import RecordingServer
 from tests.scripts import full_job
-from workflows.contract import LlmSettings
 
 
 def declare(tmp_path: Path, monkeypatch, data: dict) -> None:

@@ -11,8 +11,8 @@ import uuid
 
 import pytest
 
-from operate import eval_report
-from operate.evaluate import download, evaluate
+from switchback.operate import eval_report
+from switchback.operate.evaluate import download, evaluate
 from tests.conftest import running_worker
 from tests.scripts import call, step
 
@@ -134,7 +134,7 @@ async def test_a_file_named_as_a_folder_of_others_is_kept(s3, tmp_path):
 
 
 def test_several_evals_in_one_table(tmp_path, capsys):
-    """`python -m operate.eval_report JOB=a.json,b.json ...`: a row per job over its
+    """`python -m switchback.operate.eval_report JOB=a.json,b.json ...`: a row per job over its
     evals (rounds: records, or an older eval's list of runs), per strategy the successes
     of all runs, the completed ones and who ended them, the checked ones and the other
     ends, a total row; a bad argument is an error that names it, not a traceback."""

@@ -15,8 +15,8 @@ import re
 
 import pytest
 
-from operate import CliError, records
-from operate.evaluate import evaluate
+from switchback.operate import CliError, records
+from switchback.operate.evaluate import evaluate
 from tests.conftest import running_worker
 from tests.scripts import call, step
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from temporalio.worker import Replayer
 
-from activities.storage.payloads import payload_settings
+from switchback.activities.storage.payloads import payload_settings
+from switchback.workflows.agent_job import AgentJob
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
-from workflows.agent_job import AgentJob
 
 MB = 1024 * 1024
 

@@ -16,13 +16,13 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.workflow import NondeterminismError, ReadOnlyContextError
 
-from activities.storage import workspace as workspace_activities
-from activities.tools import registry as tool_registry
-from activities.tools import run as tools
+from switchback.activities.storage import workspace as workspace_activities
+from switchback.activities.tools import registry as tool_registry
+from switchback.activities.tools import run as tools
+from switchback.workflows.breakers import Breakers
+from switchback.workflows.failures import unexpected
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
-from workflows.breakers import Breakers
-from workflows.failures import unexpected
 
 LOCAL = ["read_file", "write_file", "list_files", "search_files", "delete_file", "todo_write",
          "tool_search"]

@@ -21,9 +21,9 @@ from temporalio.converter import DefaultPayloadConverter
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities.storage.payloads import data_converter
-from codec.aes_gcm import ENV_KEYS, codec_from_env, with_codec
-from codec.bounded_failures import MAX_TRACE, BoundedFailureConverter, clipped_message
+from switchback.activities.storage.payloads import data_converter
+from switchback.codec.aes_gcm import ENV_KEYS, codec_from_env, with_codec
+from switchback.codec.bounded_failures import MAX_TRACE, BoundedFailureConverter, clipped_message
 from tests.test_codec import new_key
 
 MESSAGE = "MCP server 'time': MCPError: Connection closed; the next attempt opens a new session"

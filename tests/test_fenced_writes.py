@@ -18,16 +18,16 @@ import uuid
 import pytest
 import yaml
 
-from activities import attempts
-from activities.storage.conversations import ConversationStore
-from activities.storage.files import WorkspaceChanged, WorkspaceFiles
-from activities.storage.s3_wire import S3Error, S3Wire
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace import WorkspaceActivities
+from switchback.activities import attempts
+from switchback.activities.storage.conversations import ConversationStore
+from switchback.activities.storage.files import WorkspaceChanged, WorkspaceFiles
+from switchback.activities.storage.s3_wire import S3Error, S3Wire
+from switchback.activities.storage.snapshots import SnapshotActivities
+from switchback.activities.storage.workspace import WorkspaceActivities
+from switchback.workflows.contract import SnapshotRequest, WorkspaceRef
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.stored import stored_messages
-from workflows.contract import SnapshotRequest, WorkspaceRef
 
 B = "switchback"
 
@@ -233,7 +233,7 @@ async def test_the_workflows_records_are_its_own(s3) -> None:
     w, acts = ws(), WorkspaceActivities(s3)
     key = f"{w.job_id}/output/completion.json"
     await s3.put(B, key, b'{"status": "completed", "forged": true}')  # not the workflow's
-    from workflows.contract import WriteOutputRequest
+    from switchback.workflows.contract import WriteOutputRequest
     req = WriteOutputRequest(workspace=w, path="output/completion.json",
                              data={"status": "failed"})
     assert await acts.write_output(req) == "output/completion.json"

@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from activities.storage.files import ToolError, WorkspaceFiles
-from workflows.contract import WorkspaceRef
+from switchback.activities.storage.files import ToolError, WorkspaceFiles
+from switchback.workflows.contract import WorkspaceRef
 
 B = "switchback"
 

@@ -20,8 +20,8 @@ from temporalio.api.enums.v1 import EventType
 
 from deploy.local.fleet import kill_worker, start_worker, stop_worker, wait_worker_started
 from deploy.local.fleet import worker_env as fleet_worker_env
+from switchback.workflows.contract import JobInput, JobResult
 from tests.scripts import full_job
-from workflows.contract import JobInput, JobResult
 
 JOBS, WORKERS, LATENCY_MS = 30, 3, 50
 CONFIG = {"extends": "creator",

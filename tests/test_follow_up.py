@@ -16,14 +16,14 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
-from operate.rerun import rerun
+from switchback.operate.rerun import rerun
+from switchback.workflows.contract import InputError, JobState, instruction
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_durability import wait_started, worker_process
 from tests.test_rerun_and_replay_cli import starter
 from tests.waits import temporal_cli, wait_state
-from workflows.contract import InputError, JobState, instruction
 
 ROOT = Path(__file__).resolve().parent.parent
 REACT = {"extends": "creator", "strategy": "react", "llm": {"heartbeat_timeout_seconds": 2}}
@@ -299,7 +299,7 @@ async def test_a_follow_up_instruction_adds_tools(client, task_queue, start_job,
 
 
 def test_the_instruction_is_checked_and_an_ended_job_takes_none():
-    from workflows.steering import MAX_QUEUED_INSTRUCTIONS, Steering
+    from switchback.workflows.steering import MAX_QUEUED_INSTRUCTIONS, Steering
 
     s = Steering()
     assert s.check_instruction("more", None, False) == ("more", [])  # config not loaded yet
@@ -319,7 +319,7 @@ def test_the_instruction_is_checked_and_an_ended_job_takes_none():
 
 
 def test_follow_ups_survive_a_long_task_in_the_prompt():
-    from activities.model.calls import cut_instructions
+    from switchback.activities.model.calls import cut_instructions
 
     task = "# Task\n\n" + "words " * 3000
     text = f"{task}\n\n## Follow-up instruction (turn 2)\n\nnow add c.md\n".strip()
@@ -341,8 +341,8 @@ def test_the_instruction_is_checked():
 
 
 async def test_an_append_is_written_once(s3):
-    from activities.storage.workspace import WorkspaceActivities
-    from workflows.contract import WorkspaceRef, WriteOutputRequest
+    from switchback.activities.storage.workspace import WorkspaceActivities
+    from switchback.workflows.contract import WorkspaceRef, WriteOutputRequest
 
     ws = WorkspaceRef(bucket="switchback", job_id=f"append-{os.getpid()}")
     await s3.put("switchback", f"{ws.job_id}/instructions.md", b"# Task\n", "text/markdown")

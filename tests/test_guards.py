@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from activities.config_files import load_config
-from workflows import guards
-from workflows.contract import ToolCallInfo
-from workflows.contract.config import MAX_TOOL_CALLS_PER_STEP
+from switchback.activities.config_files import load_config
+from switchback.workflows import guards
+from switchback.workflows.contract import ToolCallInfo
+from switchback.workflows.contract.config import MAX_TOOL_CALLS_PER_STEP
 
 ROOT = Path(__file__).resolve().parent.parent
 

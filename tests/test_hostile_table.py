@@ -29,6 +29,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowUpdateFailed
 from temporalio.common import RawValue
 from temporalio.service import RPCError
 
+from switchback.workflows.contract import JobState
 from tests import hostile_cases as table
 from tests.conftest import running_worker
 from tests.forge import forged_job
@@ -49,7 +50,6 @@ from tests.leaks import history_places, leaks, places
 from tests.recording_server import RecordingServer
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.waits import temporal_cli, wait_for_requests, wait_state
-from workflows.contract import JobState
 
 UID = uuid.uuid4().hex[:8]
 CREATOR_TOOLS = ["extract_document_text", "chunk_document", "identify_requirement_candidates",

@@ -6,10 +6,10 @@ import json
 
 import yaml
 
+from switchback.workflows.contract import JobResult
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.stored import stored_conversations
-from workflows.contract import JobResult
 
 
 async def test_full_job_three_tactical_phases(client, task_queue, start_job, model_server, s3):

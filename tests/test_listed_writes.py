@@ -10,10 +10,10 @@ import uuid
 
 import pytest
 
-from activities.storage.files import WorkspaceChanged, WorkspaceFiles
-from activities.tools.catalog import HANDLERS
+from switchback.activities.storage.files import WorkspaceChanged, WorkspaceFiles
+from switchback.activities.tools.catalog import HANDLERS
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 from switchback_documents.document_tools import DocumentArgs
-from workflows.contract import ToolLimits, WorkspaceRef
 
 B = "switchback"
 LIMITS = ToolLimits(read_max_chars=20_000, max_file_bytes=5_000_000, min_todos=1, max_todos=20)

@@ -13,9 +13,9 @@ import json
 import httpx
 import pytest
 
-from activities.model.replies import CUT_NOTE, assistant_message
-from activities.model.text_calls import find_calls
-from devstack.scripted_model import ScriptedModelServer
+from switchback.activities.model.replies import CUT_NOTE, assistant_message
+from switchback.activities.model.text_calls import find_calls
+from switchback.devstack.scripted_model import ScriptedModelServer
 from tests.llama import answer, context_limit, fixture, reject_bad_arguments, replay, response
 
 KNOWN = ("read_file", "write_file", "todo_complete")

@@ -14,15 +14,15 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from operate.replay import replay
+from switchback.operate.replay import replay
+from switchback.worker import local_model_calls
+from switchback.workflows.model_steps import LOCAL_CALL_BELOW_SECONDS
 from tests.conftest import running_worker
 from tests.markers import local_activity
 from tests.scripts import full_job
 from tests.test_durability import across_a_worker_kill, slow
 from tests.test_job_end_to_end import assert_conversations_whole
 from tests.waits import wait_for_requests
-from worker import local_model_calls
-from workflows.model_steps import LOCAL_CALL_BELOW_SECONDS
 
 
 def model_calls(events) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from activities.config_files import ConfigError, load_config
-from activities.model import profiles
-from activities.model.profiles import small
+from switchback.activities.config_files import ConfigError, load_config
+from switchback.activities.model import profiles
+from switchback.activities.model.profiles import small
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_bad_model_input import tool_messages

@@ -16,11 +16,11 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ChildWorkflowError
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities.storage.paths import PathError, check_path
+from switchback.activities.storage.paths import PathError, check_path
+from switchback.workflows.contract import layout
 from tests.conftest import running_worker
 from tests.forge import forged_job
 from tests.scripts import full_job
-from workflows.contract import layout
 
 WITHIN = {"extends": "creator", "nested": {"within_parent": True}}
 

@@ -9,11 +9,11 @@ import json
 import yaml
 from temporalio.client import WorkflowExecutionStatus
 
+from switchback.workflows.contract import JobResult, JobState
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.waits import wait_for_requests, wait_state
-from workflows.contract import JobResult, JobState
 
 CONFIG = {"extends": "creator", "strategy": "nested",
           "phase_settings": {"min_todos": 1, "max_todos": 4},

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from activities.storage.paths import MAX_NAME_BYTES, MAX_PATH_BYTES, PathError, check_path
+from switchback.activities.storage.paths import (
+    MAX_NAME_BYTES,
+    MAX_PATH_BYTES,
+    PathError,
+    check_path,
+)
 
 INVALID, OUTSIDE, RESERVED = "invalid_path", "path_outside_workspace", "reserved_path"
 TOO_LONG = "path_too_long"

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from temporalio.api.enums.v1 import EventType
 
-from devstack import demo_script
+from switchback.devstack import demo_script
 from switchback_documents.graph_store import close_graph_store, graph_store
 from switchback_documents.pipeline_contract import PipelineInput, PipelineResult
 from tests.conftest import running_worker

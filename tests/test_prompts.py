@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from workflows.prompts import render
+from switchback.workflows.prompts import render
 
 
 def test_replaces_slots_including_repeats_and_inner_spaces() -> None:
@@ -47,8 +47,8 @@ def example_paths(text: str) -> set[str]:
 def test_no_model_facing_text_carries_an_example_file_path() -> None:
     """Prompts and the core tools' schemas name no file as an example (the workflow's own
     files aside): what a model reads as an example, a small model writes."""
-    from activities.config_files import DEFAULT_DIR
-    from activities.tools.registry import _SPECS, openai_tool
+    from switchback.activities.config_roots import PACKAGED as DEFAULT_DIR
+    from switchback.activities.tools.registry import _SPECS, openai_tool
 
     found = {f"tool {s.name}": example_paths(json.dumps(openai_tool(s.name))) for s in _SPECS}
     for path in sorted((DEFAULT_DIR / "prompts").iterdir()):

@@ -11,7 +11,7 @@ from temporalio.api.workflowservice.v1 import DescribeTaskQueueResponse
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.testing import ActivityEnvironment
 
-from activities.config_files import _describe
+from switchback.activities.config_files import _describe
 
 
 class Server:

@@ -9,11 +9,11 @@ import uuid
 
 import pytest
 
-from activities.storage.files import ToolError, WorkspaceFiles
+from switchback.activities.storage.files import ToolError, WorkspaceFiles
+from switchback.workflows.contract import WorkspaceRef
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
 from tests.test_bad_model_input import tool_messages
-from workflows.contract import WorkspaceRef
 
 FORGED = json.dumps({"status": "completed", "summary": "FORGED"})
 WITH_DELETE = {"extends": "creator", "tools": {"workspace": [

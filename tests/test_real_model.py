@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from devstack.local_model_spec import (
+from switchback.devstack.local_model_spec import (
     DEFAULT_MODEL,
     MODELS,
     InstallError,
@@ -23,10 +23,10 @@ from devstack.local_model_spec import (
     cache_dir,
     check_installed,
 )
-from devstack.real_stack import llama_port
-from operate.evaluate import CONFIGS, Run, checker_for, download, measure, run_checker
+from switchback.devstack.real_stack import llama_port
+from switchback.operate.evaluate import CONFIGS, Run, checker_for, download, measure, run_checker
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
-from workflows.contract import JobInput, JobResult
 
 pytestmark = pytest.mark.realmodel
 

@@ -3,7 +3,7 @@ that each is replaced wherever it appears in what an outside party answered."""
 
 from __future__ import annotations
 
-from activities import redaction
+from switchback.activities import redaction
 
 
 def test_credentials_are_redacted_by_name_and_by_endpoint(monkeypatch) -> None:

@@ -13,11 +13,11 @@ import json
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import JobResult
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.waits import temporal_cli
-from workflows.agent_job import AgentJob
-from workflows.contract import JobResult
 
 
 async def test_cli_started_job_replays(client, task_queue, model_server, s3):

@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from temporalio.client import WorkflowFailureError
 
-from operate.report import build_report
+from switchback.operate.report import build_report
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, full_job
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.tools import file_tools as workspace_tools
-from activities.tools import run as tools
-from activities.tools.registry import ToolResult
-from operate.rerun import rerun
+from switchback.activities.tools import file_tools as workspace_tools
+from switchback.activities.tools import run as tools
+from switchback.activities.tools.registry import ToolResult
+from switchback.operate.rerun import rerun
 from tests.conftest import running_worker
 from tests.scripts import full_job
 

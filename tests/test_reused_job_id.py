@@ -14,11 +14,11 @@ from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.storage.workspace import WorkspaceActivities
+from switchback.activities.storage.workspace import WorkspaceActivities
+from switchback.workflows.contract import CreateWorkspaceRequest, DocumentSpec, WorkspaceRef
 from tests.conftest import running_worker
 from tests.forge import forged_job
 from tests.scripts import full_job
-from workflows.contract import CreateWorkspaceRequest, DocumentSpec, WorkspaceRef
 
 
 async def objects(s3, job_id: str) -> dict[str, str]:

@@ -16,15 +16,15 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.contrib.pydantic import pydantic_data_converter
 
-from activities.storage.files import WorkspaceChanged, WorkspaceFiles
-from activities.storage.snapshots import SnapshotActivities
-from activities.storage.workspace_restore import RestoreActivities
-from operate.replay import replay
+from switchback.activities.storage.files import WorkspaceChanged, WorkspaceFiles
+from switchback.activities.storage.snapshots import SnapshotActivities
+from switchback.activities.storage.workspace_restore import RestoreActivities
+from switchback.operate.replay import replay
+from switchback.workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_durability import wait_started, worker_process
 from tests.waits import wait_for_requests
-from workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef
 
 BUCKET = "switchback"
 PLAN_AT_PHASE_2 = "# Plan\n\n- phase A\n"  # what bootstrap() writes to main_plan.md

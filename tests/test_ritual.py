@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from activities.config_files import load_config
+from switchback.activities.config_files import load_config
 from tests.conftest import running_worker
 from tests.llama import answer
 from tests.scripts import (

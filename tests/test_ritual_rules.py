@@ -3,14 +3,14 @@ strategic phase's guards, the predefined todos' evidence, loops across phases.""
 
 from __future__ import annotations
 
-from activities.config_files import load_config
-from activities.storage.todos_file import digest, stale_problem
+from switchback.activities.config_files import load_config
+from switchback.activities.storage.todos_file import digest, stale_problem
+from switchback.workflows import guards
+from switchback.workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
+from switchback.workflows.contract.config import PhaseSettings
+from switchback.workflows.contract.plans import repeated_plan
+from switchback.workflows.strategies import ritual
 from tests.scripts import PROMPT_COPY
-from workflows import guards
-from workflows.contract import Todo, TodoSet, ToolCallInfo, ToolOutcome
-from workflows.contract.config import PhaseSettings
-from workflows.contract.plans import repeated_plan
-from workflows.strategies import ritual
 
 
 def specs(*contents: str) -> list[str]:

@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
-from activities.storage.paths import MAX_NAME_BYTES
-from activities.storage.s3 import KeyRejected, PreconditionFailed
+from switchback.activities.storage.paths import MAX_NAME_BYTES
+from switchback.activities.storage.s3 import KeyRejected, PreconditionFailed
 
 B = "switchback"
 

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from activities.storage.s3 import S3Store
-from activities.storage.s3_wire import settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.s3_wire import settings
 
 
 class ForwardingProxy:

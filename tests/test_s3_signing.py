@@ -21,8 +21,8 @@ import botocore.auth
 import pytest
 from botocore.config import Config
 
-from activities.storage import s3_wire
-from activities.storage.s3_wire import S3Wire
+from switchback.activities.storage import s3_wire
+from switchback.activities.storage.s3_wire import S3Wire
 
 WHEN = datetime(2026, 11, 26, 12, 34, 56)
 STAMP = "20261126T123456Z"

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.s3 import S3Store, StorageUnavailable
+from switchback.activities.storage.s3 import S3Store, StorageUnavailable
 
 B = "switchback"
 

@@ -18,7 +18,7 @@ import pytest
 from openai import OpenAI
 from openai.types.chat import ChatCompletionMessageParam
 
-from devstack.scripted_model import ScriptedModelServer, load_script
+from switchback.devstack.scripted_model import ScriptedModelServer, load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 MESSAGES: list[ChatCompletionMessageParam] = [{"role": "user", "content": "go"}]
@@ -211,7 +211,8 @@ def test_cli_serves_until_sigterm(tmp_path: Path) -> None:
     script.write_text("- content: from cli\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "devstack.scripted_model", "--port", "0", "--script", str(script)],
+        [sys.executable, "-m", "switchback.devstack.scripted_model", "--port", "0", "--script",
+         str(script)],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None  # stdout=PIPE
     try:

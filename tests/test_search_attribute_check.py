@@ -26,9 +26,9 @@ from temporalio.api.operatorservice.v1 import (
 from temporalio.api.workflowservice.v1 import RegisterNamespaceRequest
 from temporalio.client import Client
 
+from switchback.workflows.contract import SEARCH_ATTRIBUTES, JobInput, JobResult
 from tests.scripts import call, step
 from tests.test_durability import wait_started
-from workflows.contract import SEARCH_ATTRIBUTES, JobInput, JobResult
 
 ROOT = Path(__file__).resolve().parent.parent
 INT = IndexedValueType.INDEXED_VALUE_TYPE_INT

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
-from activities.storage.files import WorkspaceFiles
-from activities.tools import file_tools as tools
-from activities.tools.registry import ListFilesArgs, SearchFilesArgs
-from workflows.contract import ToolLimits, WorkspaceRef
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools import file_tools as tools
+from switchback.activities.tools.registry import ListFilesArgs, SearchFilesArgs
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 
 BUCKET = "switchback"
 LIMITS = ToolLimits(read_max_chars=20_000, max_file_bytes=5_000_000, min_todos=1, max_todos=20)

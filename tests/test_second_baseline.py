@@ -18,14 +18,14 @@ import re
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from activities.model import profiles
+from switchback.activities.model import profiles
 from tests.test_committed_histories import patch_ids
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "activities" / "model" / "profiles"
 ENGINE = [p for folder in ("workflows", "activities", "switchback", "operate")
-          for p in sorted((ROOT / folder).rglob("*.py"))] + [ROOT / "worker.py",
-                                                              ROOT / "starter.py"]
+          for p in sorted((ROOT / folder).rglob("*.py")) if not p.is_symlink()] \
+    + [ROOT / "worker.py", ROOT / "starter.py"]
 
 
 def profile_modules() -> list[Path]:

@@ -11,10 +11,10 @@ import uuid
 import pytest
 from temporalio.client import Client, WorkflowFailureError
 
-from activities.storage.s3 import S3Store
+from switchback.activities.storage.s3 import S3Store
+from switchback.worker import build_worker
+from switchback.workflows.contract import JobInput, JobResult
 from tests.scripts import call, full_job, step
-from worker import build_worker
-from workflows.contract import JobInput, JobResult
 
 BUCKET = "switchback"
 

@@ -11,12 +11,12 @@ import pytest
 import yaml
 from temporalio.client import WorkflowUpdateFailedError
 
+from switchback.workflows.contract import JobState
+from switchback.workflows.contract.inputs import MAX_REWIND_CHARS
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical, transition
 from tests.test_approvals import GATED
 from tests.waits import temporal_cli, wait_for_requests, wait_state
-from workflows.contract import JobState
-from workflows.contract.inputs import MAX_REWIND_CHARS
 
 
 async def test_bad_rewinds_are_recorded_and_long_ones_capped(client, task_queue, start_job,

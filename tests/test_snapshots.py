@@ -12,12 +12,12 @@ import uuid
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities import attempts
-from activities.storage.files import WorkspaceFiles
-from activities.storage.kept_versions import SnapshotFiles
-from activities.storage.snapshots import SnapshotActivities, restore_workspace, unkept
-from activities.storage.workspace_restore import RestoreActivities
-from workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef, layout
+from switchback.activities import attempts
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.storage.kept_versions import SnapshotFiles
+from switchback.activities.storage.snapshots import SnapshotActivities, restore_workspace, unkept
+from switchback.activities.storage.workspace_restore import RestoreActivities
+from switchback.workflows.contract import RestoreRequest, SnapshotRequest, WorkspaceRef, layout
 
 BUCKET = "switchback"
 

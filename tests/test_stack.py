@@ -1,7 +1,8 @@
 """Tests for the embedded dev-stack library (devstack/processes.py, seaweed.py,
 temporal_server.py).
 
-The CLI (`python -m devstack up|down`) uses fixed ports and is not exercised here, since the
+The CLI (`python -m switchback.devstack up|down`) uses fixed ports and is not exercised here,
+since the
 user's own stack may be running.
 """
 
@@ -17,10 +18,10 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
-from devstack import processes
-from devstack.processes import free_port, free_port_pair, venv_bin
-from devstack.seaweed import SeaweedS3
-from devstack.temporal_server import (
+from switchback.devstack import processes
+from switchback.devstack.processes import free_port, free_port_pair, venv_bin
+from switchback.devstack.seaweed import SeaweedS3
+from switchback.devstack.temporal_server import (
     SEARCH_ATTRIBUTES,
     TemporalDevServer,
     temporal_dev_server_args,
@@ -196,7 +197,7 @@ def test_temporal_dev_server_start_stop(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
 def test_real_stack_stops_what_it_started_on_a_signal(tmp_path: Path, sig: str) -> None:
-    """`python -m devstack.real_stack` runs its `finally` (stopping Temporal, SeaweedFS,
+    """`python -m switchback.devstack.real_stack` runs its `finally` (stopping Temporal, SeaweedFS,
     llama-server, the worker) on Ctrl-C, `kill` and a closed terminal - also when started in
     the background by a shell, which ignores SIGINT for it (the stack of an eval stopped with
     `kill -INT` kept running, and `kill` left its four servers behind)."""

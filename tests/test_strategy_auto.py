@@ -9,13 +9,13 @@ import json
 
 from temporalio.worker import Replayer
 
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import JobResult, JobState
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import step
 from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests
-from workflows.agent_job import AgentJob
-from workflows.contract import JobResult, JobState
 
 CONFIG = {"extends": "creator", "strategy": "auto", "llm": {"heartbeat_timeout_seconds": 2}}
 

@@ -11,14 +11,14 @@ import yaml
 from temporalio.api.enums.v1 import EventType
 from temporalio.worker import Replayer
 
-from operate.rerun import rerun
+from switchback.operate.rerun import rerun
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import ApproveRequest, JobResult, JobState
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
-from workflows.agent_job import AgentJob
-from workflows.contract import ApproveRequest, JobResult, JobState
 
 CONFIG = {"extends": "creator", "strategy": "nested",
           "phase_settings": {"min_todos": 1, "max_todos": 4},
@@ -223,8 +223,8 @@ async def test_nested_continues_as_new_and_reruns(client, task_queue, start_job,
 
 def test_a_child_config_is_its_parents_source_marked_as_a_child() -> None:
     """A nested job's children's config: the parent's source with the child's marks."""
-    from activities.config_files import load_config
-    from workflows.strategies.nested import Nested
+    from switchback.activities.config_files import load_config
+    from switchback.workflows.strategies.nested import Nested
     source = {"extends": "creator", "strategy": "nested",
               "workspace": {"bucket": "switchback"}, "limits": {"max_phases": 9}}
     cfg = load_config(source, policy=False)

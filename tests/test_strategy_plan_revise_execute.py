@@ -9,15 +9,15 @@ import json
 
 from temporalio.worker import Replayer
 
-from operate.rerun import rerun
+from switchback.operate.rerun import rerun
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import JobResult, JobState
 from tests import strategy_scripts as scripts
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_bad_model_input import tool_messages
 from tests.test_durability import across_a_worker_kill
 from tests.waits import wait_for_requests, wait_state
-from workflows.agent_job import AgentJob
-from workflows.contract import JobResult, JobState
 
 CONFIG = {"extends": "creator", "strategy": "plan_revise_execute",
           "llm": {"heartbeat_timeout_seconds": 2}}

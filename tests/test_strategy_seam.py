@@ -11,11 +11,11 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.worker import Replayer
 
+from switchback.workflows.agent_job import AgentJob
+from switchback.workflows.contract import JobResult
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.waits import wait_for_requests
-from workflows.agent_job import AgentJob
-from workflows.contract import JobResult
 
 
 def react_script() -> list[dict]:

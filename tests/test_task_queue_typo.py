@@ -12,11 +12,11 @@ import uuid
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.storage.s3 import S3Store
+from switchback.activities.storage.s3 import S3Store
+from switchback.worker import build_workers
+from switchback.workflows.contract import JobState
 from tests.conftest import running_worker
 from tests.scripts import full_job
-from worker import build_workers
-from workflows.contract import JobState
 
 
 async def failure(handle) -> str:

@@ -21,19 +21,19 @@ from temporalio.client import Client
 from temporalio.contrib.opentelemetry import TracingInterceptor
 from temporalio.worker import Worker
 
-import telemetry
-from devstack.processes import free_port
-from telemetry.logs import configure_logging
-from telemetry.tracing import (
+from switchback import telemetry
+from switchback.devstack.processes import free_port
+from switchback.telemetry.logs import configure_logging
+from switchback.telemetry.tracing import (
     SwitchbackActivityInterceptor,
     tracer_provider_from_env,
     tracing_interceptors,
 )
-from telemetry.worker_metrics import runtime_from_env
+from switchback.telemetry.worker_metrics import runtime_from_env
+from switchback.workflows import metrics as wf_metrics
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
-from workflows import metrics as wf_metrics
-from workflows.contract import JobInput, JobResult
 
 OTEL_VARS = ("OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SDK_DISABLED",
              "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "SWITCHBACK_PROMETHEUS_BIND",

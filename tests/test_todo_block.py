@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from workflows.contract import Todo
-from workflows.todos import RULE, current_index, todo_block
+from switchback.workflows.contract import Todo
+from switchback.workflows.todos import RULE, current_index, todo_block
 
 
 def todos(*statuses: str) -> list[Todo]:

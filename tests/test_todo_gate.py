@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from activities.storage.todos_file import check_todos_document, parse_todos_yaml, todos_yaml
-from workflows.contract import TodoSpec
+from switchback.activities.storage.todos_file import (
+    check_todos_document,
+    parse_todos_yaml,
+    todos_yaml,
+)
+from switchback.workflows.contract import TodoSpec
 
 
 def doc(n: int = 5, **extra: object) -> dict:

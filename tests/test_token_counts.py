@@ -10,7 +10,7 @@ import tracemalloc
 
 import pytest
 
-from activities.model import tokens
+from switchback.activities.model import tokens
 
 
 @pytest.fixture(autouse=True)
@@ -84,7 +84,7 @@ def test_counts_kept_are_bounded(monkeypatch) -> None:
 
 
 def test_argument_checks_hold_no_arguments_alive() -> None:
-    from activities.model import prompt
+    from switchback.activities.model import prompt
     prompt._decodes_to_object.clear()
     big = json.dumps({"path": "a.md", "content": "x" * 500_000})
     assert prompt._json_object(big) and not prompt._json_object(big[:-1])

@@ -9,12 +9,12 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel, Field
 
-from activities.storage.files import WorkspaceFiles
-from activities.tools import catalog, packages
-from activities.tools.registry import openai_tool, parse_arguments
 from switchback import Tool, ToolContext, ToolError, ToolResult, tool
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools import catalog, packages
+from switchback.activities.tools.registry import openai_tool, parse_arguments
 from switchback.tools import parse_docstring
-from workflows.contract import ToolLimits, WorkspaceRef
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=100, max_file_bytes=50, min_todos=1, max_todos=5)
 

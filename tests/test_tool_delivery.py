@@ -20,11 +20,11 @@ from pathlib import Path
 
 from mcp import types
 
-from activities.tools.listing import mcp_delivery
+from switchback.activities.tools.listing import mcp_delivery
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
 from tests.scripts import call, step
 from tests.test_durability import worker_process
-from workflows.contract import JobInput, JobResult
 
 TOOLS = {"domain": ["test_send", "test_touch"], "timeout_seconds": 2,
          "retry": {"initial_interval_seconds": 0.5, "backoff_coefficient": 3}}
@@ -127,8 +127,8 @@ def test_an_mcp_tools_delivery_from_its_annotations_or_the_operator() -> None:
 def test_the_key_tells_apart_calls_whose_ids_repeat_across_turns() -> None:
     """A model's call ids (or the `sb_call_<n>` given to calls without one) repeat across a
     conversation's turns: the key is of the assistant message too."""
-    from activities.tools.delivery import idempotency_key
-    from workflows.contract import ToolLimits, ToolRequest, WorkspaceRef
+    from switchback.activities.tools.delivery import idempotency_key
+    from switchback.workflows.contract import ToolLimits, ToolRequest, WorkspaceRef
 
     def req(assistant_index: int) -> ToolRequest:
         return ToolRequest(workspace=WorkspaceRef(bucket="b", job_id="j"), conversation="c",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from activities.tools.registry import (
+from switchback.activities.tools.registry import (
     TOOLS,
     ListFilesArgs,
     ReadFileArgs,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from activities.storage.files import WorkspaceFiles
-from activities.tools.registry import ToolSearchArgs
-from activities.tools.search import bm25, tool_search
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools.registry import ToolSearchArgs
+from switchback.activities.tools.search import bm25, tool_search
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
+from switchback.workflows.contract.requests import SEARCH_RESULTS
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, tactical
-from workflows.contract import ToolLimits, WorkspaceRef
-from workflows.contract.requests import SEARCH_RESULTS
 
 DEFERRED = {"extends": "creator", "tools": {"deferred": ["chunk_document"]}}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from workflows.contract.config import PhaseSettings, ToolSets
+from switchback.workflows.contract.config import PhaseSettings, ToolSets
 
 WORKSPACE = ["read_file", "write_file", "list_files", "search_files"]
 
@@ -35,7 +35,7 @@ def test_a_tactical_phase_may_have_fewer_workspace_tools() -> None:
     """phase_settings.tactical_workspace: the tactical phases' share of the workspace tools
     (BFCL's runner: none, so the only file system there is the API's); the strategic set
     keeps all."""
-    from workflows.contract.config import JobConfig
+    from switchback.workflows.contract.config import JobConfig
     tools = ToolSets(domain=["ls", "cd"])
     assert tools.for_phase("tactical", []) == ["todo_complete", "todo_rewind", "ls", "cd"]
     assert tools.for_phase("strategic", []) == [*WORKSPACE, "todo_complete", "todo_write",
@@ -51,10 +51,10 @@ def test_a_tactical_share_named_by_glob_follows_the_resolved_names() -> None:
     """tool_listing.apply: phase_settings.tactical_workspace is resolved like tools.workspace
     (a glob or an MCP server's tools), so the tactical set keeps them and the resolved config
     still validates when decoded again (continue-as-new)."""
-    from activities.config_files import load_config
-    from workflows.contract import ResolvedConfig
-    from workflows.contract.requests import ToolListing
-    from workflows.tool_listing import apply
+    from switchback.activities.config_files import load_config
+    from switchback.workflows.contract import ResolvedConfig
+    from switchback.workflows.contract.requests import ToolListing
+    from switchback.workflows.tool_listing import apply
     cfg = load_config({"extends": "defaults", "tools": {"workspace": ["read_file", "fs.*"]},
                        "phase_settings": {"tactical_workspace": ["fs.*"]}}, policy=False)
     done = apply(cfg, ToolListing(record="r", names={"read_file": ["read_file"],
@@ -70,7 +70,7 @@ def test_the_control_tool_sets_are_no_settings() -> None:
     what they are."""
     from pydantic import ValidationError
 
-    from workflows.contract.config import JobConfig, retired
+    from switchback.workflows.contract.config import JobConfig, retired
     assert retired({"tools": {"strategic": ["x"]}}) == [
         "tools.strategic: no longer a setting (a strategic phase's control tools are "
         "todo_complete, todo_write and job_complete)"]

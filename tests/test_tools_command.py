@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from devstack.processes import venv_bin
+from switchback.devstack.processes import venv_bin
 
 ROOT = Path(__file__).resolve().parent.parent
 

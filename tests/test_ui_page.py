@@ -26,16 +26,16 @@ import yaml
 from temporalio.client import Client, WorkflowFailureError
 from temporalio.testing import WorkflowEnvironment
 
-from activities.storage.payloads import data_converter
-from activities.storage.s3 import S3Store
-from devstack.processes import free_port, venv_bin
-from devstack.temporal_server import temporal_extra_args
+from switchback.activities.storage.payloads import data_converter
+from switchback.activities.storage.s3 import S3Store
+from switchback.devstack.processes import free_port, venv_bin
+from switchback.devstack.temporal_server import temporal_extra_args
+from switchback.workflows.contract import JobInput, JobResult, JobState
 from tests import browser
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, full_job, step, tactical, transition
 from tests.test_approvals import GATED
 from tests.waits import wait_for_requests, wait_state
-from workflows.contract import JobInput, JobResult, JobState
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(browser.skip_reason() is not None,

@@ -12,9 +12,10 @@ import uuid
 import pytest
 import pytest_asyncio
 
-from activities.storage.files import WorkspaceFiles
-from activities.tools.catalog import HANDLERS, SOURCES
 from switchback import Tool, ToolError
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools.catalog import HANDLERS, SOURCES
+from switchback.workflows.contract import ToolLimits, WorkspaceRef
 from switchback_documents import validator_tools as validator
 from switchback_documents.graph_store import close_graph_store, graph_store, seed_graph
 from switchback_documents.validator_tools import (
@@ -28,7 +29,6 @@ from switchback_documents.validator_tools import (
     SimilarArgs,
     rank_similar,
 )
-from workflows.contract import ToolLimits, WorkspaceRef
 
 LIMITS = ToolLimits(read_max_chars=20000, max_file_bytes=5_000_000, min_todos=5, max_todos=20)
 APPROVED = LIMITS.model_copy(update={"approved": True})

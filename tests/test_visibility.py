@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from switchback.workflows.contract import SA_PHASE_NUMBER, SA_TODO, SA_TODOS
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.waits import temporal_cli, wait_for_requests, wait_state
-from workflows.contract import SA_PHASE_NUMBER, SA_TODO, SA_TODOS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -114,7 +114,7 @@ async def test_list_says_a_terminated_job_is_terminated(client, task_queue, star
 def test_the_listed_status_of_a_closed_run():
     from temporalio.client import WorkflowExecutionStatus as S
 
-    from operate.commands import listed_status
+    from switchback.operate.commands import listed_status
     assert listed_status("paused", S.RUNNING) == "paused"
     assert listed_status(None, S.RUNNING) == "running"
     assert listed_status("stuck", S.COMPLETED) == "stuck"  # the job's own end

@@ -6,11 +6,11 @@ import contextlib
 import uuid
 from datetime import timedelta
 
-from activities.storage.s3 import S3Store
+from switchback.activities.storage.s3 import S3Store
+from switchback.worker import build_workers, tuning_from_env
+from switchback.workflows.contract import JobInput, JobResult
 from tests.markers import local_activity
 from tests.scripts import full_job
-from worker import build_workers, tuning_from_env
-from workflows.contract import JobInput, JobResult
 
 
 async def test_model_and_tool_activities_on_their_own_queues(client, model_server, s3,

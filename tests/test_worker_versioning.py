@@ -15,11 +15,11 @@ from temporalio.api.enums.v1 import VersioningBehavior as Behavior
 from temporalio.api.workflowservice.v1 import SetWorkerDeploymentCurrentVersionRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from switchback.worker import deployment_from_env
 from tests.conftest import running_worker
 from tests.scripts import full_job
 from tests.test_durability import slow
 from tests.waits import wait_for_requests
-from worker import deployment_from_env
 
 
 async def make_current(client: Client, name: str, build: str) -> None:

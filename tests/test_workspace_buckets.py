@@ -10,8 +10,8 @@ import uuid
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.storage.buckets import bucket_problem
-from activities.storage.payloads import payload_settings
+from switchback.activities.storage.buckets import bucket_problem
+from switchback.activities.storage.payloads import payload_settings
 from tests.conftest import running_worker
 from tests.forge import forged_job
 from tests.scripts import full_job
@@ -97,7 +97,7 @@ async def test_the_cli_finds_a_job_in_its_own_bucket(client, task_queue, start_j
 async def test_the_cli_takes_from_a_memo_only_the_jobs_own_prefix(client, monkeypatch) -> None:
     """A memo anyone could have set names at most the job's own prefix (or a nested child's
     in its parent's workspace), never another job's files or the payload bucket."""
-    from operate import client as cli
+    from switchback.operate import client as cli
 
     async def memo_says(where: str):
         class Desc:

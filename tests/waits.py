@@ -6,8 +6,8 @@ import asyncio
 import subprocess
 from collections.abc import Callable
 
-from devstack.processes import venv_bin
-from workflows.contract import JobState
+from switchback.devstack.processes import venv_bin
+from switchback.workflows.contract import JobState
 
 
 async def wait_for_requests(model_server, job_id: str, n: int, timeout: float = 60) -> None:

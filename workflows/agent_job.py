@@ -46,7 +46,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import (
+    from switchback.workflows import (
         breaker_steps,
         continuation,
         guards,
@@ -57,10 +57,10 @@ with workflow.unsafe.imports_passed_through():
         tool_steps,
         visibility,
     )
-    from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
-    from workflows.completion import UPGRADABLE, Completion
-    from workflows.continuation import PhaseStarts
-    from workflows.contract import (
+    from switchback.workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
+    from switchback.workflows.completion import UPGRADABLE, Completion
+    from switchback.workflows.continuation import PhaseStarts
+    from switchback.workflows.contract import (
         NO_INPUT,
         WORKFLOW_TYPE,
         InputError,
@@ -68,14 +68,14 @@ with workflow.unsafe.imports_passed_through():
         ModelReply,
         ToolOutcome,
     )
-    from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, job_failed, unexpected
-    from workflows.guards import PlannedCall
-    from workflows.handlers import JobHandlers
-    from workflows.job_context import JobContext
-    from workflows.metrics import log_extra, phase_started
-    from workflows.steering import Steering
-    from workflows.strategies.base import (
+    from switchback.workflows.conversation import Conversation
+    from switchback.workflows.failures import StepFailed, job_failed, unexpected
+    from switchback.workflows.guards import PlannedCall
+    from switchback.workflows.handlers import JobHandlers
+    from switchback.workflows.job_context import JobContext
+    from switchback.workflows.metrics import log_extra, phase_started
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies.base import (
         CallModel,
         Complete,
         ExecuteTools,

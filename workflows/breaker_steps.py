@@ -8,11 +8,11 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.breakers import Breakers, StepFacts, Trip, cost_of
-    from workflows.contract import ModelReply, ResolvedConfig, layout
-    from workflows.metrics import count_trip, log_extra
-    from workflows.strategies.base import StrategyView
-    from workflows.workspace_ops import WorkspaceOps
+    from switchback.workflows.breakers import Breakers, StepFacts, Trip, cost_of
+    from switchback.workflows.contract import ModelReply, ResolvedConfig, layout
+    from switchback.workflows.metrics import count_trip, log_extra
+    from switchback.workflows.strategies.base import StrategyView
+    from switchback.workflows.workspace_ops import WorkspaceOps
 
 ORDER = ["stop", "wrap_up", "rewind", "note"]
 

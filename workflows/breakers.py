@@ -27,7 +27,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettings
+from switchback.workflows.contract.config import BreakerSettings, BudgetSettings, LlmSettings
 
 BUDGET_WARNINGS = (0.8, 0.95)  # shares of the budget at which the model is told what is left
 SAME_TEXT = 0.9  # texts this alike (difflib ratio) count as the same for the loop breaker

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from workflows.breakers import BreakerState
-from workflows.completion import CompletionState
-from workflows.contract import (
+from switchback.workflows.breakers import BreakerState
+from switchback.workflows.completion import CompletionState
+from switchback.workflows.contract import (
     InlineMessage,
     InputError,
     JobInput,
@@ -27,9 +27,9 @@ from workflows.contract import (
 )
 
 if TYPE_CHECKING:
-    from workflows.conversation import Conversation
-    from workflows.steering import Steering
-    from workflows.visibility import Progress
+    from switchback.workflows.conversation import Conversation
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.visibility import Progress
 
 
 class Carried(BaseModel):

@@ -24,7 +24,7 @@ from temporalio import workflow
 from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         JOB_FAILED_ERROR,
         WORKFLOW_TYPE,
         JobInput,
@@ -33,9 +33,9 @@ with workflow.unsafe.imports_passed_through():
         job_id_problem,
         layout,
     )
-    from workflows.failures import cause_of
-    from workflows.steering import Steering
-    from workflows.strategies.base import ChildJob, ChildOutcome, RunChildren
+    from switchback.workflows.failures import cause_of
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies.base import ChildJob, ChildOutcome, RunChildren
 
 Handles = dict[str, workflow.ChildWorkflowHandle[Any, JobResult]]
 

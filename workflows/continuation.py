@@ -24,12 +24,12 @@ from typing import Any, TypeVar
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.carry import Carried, JobRun, PhaseStart
-    from workflows.contract import ResolvedConfig
-    from workflows.failures import StepFailed, is_activity_failure
-    from workflows.metrics import log_extra
-    from workflows.strategies.base import PhaseInfo
-    from workflows.workspace_ops import WorkspaceOps
+    from switchback.workflows.carry import Carried, JobRun, PhaseStart
+    from switchback.workflows.contract import ResolvedConfig
+    from switchback.workflows.failures import StepFailed, is_activity_failure
+    from switchback.workflows.metrics import log_extra
+    from switchback.workflows.strategies.base import PhaseInfo
+    from switchback.workflows.workspace_ops import WorkspaceOps
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from workflows.contract import InlineMessage
+from switchback.workflows.contract import InlineMessage
 
 
 @dataclass

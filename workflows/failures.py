@@ -32,8 +32,8 @@ from temporalio.exceptions import (
     is_cancelled_exception,
 )
 
-from workflows.contract import JOB_FAILED_ERROR
-from workflows.contract.config import TaskQueues
+from switchback.workflows.contract import JOB_FAILED_ERROR
+from switchback.workflows.contract.config import TaskQueues
 
 
 class StepFailed(Exception):

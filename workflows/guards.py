@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from workflows.contract import ToolCallInfo, ToolOutcome
-from workflows.contract.config import MAX_TOOL_CALLS_PER_STEP, ResolvedConfig
+from switchback.workflows.contract import ToolCallInfo, ToolOutcome
+from switchback.workflows.contract.config import MAX_TOOL_CALLS_PER_STEP, ResolvedConfig
 
 
 @dataclass(frozen=True)

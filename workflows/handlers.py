@@ -12,11 +12,11 @@ from temporalio import workflow
 from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import visibility
-    from workflows.contract import INSTRUCT, NO_INPUT, JobState
-    from workflows.job_context import JobContext
-    from workflows.steering import Steering
-    from workflows.strategies.base import Strategy, StrategyView, Totals
+    from switchback.workflows import visibility
+    from switchback.workflows.contract import INSTRUCT, NO_INPUT, JobState
+    from switchback.workflows.job_context import JobContext
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies.base import Strategy, StrategyView, Totals
 
 
 class JobHandlers:

@@ -21,15 +21,15 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import job_start, tool_listing
-    from workflows.breakers import Breakers
-    from workflows.carry import Carried, JobRun
-    from workflows.contract import InputError, ResolvedConfig, WorkspaceRef
-    from workflows.failures import StepFailed, cause_of
-    from workflows.steering import Steering
-    from workflows.strategies import strategy_class
-    from workflows.strategies.base import Strategy
-    from workflows.workspace_ops import WorkspaceOps
+    from switchback.workflows import job_start, tool_listing
+    from switchback.workflows.breakers import Breakers
+    from switchback.workflows.carry import Carried, JobRun
+    from switchback.workflows.contract import InputError, ResolvedConfig, WorkspaceRef
+    from switchback.workflows.failures import StepFailed, cause_of
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies import strategy_class
+    from switchback.workflows.strategies.base import Strategy
+    from switchback.workflows.workspace_ops import WorkspaceOps
 
 
 class Refused(Exception):

@@ -22,14 +22,14 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         CREATE_WORKSPACE,
         LIST_TOOLS,
         LOAD_CONFIG,
         LoadConfigRequest,
         ResolvedConfig,
     )
-    from workflows.failures import is_activity_failure
+    from switchback.workflows.failures import is_activity_failure
 
 LOCAL_START_ACTIVITIES = {LOAD_CONFIG, CREATE_WORKSPACE, LIST_TOOLS}
 

@@ -32,7 +32,7 @@ from temporalio.common import RetryPolicy
 from temporalio.exceptions import ActivityError, ApplicationError, is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         CALL_MODEL,
         SUMMARIZE,
         ModelReply,
@@ -44,10 +44,10 @@ with workflow.unsafe.imports_passed_through():
         WorkspaceRef,
         layout,
     )
-    from workflows.conversation import Conversation
-    from workflows.failures import StepFailed, cause_of, is_activity_failure, queue_wait
-    from workflows.retry_policies import retry_policy
-    from workflows.strategies.base import CallModel
+    from switchback.workflows.conversation import Conversation
+    from switchback.workflows.failures import StepFailed, cause_of, is_activity_failure, queue_wait
+    from switchback.workflows.retry_policies import retry_policy
+    from switchback.workflows.strategies.base import CallModel
 
 LOCAL_CALL_BELOW_SECONDS = 2.0  # a call may run locally only after one that answered faster
 

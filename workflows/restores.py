@@ -21,7 +21,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         RESTORE_WORKSPACE,
         ResolvedConfig,
         RestoreRequest,
@@ -29,9 +29,9 @@ with workflow.unsafe.imports_passed_through():
         ToolCallInfo,
         WorkspaceRef,
     )
-    from workflows.failures import StepFailed, cause_of, is_activity_failure
-    from workflows.retry_policies import retry_policy
-    from workflows.visibility import Progress
+    from switchback.workflows.failures import StepFailed, cause_of, is_activity_failure
+    from switchback.workflows.retry_policies import retry_policy
+    from switchback.workflows.visibility import Progress
 
 
 async def rewind_issue(issue: str, restore_phase: int | None, from_phase: int,

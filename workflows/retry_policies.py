@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
-from workflows.contract.config import RetrySettings
+from switchback.workflows.contract.config import RetrySettings
 
 
 def retry_policy(settings: RetrySettings) -> RetryPolicy:

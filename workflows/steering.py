@@ -24,7 +24,7 @@ from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         ApproveRequest,
         InputError,
         PendingApproval,
@@ -34,8 +34,8 @@ with workflow.unsafe.imports_passed_through():
         from_raw,
         rewind_request,
     )
-    from workflows.contract.config import ApprovalSettings, FollowUpSettings
-    from workflows.metrics import approvals_waiting
+    from switchback.workflows.contract.config import ApprovalSettings, FollowUpSettings
+    from switchback.workflows.metrics import approvals_waiting
 
 
 MAX_PENDING_REWINDS = 20  # more before the next step boundary are refused

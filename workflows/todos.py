@@ -5,7 +5,7 @@ Pure: the workflow renders `todo_block` before every model call of a phase.
 
 from __future__ import annotations
 
-from workflows.contract import Todo
+from switchback.workflows.contract import Todo
 
 RULE = "═" * 67
 THIN = "─" * 67

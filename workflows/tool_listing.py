@@ -17,8 +17,8 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import job_start
-    from workflows.contract import (
+    from switchback.workflows import job_start
+    from switchback.workflows.contract import (
         CONTROL_TOOLS,
         LIST_TOOLS,
         ListToolsRequest,
@@ -26,10 +26,10 @@ with workflow.unsafe.imports_passed_through():
         ToolListing,
         WorkspaceRef,
     )
-    from workflows.contract.config import STRATEGIC_TOOLS, TACTICAL_TOOLS, JobConfig
-    from workflows.failures import StepFailed, cause_of
-    from workflows.retry_policies import retry_policy
-    from workflows.steering import Steering
+    from switchback.workflows.contract.config import STRATEGIC_TOOLS, TACTICAL_TOOLS, JobConfig
+    from switchback.workflows.failures import StepFailed, cause_of
+    from switchback.workflows.retry_policies import retry_policy
+    from switchback.workflows.steering import Steering
 
 # tool_search: offered whenever a config defers tools; the control tools: whichever
 # strategy the job runs (or auto picks) may offer its own

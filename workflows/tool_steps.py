@@ -17,7 +17,7 @@ from datetime import timedelta
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         RUN_TOOL,
         TOOL_ACTIVITY_PREFIX,
         InlineMessage,
@@ -28,14 +28,14 @@ with workflow.unsafe.imports_passed_through():
         ToolRequest,
         WorkspaceRef,
     )
-    from workflows.conversation import Conversation
-    from workflows.failures import (
+    from switchback.workflows.conversation import Conversation
+    from switchback.workflows.failures import (
         StepFailed,
         cause_of,
         is_activity_failure,
         queue_wait,
     )
-    from workflows.retry_policies import retry_policy
+    from switchback.workflows.retry_policies import retry_policy
 
 INLINE_MAX_CHARS = 500
 

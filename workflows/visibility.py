@@ -29,9 +29,9 @@ from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 
 with workflow.unsafe.imports_passed_through():
-    from workflows.breakers import Breakers, cost_of
-    from workflows.completion import Completion
-    from workflows.contract import (
+    from switchback.workflows.breakers import Breakers, cost_of
+    from switchback.workflows.completion import Completion
+    from switchback.workflows.contract import (
         SA_COST,
         SA_LAST_ERROR,
         SA_PHASE,
@@ -48,10 +48,10 @@ with workflow.unsafe.imports_passed_through():
         Todo,
         TokenCount,
     )
-    from workflows.contract.job import DeliverablesView
-    from workflows.steering import Steering
-    from workflows.strategies.base import PhaseInfo, StrategyView
-    from workflows.todos import current_index
+    from switchback.workflows.contract.job import DeliverablesView
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies.base import PhaseInfo, StrategyView
+    from switchback.workflows.todos import current_index
 
 TOKENS_EVERY = timedelta(seconds=30)  # tokens and cost alone: upserted at most this often
 MAX_TODO_CHARS = 160

@@ -22,9 +22,9 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import child_jobs, job_start
-    from workflows.completion import Completion, CompletionState, DeliverablesChecked
-    from workflows.contract import (
+    from switchback.workflows import child_jobs, job_start
+    from switchback.workflows.completion import Completion, CompletionState, DeliverablesChecked
+    from switchback.workflows.contract import (
         ARCHIVE_PHASE,
         CHECK_FILES,
         CREATE_WORKSPACE,
@@ -49,10 +49,10 @@ with workflow.unsafe.imports_passed_through():
         WriteOutputRequest,
         layout,
     )
-    from workflows.failures import StepFailed, cause_of, is_activity_failure
-    from workflows.retry_policies import retry_policy
-    from workflows.steering import Steering
-    from workflows.strategies.base import ChildOutcome, RunChildren
+    from switchback.workflows.failures import StepFailed, cause_of, is_activity_failure
+    from switchback.workflows.retry_policies import retry_policy
+    from switchback.workflows.steering import Steering
+    from switchback.workflows.strategies.base import ChildOutcome, RunChildren
 
 WORKSPACE_MD_CHARS = 12_000  # workspace.md in the system prompt, cut at this many characters
 LOCAL_OPERATIONS = {READ_MEMORY, LOAD_TODOS, ARCHIVE_PHASE, WRITE_OUTPUT, SNAPSHOT_PHASE,

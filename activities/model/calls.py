@@ -60,27 +60,42 @@ import time
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.model import endpoints, profiles
-from activities.model.chat import RAW_JSON, ChatClient
-from activities.model.prompt import (
+from switchback.activities.model import endpoints, profiles
+from switchback.activities.model.chat import RAW_JSON, ChatClient
+from switchback.activities.model.prompt import (
     assemble,
     clear_tool_results,
     fallback_summary,
     summary_cut,
     transcript,
 )
-from activities.model.replies import assistant_message, summary_text
-from activities.model.tokens import OFF_LOOP_CHARS, count_messages_async, count_text, prompt_facts
-from activities.model.waiting import ContextExceeded, count_identical, heartbeating, with_heartbeat
-from activities.redaction import redact_bytes
-from activities.storage.conversations import ConversationStore
-from activities.storage.files import WorkspaceFiles
-from activities.storage.ownership import rerun_source
-from activities.storage.s3 import PreconditionFailed
-from activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
-from activities.tools import record as tool_record
-from activities.tools.registry import TOOLS, argument_summary, openai_tool, parse_arguments
-from workflows.contract import (
+from switchback.activities.model.replies import assistant_message, summary_text
+from switchback.activities.model.tokens import (
+    OFF_LOOP_CHARS,
+    count_messages_async,
+    count_text,
+    prompt_facts,
+)
+from switchback.activities.model.waiting import (
+    ContextExceeded,
+    count_identical,
+    heartbeating,
+    with_heartbeat,
+)
+from switchback.activities.redaction import redact_bytes
+from switchback.activities.storage.conversations import ConversationStore
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.storage.ownership import rerun_source
+from switchback.activities.storage.s3 import PreconditionFailed
+from switchback.activities.tools import catalog  # noqa: F401 - registers every domain tool in TOOLS
+from switchback.activities.tools import record as tool_record
+from switchback.activities.tools.registry import (
+    TOOLS,
+    argument_summary,
+    openai_tool,
+    parse_arguments,
+)
+from switchback.workflows.contract import (
     CALL_MODEL,
     CHECKED_TOOLS,
     CONTROL_TOOLS,
@@ -94,8 +109,8 @@ from workflows.contract import (
     WorkspaceRef,
     layout,
 )
-from workflows.contract.config import LlmSettings
-from workflows.contract.requests import KEEP_RECENT_MESSAGES
+from switchback.workflows.contract.config import LlmSettings
+from switchback.workflows.contract.requests import KEEP_RECENT_MESSAGES
 
 IDENTICAL_FAILURES = 3  # the same HTTP 500 to the same request this often: the request's fault
 

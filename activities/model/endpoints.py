@@ -53,9 +53,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from workflows.contract.config import LlmSettings
+from switchback.activities.config_roots import config_path
+from switchback.workflows.contract.config import LlmSettings
 
-DEFAULT_CONFIGS = Path(__file__).parents[2] / "configs"  # (no I/O at import: sandbox-safe)
 OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 NO_KEY = "not-set"  # what the openai client sends when no credential may go
 
@@ -184,8 +184,7 @@ def endpoints_path() -> tuple[Path, bool]:
     named = os.environ.get("SWITCHBACK_ENDPOINTS_FILE")
     if named:
         return Path(named), True
-    configs = Path(os.environ.get("SWITCHBACK_CONFIG_DIR") or DEFAULT_CONFIGS)
-    return configs / "endpoints.yaml", False
+    return config_path("endpoints.yaml"), False
 
 
 def load() -> tuple[EndpointsFile, str]:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import re
 
-from activities.model.text_memo import TextMemo
-from workflows.contract.config import ContextPolicy
+from switchback.activities.model.text_memo import TextMemo
+from switchback.workflows.contract.config import ContextPolicy
 
 _POINTER = re.compile(r"(tool_outputs/\S+?\.txt)")
 

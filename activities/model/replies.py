@@ -48,8 +48,8 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
-from activities.model.text_calls import find_calls
-from activities.tools.registry import decode_arguments
+from switchback.activities.model.text_calls import find_calls
+from switchback.activities.tools.registry import decode_arguments
 
 MAX_BODY_BYTES = 64 << 20
 MAX_TOOL_CALLS = 64

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import tiktoken
 
-from activities.model.text_memo import TextMemo
+from switchback.activities.model.text_memo import TextMemo
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 # prompts with more text than this are counted (and hashed) in a thread: tiktoken releases

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from temporalio import activity
 
-from activities.model.calls import ModelActivities
-from activities.model.replies import summary_text
-from activities.model.waiting import with_heartbeat
-from activities.redaction import redact_bytes
-from workflows.contract import (
+from switchback.activities.model.calls import ModelActivities
+from switchback.activities.model.replies import summary_text
+from switchback.activities.model.waiting import with_heartbeat
+from switchback.activities.redaction import redact_bytes
+from switchback.workflows.contract import (
     VERIFY_COMPLETION,
     CheckCompletionResult,
     Usage,

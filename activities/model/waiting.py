@@ -26,7 +26,7 @@ import openai
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.redaction import redact
+from switchback.activities.redaction import redact
 
 T = TypeVar("T")
 

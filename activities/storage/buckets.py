@@ -29,11 +29,11 @@ from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities.app_loader import coordinator_types
-from activities.storage.ownership import check_owner, owner
-from activities.storage.payloads import payload_settings
-from activities.storage.s3 import S3Store
-from workflows.contract import CREATE_WORKSPACE, WORKFLOW_TYPE, WorkspaceRef, layout
+from switchback.activities.app_loader import coordinator_types
+from switchback.activities.storage.ownership import check_owner, owner
+from switchback.activities.storage.payloads import payload_settings
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import CREATE_WORKSPACE, WORKFLOW_TYPE, WorkspaceRef, layout
 
 DEFAULT_BUCKETS = "switchback"
 

@@ -17,9 +17,9 @@ from pathlib import Path
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.config_files import configs_dir
-from activities.storage.s3 import S3Store
-from workflows.contract import (
+from switchback.activities.config_roots import config_path
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import (
     CHECK_COMPLETION,
     CheckCompletionRequest,
     CheckCompletionResult,
@@ -33,7 +33,7 @@ MAX_OUTPUT = 2_000
 
 def script(folder: str, command: str, root: Path | None = None) -> Path:
     """The check script a config names, inside its folder; ValueError otherwise."""
-    base = (root or configs_dir()) / folder
+    base = root / folder if root else config_path(folder)
     path = (base / command).resolve()
     if base.resolve() not in path.parents or not path.is_file():
         raise ValueError(f"completion.check: '{command}' is not a file of the config folder "

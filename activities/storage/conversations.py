@@ -42,8 +42,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
-from activities.storage.s3 import PreconditionFailed, S3Store
-from workflows.contract import WorkspaceRef, layout
+from switchback.activities.storage.s3 import PreconditionFailed, S3Store
+from switchback.workflows.contract import WorkspaceRef, layout
 
 
 class ConversationMissing(RuntimeError):

@@ -14,8 +14,8 @@ import fnmatch
 import json
 from typing import Any
 
-from activities.storage.s3 import S3Store
-from workflows.contract import WorkspaceRef, layout
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import WorkspaceRef, layout
 
 GLOB_CHARS = frozenset("*?[")
 MAX_LISTED = 10_000  # files a glob is matched against

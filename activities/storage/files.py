@@ -33,12 +33,12 @@ import functools
 import posixpath
 from collections.abc import Sequence
 
-from activities import attempts
-from activities.bounded_gather import bounded_gather
-from activities.storage import kept_versions
-from activities.storage.paths import PathError, check_path
-from activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
-from workflows.contract import WorkspaceRef, layout
+from switchback.activities import attempts
+from switchback.activities.bounded_gather import bounded_gather
+from switchback.activities.storage import kept_versions
+from switchback.activities.storage.paths import PathError, check_path
+from switchback.activities.storage.s3 import KeyRejected, ObjectInfo, PreconditionFailed, S3Store
+from switchback.workflows.contract import WorkspaceRef, layout
 
 _UNSEEN = object()
 _CREATED = object()  # _create_or_head created the file

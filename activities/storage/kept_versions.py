@@ -34,9 +34,9 @@ import collections
 import json
 from typing import Any
 
-from activities import attempts
-from activities.storage.s3 import PreconditionFailed, S3Store
-from workflows.contract import WorkspaceRef, layout
+from switchback.activities import attempts
+from switchback.activities.storage.s3 import PreconditionFailed, S3Store
+from switchback.workflows.contract import WorkspaceRef, layout
 
 ON_WRITE = "on_write"  # a snapshot's "blobs": its versions are kept when replaced
 CACHED_PATHS = 200_000  # paths of snapshots' file lists a worker keeps (~40 MB at most)

@@ -26,8 +26,8 @@ from typing import Any
 
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.s3 import S3Store
-from workflows.contract import WorkspaceRef, layout
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import WorkspaceRef, layout
 
 
 async def owner(s3: S3Store, ws: WorkspaceRef) -> dict[str, Any] | None:

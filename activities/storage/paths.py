@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import unicodedata
 
-from workflows.contract.layout import INTERNAL, is_internal
+from switchback.workflows.contract.layout import INTERNAL, is_internal
 
 MAX_PATH_BYTES = 512
 MAX_NAME_BYTES = 255

@@ -25,8 +25,8 @@ from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClie
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, ExternalStorage
 
-from activities.storage.s3 import S3Store
-from codec.bounded_failures import BoundedFailureConverter
+from switchback.activities.storage.s3 import S3Store
+from switchback.codec.bounded_failures import BoundedFailureConverter
 
 DEFAULT_BUCKET = "switchback-payloads"
 DEFAULT_THRESHOLD = 256 * 1024

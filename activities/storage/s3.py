@@ -33,8 +33,8 @@ from typing import TypeVar
 
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
-from activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire, settings
+from switchback.activities.storage.content_cache import DEFAULT_MAX_BYTES, ContentCache
+from switchback.activities.storage.s3_wire import S3ConnectionError, S3Error, S3Wire, settings
 
 T = TypeVar("T")
 UNLIMITED = 1 << 40  # a `list` limit that means every object

@@ -29,11 +29,17 @@ from typing import Any
 
 from temporalio import activity
 
-from activities.bounded_gather import bounded_gather
-from activities.storage.files import internal_folder
-from activities.storage.kept_versions import ON_WRITE, blob_keys
-from activities.storage.s3 import UNLIMITED, ObjectInfo, PreconditionFailed, S3Store
-from workflows.contract import SNAPSHOT_PHASE, ResolvedConfig, SnapshotRequest, WorkspaceRef, layout
+from switchback.activities.bounded_gather import bounded_gather
+from switchback.activities.storage.files import internal_folder
+from switchback.activities.storage.kept_versions import ON_WRITE, blob_keys
+from switchback.activities.storage.s3 import UNLIMITED, ObjectInfo, PreconditionFailed, S3Store
+from switchback.workflows.contract import (
+    SNAPSHOT_PHASE,
+    ResolvedConfig,
+    SnapshotRequest,
+    WorkspaceRef,
+    layout,
+)
 
 COPIES = 16  # concurrent server-side copies (restore_workspace)
 

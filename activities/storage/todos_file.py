@@ -14,7 +14,7 @@ import hashlib
 
 import yaml
 
-from workflows.contract import LoadTodosResult, TodoSpec
+from switchback.workflows.contract import LoadTodosResult, TodoSpec
 
 
 def parse_todos_yaml(text: str | None, min_todos: int, max_todos: int) -> LoadTodosResult:

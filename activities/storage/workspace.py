@@ -29,13 +29,13 @@ import yaml
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.bounded_gather import bounded_gather
-from activities.document_sources import DocumentRefused, local_document
-from activities.storage import deliverables, kept_versions, ownership
-from activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
-from activities.storage.s3 import PreconditionFailed, S3Store
-from activities.storage.todos_file import parse_todos_yaml, stale_problem
-from workflows.contract import (
+from switchback.activities.bounded_gather import bounded_gather
+from switchback.activities.document_sources import DocumentRefused, local_document
+from switchback.activities.storage import deliverables, kept_versions, ownership
+from switchback.activities.storage.files import ToolError, WorkspaceChanged, WorkspaceFiles
+from switchback.activities.storage.s3 import PreconditionFailed, S3Store
+from switchback.activities.storage.todos_file import parse_todos_yaml, stale_problem
+from switchback.workflows.contract import (
     ARCHIVE_PHASE,
     CHECK_FILES,
     CREATE_WORKSPACE,
@@ -54,7 +54,7 @@ from workflows.contract import (
     WriteOutputRequest,
     layout,
 )
-from workflows.contract.plans import repeated_plan
+from switchback.workflows.contract.plans import repeated_plan
 
 MEMORY_STUB = ("# Workspace\n\n(Nothing recorded yet. The strategic phase fills this file with "
                "what future phases need to know.)\n")

@@ -30,11 +30,11 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.storage import kept_versions
-from activities.storage.files import WorkspaceChanged, internal_folder
-from activities.storage.s3 import PreconditionFailed, S3Store
-from activities.storage.snapshots import UNLIMITED, snapshot_phases
-from workflows.contract import RESTORE_WORKSPACE, RestoreRequest, RestoreResult, layout
+from switchback.activities.storage import kept_versions
+from switchback.activities.storage.files import WorkspaceChanged, internal_folder
+from switchback.activities.storage.s3 import PreconditionFailed, S3Store
+from switchback.activities.storage.snapshots import UNLIMITED, snapshot_phases
+from switchback.workflows.contract import RESTORE_WORKSPACE, RestoreRequest, RestoreResult, layout
 
 SHOWN_PATHS = 20
 

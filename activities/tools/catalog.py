@@ -13,10 +13,10 @@ code.
 
 from __future__ import annotations
 
-from activities.tools import file_tools as workspace_tools
-from activities.tools import packages
-from activities.tools import search as tool_search
-from activities.tools.registry import TOOLS
+from switchback.activities.tools import file_tools as workspace_tools
+from switchback.activities.tools import packages
+from switchback.activities.tools import search as tool_search
+from switchback.activities.tools.registry import TOOLS
 
 HANDLERS: dict[str, packages.Handler] = {
     "read_file": workspace_tools.read_file,

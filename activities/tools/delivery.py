@@ -30,9 +30,9 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable
 
-from activities.redaction import redact
-from activities.storage.s3 import PreconditionFailed, S3Store
-from workflows.contract import ToolOutcome, ToolRequest, layout
+from switchback.activities.redaction import redact
+from switchback.activities.storage.s3 import PreconditionFailed, S3Store
+from switchback.workflows.contract import ToolOutcome, ToolRequest, layout
 
 AT_MOST_ONCE = "at_most_once"
 UNKNOWN = "unknown_outcome"

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.storage.s3 import ObjectInfo
-from activities.storage.todos_file import check_todos_document, todos_yaml
-from activities.tools.registry import (
+from switchback.activities.storage.files import ToolError, WorkspaceFiles
+from switchback.activities.storage.s3 import ObjectInfo
+from switchback.activities.storage.todos_file import check_todos_document, todos_yaml
+from switchback.activities.tools.registry import (
     ListFilesArgs,
     PathArgs,
     ReadFileArgs,
@@ -21,7 +21,7 @@ from activities.tools.registry import (
     ToolResult,
     WriteFileArgs,
 )
-from workflows.contract import ToolLimits
+from switchback.workflows.contract import ToolLimits
 
 MAX_LISTED = 500
 MAX_MATCHES = 50

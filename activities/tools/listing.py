@@ -26,14 +26,20 @@ from mcp import types
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.s3 import S3Store
-from activities.tools import catalog, packages
-from activities.tools.mcp_config import McpConfigError
-from activities.tools.mcp_sessions import McpServers, McpUnavailable
-from activities.tools.record import RecordedTool, ToolRecord
-from activities.tools.registry import TOOLS, openai_tool
-from activities.tools.tool_names import Offered, config_name, resolve, servers_named, wire_name
-from workflows.contract import LIST_TOOLS, ListToolsRequest, ToolListing, layout
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.tools import catalog, packages
+from switchback.activities.tools.mcp_config import McpConfigError
+from switchback.activities.tools.mcp_sessions import McpServers, McpUnavailable
+from switchback.activities.tools.record import RecordedTool, ToolRecord
+from switchback.activities.tools.registry import TOOLS, openai_tool
+from switchback.activities.tools.tool_names import (
+    Offered,
+    config_name,
+    resolve,
+    servers_named,
+    wire_name,
+)
+from switchback.workflows.contract import LIST_TOOLS, ListToolsRequest, ToolListing, layout
 
 
 @dataclass(frozen=True)

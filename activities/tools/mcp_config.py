@@ -110,9 +110,9 @@ def _variable(server: str, what: str, var: str) -> str:
 
 
 def default_path() -> Path:
-    from activities.config_files import configs_dir
+    from switchback.activities.config_roots import config_path
 
-    return configs_dir() / "mcp.yaml"
+    return config_path("mcp.yaml")
 
 
 def load(path: str | Path | None = None) -> McpConfig:

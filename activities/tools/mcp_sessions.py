@@ -40,7 +40,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from pydantic import ValidationError
 from temporalio.exceptions import ApplicationError
 
-from activities.tools.mcp_config import McpConfig, McpConfigError, McpServer
+from switchback.activities.tools.mcp_config import McpConfig, McpConfigError, McpServer
 
 log = logging.getLogger("switchback.mcp")
 BROKEN = {types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT}  # the session is not usable after

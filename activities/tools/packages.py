@@ -27,11 +27,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from activities.storage.files import ToolError as StorageToolError
-from activities.storage.files import WorkspaceFiles
-from activities.tools import delivery, registry
 from switchback import Limits, Tool, ToolContext, ToolError
-from workflows.contract import ToolLimits, layout
+from switchback.activities.storage.files import ToolError as StorageToolError
+from switchback.activities.storage.files import WorkspaceFiles
+from switchback.activities.tools import delivery, registry
+from switchback.workflows.contract import ToolLimits, layout
 
 GROUP = "switchback.tools"
 OWN_DISTRIBUTION = "switchback"

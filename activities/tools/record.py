@@ -25,8 +25,8 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, Field
 
-from activities.storage.s3 import S3Store
-from workflows.contract import ToolCallInfo
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import ToolCallInfo
 
 PREVIEW_CHARS = 1000
 SUMMARY_KEYS = ("path", "query", "phase", "issue")

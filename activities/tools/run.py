@@ -39,20 +39,26 @@ from temporalio import activity
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
-from activities.redaction import redact
-from activities.storage.buckets import guard_workspace
-from activities.storage.conversations import ConversationStore
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.storage.s3 import S3Store
-from activities.storage.todos_file import check_todos_document, digest, todos_yaml
-from activities.tools import catalog as tool_catalog
-from activities.tools import delivery, packages, search
-from activities.tools.file_tools import todo_write
-from activities.tools.mcp_sessions import McpServers
-from activities.tools.record import RecordedTool, Records
-from activities.tools.registry import TodoWriteArgs, ToolResult, parse_arguments
 from switchback import ToolError as PublicToolError
-from workflows.contract import RUN_TOOL, TOOL_ACTIVITY_PREFIX, ToolOutcome, ToolRequest, layout
+from switchback.activities.redaction import redact
+from switchback.activities.storage.buckets import guard_workspace
+from switchback.activities.storage.conversations import ConversationStore
+from switchback.activities.storage.files import ToolError, WorkspaceFiles
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.storage.todos_file import check_todos_document, digest, todos_yaml
+from switchback.activities.tools import catalog as tool_catalog
+from switchback.activities.tools import delivery, packages, search
+from switchback.activities.tools.file_tools import todo_write
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.activities.tools.record import RecordedTool, Records
+from switchback.activities.tools.registry import TodoWriteArgs, ToolResult, parse_arguments
+from switchback.workflows.contract import (
+    RUN_TOOL,
+    TOOL_ACTIVITY_PREFIX,
+    ToolOutcome,
+    ToolRequest,
+    layout,
+)
 
 Handler = Callable[..., Awaitable[ToolResult]]
 OFF_LOOP_CHARS = 1 << 20

@@ -13,9 +13,9 @@ import math
 import re
 from collections import Counter
 
-from activities.storage.files import ToolError, WorkspaceFiles
-from activities.tools.registry import TOOLS, ToolResult, ToolSearchArgs
-from workflows.contract import ToolLimits
+from switchback.activities.storage.files import ToolError, WorkspaceFiles
+from switchback.activities.tools.registry import TOOLS, ToolResult, ToolSearchArgs
+from switchback.workflows.contract import ToolLimits
 
 _WORD = re.compile(r"[a-z0-9]+")
 

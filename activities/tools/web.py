@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from activities.web_search import SearchRejected, configured_provider
 from switchback import ToolContext, ToolError, ToolResult, tool
+from switchback.activities.web_search import SearchRejected, configured_provider
 
 
 class WebSearchArgs(BaseModel):

@@ -25,7 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).parents[2]  # no resolve(): the workflow sandbox imports this package
+# the checkout (this is switchback.bench.peers, linked into switchback/ from the checkout's
+# bench/peers); no resolve(): the workflow sandbox imports this package
+ROOT = Path(__file__).parents[3]
 BUCKET = "switchback"
 SYSTEM = ("You are a technical writer. Write each requested report section to its own file "
           "with write_file, one call per step; when all are written, answer 'done'.")
@@ -75,9 +77,9 @@ _store: Any = None
 async def write_file(job_id: str, file_path: str, text: str) -> str:
     """The tool every contender runs: switchback's workspace write (S3, one object)."""
     global _store
-    from activities.storage.files import WorkspaceFiles
-    from activities.storage.s3 import S3Store
-    from workflows.contract import WorkspaceRef
+    from switchback.activities.storage.files import WorkspaceFiles
+    from switchback.activities.storage.s3 import S3Store
+    from switchback.workflows.contract import WorkspaceRef
 
     if _store is None:
         _store = S3Store()
@@ -112,7 +114,7 @@ class Contender:
         return n + 1
 
     def worker_argv(self, task_queue: str) -> list[str]:
-        return [sys.executable, "-m", "bench.peers.worker", self.key, task_queue]
+        return [sys.executable, "-m", "switchback.bench.peers.worker", self.key, task_queue]
 
     def worker_env(self, task_queue: str, max_activities: int, heartbeat: float | None) -> dict:
         return {"BENCH_MAX_ACTIVITIES": str(max_activities),
@@ -171,10 +173,10 @@ async def serve_worker(title: str, task_queue: str, plugins: list, workflows: li
 
 
 def contenders() -> dict[str, Contender]:
-    from bench.peers.floor import Floor
-    from bench.peers.openai_agents_temporal import OpenAIAgentsTemporal
-    from bench.peers.pydantic_ai_temporal import PydanticAITemporal
-    from bench.peers.switchback_job import (
+    from switchback.bench.peers.floor import Floor
+    from switchback.bench.peers.openai_agents_temporal import OpenAIAgentsTemporal
+    from switchback.bench.peers.pydantic_ai_temporal import PydanticAITemporal
+    from switchback.bench.peers.switchback_job import (
         SwitchbackBefore,
         SwitchbackJob,
         SwitchbackLocal,

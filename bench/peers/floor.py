@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from bench.peers import SYSTEM, TOOL_SCHEMA, Contender, prompt, write_file
+from switchback.bench.peers import SYSTEM, TOOL_SCHEMA, Contender, prompt, write_file
 
 
 class Floor(Contender):

@@ -21,7 +21,7 @@ from typing import Any
 from temporalio import activity, workflow
 
 with workflow.unsafe.imports_passed_through():  # not workflow code: keep it out of the sandbox
-    from bench.peers import (
+    from switchback.bench.peers import (
         SYSTEM,
         Contender,
         heartbeat_from_env,
@@ -29,7 +29,7 @@ with workflow.unsafe.imports_passed_through():  # not workflow code: keep it out
         run_loop,
         serve_worker,
     )
-    from bench.peers import (
+    from switchback.bench.peers import (
         write_file as workspace_write,
     )
 

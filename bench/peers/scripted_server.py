@@ -1,6 +1,7 @@
 """The scripted model server of the side-by-side benchmark, run as its own process.
 
-    python -m bench.peers.scripted_server [--port 0]     # prints "scripted model server on URL"
+    python -m switchback.bench.peers.scripted_server [--port 0]
+                                            # prints "scripted model server on URL"
 
 devstack's ScriptedModelServer, with three changes for benchmarking:
 
@@ -30,8 +31,8 @@ import threading
 import time
 from typing import Any
 
-from devstack import scripted_model
-from devstack.scripted_model import ScriptedModelServer
+from switchback.devstack import scripted_model
+from switchback.devstack.scripted_model import ScriptedModelServer
 
 _MARKER = re.compile(r"\[job:([A-Za-z0-9_.:-]+)\]")
 

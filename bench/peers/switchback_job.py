@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.peers import ROOT, Contender, write_step
+from switchback.bench.peers import ROOT, Contender, write_step
 from tests.markers import local_activity_data
 from tests.scripts import bootstrap, call, finish
 
@@ -79,7 +79,7 @@ class SwitchbackJob(Contender):
 
     async def run_job(self, client: Any, task_queue: str, job_id: str, n: int,
                       heartbeat: float | None = None) -> None:
-        from workflows.contract import JobResult
+        from switchback.workflows.contract import JobResult
 
         config = self.config(n)
         if heartbeat:

@@ -1,4 +1,4 @@
-"""Worker process of a Temporal peer: `python -m bench.peers.worker <key> <task queue>`.
+"""Worker process of a Temporal peer: `python -m switchback.bench.peers.worker <key> <task queue>`.
 
 Reads TEMPORAL_ADDRESS, OPENAI_BASE_URL, OPENAI_API_KEY, the AWS_* variables of the S3
 workspace store, BENCH_MAX_ACTIVITIES and BENCH_HEARTBEAT_SECONDS from the environment;
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.peers import contenders
+from switchback.bench.peers import contenders
 
 
 def main(argv: list[str]) -> None:

@@ -9,7 +9,8 @@ Contract:
 * ``Fleet(workers=N, state_dir=...)`` starts a Temporal dev server
   (``devstack.temporal_server.TemporalDevServer``, dynamic config and search attributes as in
   the dev stack), SeaweedFS (``devstack.seaweed.SeaweedS3``, buckets ``switchback`` and
-  ``switchback-payloads``), the scripted model server (``python -m devstack.scripted_model``,
+  ``switchback-payloads``), the scripted model server
+  (``python -m switchback.devstack.scripted_model``,
   default script ``devstack/scripts/creator_demo.yaml``) and N ``python worker.py`` processes
   polling one task queue; each child runs in its own process group with its log in
   ``<state_dir>/logs/``. Ports are free ones unless given. ``stop()`` stops all of it, workers
@@ -35,9 +36,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from devstack.processes import free_port, log_tail, spawn, terminate_group, wait_http_200
-from devstack.seaweed import DEFAULT_BUCKET, SeaweedS3
-from devstack.temporal_server import TemporalDevServer
+from switchback.devstack.processes import free_port, log_tail, spawn, terminate_group, wait_http_200
+from switchback.devstack.seaweed import DEFAULT_BUCKET, SeaweedS3
+from switchback.devstack.temporal_server import TemporalDevServer
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL_SCRIPT = ROOT / "devstack" / "scripts" / "creator_demo.yaml"
@@ -45,7 +46,7 @@ PAYLOAD_BUCKET = "switchback-payloads"  # activities/storage/payloads.py's defau
 ACCESS_KEY, SECRET_KEY = "switchback", "switchback-secret"
 STARTED = "switchback worker started"  # what worker.py prints once it polls
 
-# the Procfile's fixed ports (the same as `python -m devstack up`: run one or the other)
+# the Procfile's fixed ports (the same as `python -m switchback.devstack up`: run one or the other)
 FIXED = {"temporal": 7233, "ui": 8233, "s3": 8333, "model": 8400,
          "weed_master": 9333, "weed_volume": 8480, "weed_filer": 8888, "weed_admin": 23646}
 PROCFILE_STATE = ".fleet"
@@ -107,7 +108,7 @@ def stop_worker(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
 # -- the fleet ------------------------------------------------------------------------------
 
 def model_command(port: int, script: str | Path | None) -> list[str]:
-    return [sys.executable, "-m", "devstack.scripted_model", "--host", "127.0.0.1",
+    return [sys.executable, "-m", "switchback.devstack.scripted_model", "--host", "127.0.0.1",
             "--port", str(port), *(["--script", str(script)] if script else [])]
 
 

@@ -35,12 +35,13 @@ from temporalio.api.common.v1 import Payload
 from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
-from activities.tools import registry as tool_registry
-from activities.tools import run as tools
-from activities.tools.mcp_config import parse
-from activities.tools.mcp_sessions import McpServers
-from bench.harness import bench_stack
-from devstack.processes import venv_bin
+from switchback.activities.tools import registry as tool_registry
+from switchback.activities.tools import run as tools
+from switchback.activities.tools.mcp_config import parse
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.bench.harness import bench_stack
+from switchback.devstack.processes import venv_bin
+from switchback.workflows.contract import ApproveRequest, JobInput, JobResult, JobState
 from tests import completion_corpus, strategy_scripts
 from tests.conftest import running_worker
 from tests.scripts import (
@@ -54,7 +55,6 @@ from tests.scripts import (
     todos,
     transition,
 )
-from workflows.contract import ApproveRequest, JobInput, JobResult, JobState
 
 HERE = Path(__file__).resolve().parent
 TAG = sys.argv[1] if len(sys.argv) > 1 else ""

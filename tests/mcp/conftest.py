@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.tools.mcp_config import McpConfig, parse
-from activities.tools.mcp_sessions import McpServers
-from devstack.processes import free_port, tcp_connectable, venv_bin
+from switchback.activities.tools.mcp_config import McpConfig, parse
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.devstack.processes import free_port, tcp_connectable, venv_bin
 
 NOTES = str(Path(__file__).with_name("notes_server.py"))
 TOKEN = "notes-test-token"

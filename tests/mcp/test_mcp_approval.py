@@ -3,10 +3,10 @@ under the name the model called it by; granted, it runs on the server."""
 
 from __future__ import annotations
 
+from switchback.workflows.contract import ApproveRequest
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step
 from tests.waits import wait_state
-from workflows.contract import ApproveRequest
 
 
 async def test_an_mcp_tool_waits_for_approval(client, task_queue, start_job, model_server, s3,

@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 
+from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
 from tests.mcp.conftest import children, kill
 from tests.scripts import call, step
-from workflows.contract import JobInput, JobResult
 
 
 def effects(log) -> list[list[str]]:

@@ -11,13 +11,13 @@ import sys
 import pytest
 from temporalio.client import WorkflowFailureError
 
-from activities.tools.mcp_sessions import McpServers
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.worker import report_tools
 from tests.conftest import running_worker
 from tests.markers import local_activity_data
 from tests.mcp.conftest import NOTES, QUIET, children, kill, servers_config
 from tests.scripts import bootstrap, call, finish, step
 from tests.waits import wait_for_requests
-from worker import report_tools
 
 FAST_RETRY = {"initial_interval_seconds": 0.2, "backoff_coefficient": 1}
 

@@ -10,7 +10,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import ApplicationError
 
-from operate.replay import replay
+from switchback.operate.replay import replay
 from tests.conftest import running_worker
 from tests.scripts import bootstrap, call, finish, step, transition
 

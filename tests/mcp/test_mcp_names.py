@@ -8,13 +8,13 @@ import mcp_types as types
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.config_files import load_config
-from activities.tools.mcp_config import McpConfigError, parse
-from activities.tools.mcp_sessions import content_text
-from activities.tools.record import RecordedTool, ToolRecord, check_arguments, summary_of
-from activities.tools.tool_names import WIRE, Offered, resolve, servers_named, wire_name
-from workflows.contract import CONTROL_TOOLS, ToolListing
-from workflows.tool_listing import apply, entries
+from switchback.activities.config_files import load_config
+from switchback.activities.tools.mcp_config import McpConfigError, parse
+from switchback.activities.tools.mcp_sessions import content_text
+from switchback.activities.tools.record import RecordedTool, ToolRecord, check_arguments, summary_of
+from switchback.activities.tools.tool_names import WIRE, Offered, resolve, servers_named, wire_name
+from switchback.workflows.contract import CONTROL_TOOLS, ToolListing
+from switchback.workflows.tool_listing import apply, entries
 
 
 def test_wire_names_fit_openai_and_stay_unique():
@@ -175,7 +175,7 @@ async def test_error_answers_of_real_servers(mcp):
 
 
 def test_job_input_cannot_declare_a_server():
-    from activities.config_files import ConfigError
+    from switchback.activities.config_files import ConfigError
 
     for inline in ({"mcp": {"servers": {"x": {"command": "sh"}}}},
                    {"tools": {"servers": {"x": {"url": "http://evil/mcp"}}}}):

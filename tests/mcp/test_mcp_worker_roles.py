@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 import uuid
 
-from activities.storage.s3 import S3Store
-from activities.tools.mcp_sessions import McpServers
+from switchback.activities.storage.s3 import S3Store
+from switchback.activities.tools.mcp_sessions import McpServers
+from switchback.worker import build_workers
+from switchback.workflows.contract import JobInput, JobResult
 from tests.scripts import bootstrap, call, finish, step
-from worker import build_workers
-from workflows.contract import JobInput, JobResult
 
 
 async def test_only_the_tools_worker_talks_to_mcp_servers(client, model_server, s3, mcp,

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workflows.completion import verdicts
-from workflows.completion.state import CompletionState, DeliverablesChecked, valid
-from workflows.contract import (
+from switchback.workflows.completion import verdicts
+from switchback.workflows.completion.state import CompletionState, DeliverablesChecked, valid
+from switchback.workflows.contract import (
     CHECK_COMPLETION,
     CHECK_FILES,
     VERIFY_COMPLETION,
@@ -46,8 +46,8 @@ from workflows.contract import (
 )
 
 if TYPE_CHECKING:
-    from workflows.strategies.base import ChildOutcome
-    from workflows.workspace_ops import WorkspaceOps
+    from switchback.workflows.strategies.base import ChildOutcome
+    from switchback.workflows.workspace_ops import WorkspaceOps
 
 # the model's way of not finishing (ReportError codes): the job ends `stuck`, not failed, and
 # with the deliverables it declared there, completed by the workflow

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from workflows.contract import ToolCallInfo, ToolOutcome, layout
-from workflows.contract.job import JobResult
+from switchback.workflows.contract import ToolCallInfo, ToolOutcome, layout
+from switchback.workflows.contract.job import JobResult
 
 UNKNOWN_OUTCOME = "unknown_outcome"  # a tool outcome's code (activities/tools/delivery.py)
 MAX_TURN_WRITTEN = 500

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from workflows.completion.state import DeliverablesChecked
-from workflows.contract import CheckCompletionResult, CheckFilesResult, JobResult, ResolvedConfig
+from switchback.workflows.completion.state import DeliverablesChecked
+from switchback.workflows.contract import (
+    CheckCompletionResult,
+    CheckFilesResult,
+    JobResult,
+    ResolvedConfig,
+)
 
 BY_WORKFLOW = "Completed by the workflow"  # how the summary of a job it completed starts
 SHOWN = 20  # problems listed in a refusal or a result

@@ -16,14 +16,14 @@ Everything is plain data (pydantic models, constants, pure path functions): no I
 no clients, nothing that breaks workflow determinism.
 """
 
-from workflows.contract.config import (
+from switchback.workflows.contract.config import (
     ContextPolicy,
     JobConfig,
     LlmSettings,
     ResolvedConfig,
     StrategicTodos,
 )
-from workflows.contract.inputs import (
+from switchback.workflows.contract.inputs import (
     NO_INPUT,
     InputError,
     approve_request,
@@ -34,7 +34,7 @@ from workflows.contract.inputs import (
     job_input,
     rewind_request,
 )
-from workflows.contract.job import (
+from switchback.workflows.contract.job import (
     ApproveRequest,
     DocumentSpec,
     JobInput,
@@ -48,7 +48,7 @@ from workflows.contract.job import (
     Todo,
     TokenCount,
 )
-from workflows.contract.names import (
+from switchback.workflows.contract.names import (
     ARCHIVE_PHASE,
     CALL_MODEL,
     CHECK_COMPLETION,
@@ -82,7 +82,7 @@ from workflows.contract.names import (
     WORKFLOW_TYPE,
     WRITE_OUTPUT,
 )
-from workflows.contract.requests import (
+from switchback.workflows.contract.requests import (
     ArchiveRequest,
     CheckCompletionRequest,
     CheckCompletionResult,

@@ -2,7 +2,8 @@
 
 Each setting is stated here once: its default, and the string under it as its one-line
 description; `configs/defaults.yaml` and docs/config-reference.md are generated from this
-(`python -m operate.config_docs`). Validated with pydantic (`extra="forbid"`, so a misspelt
+(`python -m switchback.operate.config_docs`). Validated with pydantic (`extra="forbid"`, so a
+misspelt
 key is an error that names it). Loaded once per job by the `load_config` activity and
 carried in workflow state: editing a config file never changes a running job.
 """
@@ -13,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, model_validator
 
-from workflows.contract import layout
-from workflows.contract.config_names import (
+from switchback.workflows.contract import layout
+from switchback.workflows.contract.config_names import (
     MAX_TOOL_CALLS_PER_STEP,
     RENAMED,
     RETIRED,
@@ -25,7 +26,7 @@ from workflows.contract.config_names import (
     renamed,
     retired,
 )
-from workflows.contract.settings import (
+from switchback.workflows.contract.settings import (
     ApprovalSettings,
     AutoRoutes,
     AutoSettings,

@@ -27,8 +27,8 @@ from pydantic import ValidationError
 from temporalio.api.common.v1 import Payload
 from temporalio.common import RawValue
 
-from workflows.contract import layout
-from workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
+from switchback.workflows.contract import layout
+from switchback.workflows.contract.job import ApproveRequest, DocumentSpec, JobInput, RewindRequest
 
 MAX_INSTRUCTIONS_CHARS = 200_000  # longer material belongs in `documents`
 MAX_FOLLOW_UP_CHARS = 20_000  # a follow-up instruction (`instruct`)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from workflows.contract.requests import TodoSet
+from switchback.workflows.contract.requests import TodoSet
 
 
 def repeated_plan(todos: Sequence[str], avoid: Sequence[TodoSet]) -> str | None:

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workflows.contract.config import ContextPolicy, LlmSettings, ResolvedConfig
-from workflows.contract.job import DocumentSpec
+from switchback.workflows.contract.config import ContextPolicy, LlmSettings, ResolvedConfig
+from switchback.workflows.contract.job import DocumentSpec
 
 
 class WorkspaceRef(BaseModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from workflows.contract.config_names import (
+from switchback.workflows.contract.config_names import (
     STRATEGIC_TOOLS,
     TACTICAL_TOOLS,
     WINDOW_FRACTION,

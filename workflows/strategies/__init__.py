@@ -6,12 +6,12 @@ and its line below.
 
 from __future__ import annotations
 
-from workflows.strategies.auto import Auto
-from workflows.strategies.base import Strategy
-from workflows.strategies.nested import Nested
-from workflows.strategies.phase_alternation import PhaseAlternation
-from workflows.strategies.plan_revise_execute import PlanReviseExecute
-from workflows.strategies.react import React
+from switchback.workflows.strategies.auto import Auto
+from switchback.workflows.strategies.base import Strategy
+from switchback.workflows.strategies.nested import Nested
+from switchback.workflows.strategies.phase_alternation import PhaseAlternation
+from switchback.workflows.strategies.plan_revise_execute import PlanReviseExecute
+from switchback.workflows.strategies.react import React
 
 REGISTRY: dict[str, type[Strategy]] = {
     PhaseAlternation.name: PhaseAlternation,

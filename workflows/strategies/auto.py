@@ -20,10 +20,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows import guards
-from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
-from workflows.prompts import render
-from workflows.strategies.base import (
+from switchback.workflows import guards
+from switchback.workflows.contract import (
+    ModelReply,
+    ResolvedConfig,
+    ToolCallInfo,
+    ToolOutcome,
+    layout,
+)
+from switchback.workflows.prompts import render
+from switchback.workflows.strategies.base import (
     CallModel,
     ExecuteTools,
     Interrupt,
@@ -36,10 +42,10 @@ from workflows.strategies.base import (
     Totals,
     job_result,
 )
-from workflows.strategies.nested import Nested
-from workflows.strategies.phase_alternation import PhaseAlternation
-from workflows.strategies.plan_revise_execute import PlanReviseExecute
-from workflows.strategies.react import React
+from switchback.workflows.strategies.nested import Nested
+from switchback.workflows.strategies.phase_alternation import PhaseAlternation
+from switchback.workflows.strategies.plan_revise_execute import PlanReviseExecute
+from switchback.workflows.strategies.react import React
 
 ROUTES: dict[str, type[Strategy]] = {
     s.name: s for s in (PhaseAlternation, React, PlanReviseExecute, Nested)}

@@ -28,8 +28,8 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel
 
-from workflows.completion.state import DeliverablesChecked
-from workflows.contract import (
+from switchback.workflows.completion.state import DeliverablesChecked
+from switchback.workflows.contract import (
     LoadTodosResult,
     ModelReply,
     ResolvedConfig,
@@ -39,8 +39,8 @@ from workflows.contract import (
     ToolOutcome,
     layout,
 )
-from workflows.contract.job import JobResult
-from workflows.guards import PlannedCall
+from switchback.workflows.contract.job import JobResult
+from switchback.workflows.guards import PlannedCall
 
 # -- next steps ---------------------------------------------------------------------------
 

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from workflows.breakers import cost_of
-from workflows.contract import StrategicTodos, layout
-from workflows.prompts import render
-from workflows.strategies.base import (
+from switchback.workflows.breakers import cost_of
+from switchback.workflows.contract import StrategicTodos, layout
+from switchback.workflows.prompts import render
+from switchback.workflows.strategies.base import (
     ChildJob,
     ChildOutcome,
     Interrupt,
@@ -37,8 +37,8 @@ from workflows.strategies.base import (
     RunChildren,
     StrategyView,
 )
-from workflows.strategies.phase_alternation import PhaseAlternation
-from workflows.strategies.phases import Phase
+from switchback.workflows.strategies.phase_alternation import PhaseAlternation
+from switchback.workflows.strategies.phases import Phase
 
 
 class Nested(PhaseAlternation):

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from workflows import guards
-from workflows.contract import (
+from switchback.workflows import guards
+from switchback.workflows.contract import (
     LoadTodosResult,
     ModelReply,
     ResolvedConfig,
@@ -34,8 +34,8 @@ from workflows.contract import (
     ToolCallInfo,
     ToolOutcome,
 )
-from workflows.strategies import phases, ritual
-from workflows.strategies.base import (
+from switchback.workflows.strategies import phases, ritual
+from switchback.workflows.strategies.base import (
     CallModel,
     ExecuteTools,
     Interrupt,
@@ -51,8 +51,8 @@ from workflows.strategies.base import (
     job_result,
     nudge_for,
 )
-from workflows.strategies.phases import Pending, Phase, Snapshot, Variant
-from workflows.todos import current_index, todo_block
+from switchback.workflows.strategies.phases import Pending, Phase, Snapshot, Variant
+from switchback.workflows.todos import current_index, todo_block
 
 OWN_TOOLS = frozenset({"todo_complete", "todo_rewind", "job_complete"})
 class PhaseAlternation(Strategy):

@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows.contract import Todo, layout
-from workflows.contract.config import PhaseSettings, StrategicTodos
-from workflows.prompts import render
-from workflows.strategies import ritual
-from workflows.strategies.base import PhaseRecord, Totals
+from switchback.workflows.contract import Todo, layout
+from switchback.workflows.contract.config import PhaseSettings, StrategicTodos
+from switchback.workflows.prompts import render
+from switchback.workflows.strategies import ritual
+from switchback.workflows.strategies.base import PhaseRecord, Totals
 
 Kind = Literal["strategic", "tactical"]
 Variant = Literal["bootstrap", "transition", "rewind", "wrap_up", "work", "follow_up"]

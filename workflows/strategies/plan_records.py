@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows.contract import Todo
+from switchback.workflows.contract import Todo
 
 StepStatus = Literal["pending", "done", "failed", "dropped", "cancelled"]
 MARKS = {"pending": "[ ]", "done": "[x]", "failed": "[!]", "dropped": "[-]", "cancelled": "[-]"}

@@ -35,11 +35,17 @@ import fnmatch
 from functools import partial
 from typing import Any, Literal
 
-from workflows import guards
-from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome, layout
-from workflows.prompts import render
-from workflows.strategies import plan_records as pr
-from workflows.strategies.base import (
+from switchback.workflows import guards
+from switchback.workflows.contract import (
+    ModelReply,
+    ResolvedConfig,
+    ToolCallInfo,
+    ToolOutcome,
+    layout,
+)
+from switchback.workflows.prompts import render
+from switchback.workflows.strategies import plan_records as pr
+from switchback.workflows.strategies.base import (
     CallModel,
     ExecuteTools,
     Interrupt,
@@ -53,8 +59,8 @@ from workflows.strategies.base import (
     job_result,
     react_prompt,
 )
-from workflows.strategies.plan_records import PlanStep
-from workflows.strategies.plan_stages import (
+from switchback.workflows.strategies.plan_records import PlanStep
+from switchback.workflows.strategies.plan_stages import (
     FILES_ADVICE,
     FINISH,
     OWN_TOOLS,

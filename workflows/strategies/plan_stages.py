@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows import guards
-from workflows.contract import ResolvedConfig, ToolOutcome, layout
-from workflows.contract.config import PlanReviseExecuteSettings
-from workflows.strategies import plan_records as pr
-from workflows.strategies.base import NextStep, PhaseRecord, Port, Strategy, Totals
-from workflows.strategies.plan_records import PlanStep, Round
+from switchback.workflows import guards
+from switchback.workflows.contract import ResolvedConfig, ToolOutcome, layout
+from switchback.workflows.contract.config import PlanReviseExecuteSettings
+from switchback.workflows.strategies import plan_records as pr
+from switchback.workflows.strategies.base import NextStep, PhaseRecord, Port, Strategy, Totals
+from switchback.workflows.strategies.plan_records import PlanStep, Round
 
 Kind = Literal["plan", "evaluate", "step", "wrap_up"]
 Variant = Literal["work", "revision", "replan", "rewind", "wrap_up", "follow_up"]

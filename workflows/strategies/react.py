@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from workflows import guards
-from workflows.completion import DeliverablesChecked
-from workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome
-from workflows.prompts import render
-from workflows.strategies.base import (
+from switchback.workflows import guards
+from switchback.workflows.completion import DeliverablesChecked
+from switchback.workflows.contract import ModelReply, ResolvedConfig, ToolCallInfo, ToolOutcome
+from switchback.workflows.prompts import render
+from switchback.workflows.strategies.base import (
     CallModel,
     ExecuteTools,
     Interrupt,

@@ -26,13 +26,20 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from workflows.completion import DeliverablesChecked
-from workflows.contract import ResolvedConfig, Todo, TodoSet, ToolCallInfo, ToolOutcome, layout
-from workflows.contract.config import PhaseSettings, StrategicTodos
-from workflows.contract.plans import repeated_plan
-from workflows.guards import CallGuard, Turn
-from workflows.prompts import render
-from workflows.todos import current_index
+from switchback.workflows.completion import DeliverablesChecked
+from switchback.workflows.contract import (
+    ResolvedConfig,
+    Todo,
+    TodoSet,
+    ToolCallInfo,
+    ToolOutcome,
+    layout,
+)
+from switchback.workflows.contract.config import PhaseSettings, StrategicTodos
+from switchback.workflows.contract.plans import repeated_plan
+from switchback.workflows.guards import CallGuard, Turn
+from switchback.workflows.prompts import render
+from switchback.workflows.todos import current_index
 
 PLANNING_FILES = layout.MEMORY_FILES
 MAX_CHANGED = 200  # paths a phase remembers as written (for `written_for`)

@@ -22,9 +22,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from activities.config_files import configs_dir
-from activities.model.profiles import ModelProfile
-from workflows.contract.layout import MEMORY_FILES
+from switchback.activities.config_roots import config_path
+from switchback.activities.model.profiles import ModelProfile
+from switchback.workflows.contract.layout import MEMORY_FILES
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ class Small(ModelProfile):
         content, path = args.get("content"), str(args.get("path", "")).strip("./")
         if not isinstance(content, str) or path in MEMORY_FILES:
             return None
-        copied = copied_prompt(content, prompt, template_lines(configs_dir() / "prompts"))
+        copied = copied_prompt(content, prompt, template_lines(config_path("prompts")))
         if not copied:
             return None
         shown = ", ".join(json.dumps(s[:80], ensure_ascii=False) for s in copied[:3])

@@ -80,8 +80,8 @@ def endpoint_of(config: str | dict[str, Any]) -> Endpoint:
     """The endpoint a job with `config` (a name or an inline object) calls, resolved here
     from this process's environment and configs/ (run the CLI where the worker's
     OPENAI_BASE_URL / SWITCHBACK_LOCAL_BASE_URL and keys are set)."""
-    from activities.config_files import load_config
-    from activities.model.endpoints import target
+    from switchback.activities.config_files import load_config
+    from switchback.activities.model.endpoints import target
 
     llm = load_config(config).config.llm
     t = target(llm)

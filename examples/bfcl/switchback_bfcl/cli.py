@@ -107,9 +107,9 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from activities.config_files import ConfigError, load_config
-    from activities.model.endpoints import EndpointError
-    from activities.storage.s3 import S3Store
+    from switchback.activities.config_files import ConfigError, load_config
+    from switchback.activities.model.endpoints import EndpointError
+    from switchback.activities.storage.s3 import S3Store
     from switchback_bfcl import baseline, runner
 
     opts, selected = options(a)

@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from operate.records import append_line, read_lines, write_whole
+from switchback.operate.records import append_line, read_lines, write_whole
 from switchback_bfcl import baseline, cases, check, state
 
 STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
@@ -157,9 +157,15 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     from temporalio.common import WorkflowIDReusePolicy
     from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
-    from operate.client import job_workspace
-    from operate.turns import await_end
-    from workflows.contract import WORKFLOW_TYPE, DocumentSpec, JobInput, JobResult, JobState
+    from switchback.operate.client import job_workspace
+    from switchback.operate.turns import await_end
+    from switchback.workflows.contract import (
+        WORKFLOW_TYPE,
+        DocumentSpec,
+        JobInput,
+        JobResult,
+        JobState,
+    )
 
     run = Run(case["id"], cases.category_of(case["id"]), strategy,
               job_id(opts, case, strategy), len(case["question"]))

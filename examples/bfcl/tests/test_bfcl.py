@@ -75,7 +75,7 @@ async def run_call(files: dict[str, str], name: str, raw: str, key: str = "") ->
 def follow_up(text: str, turn: int) -> str:
     """What the engine appends to instructions.md when a job takes a follow-up instruction
     (workflows/workspace_ops.py, append_instruction); `turn` is the job's 1-based turn."""
-    from workflows.contract import layout
+    from switchback.workflows.contract import layout
 
     return f"\n\n{layout.FOLLOW_UP_HEADING}{turn})\n\n{text}\n"
 
@@ -329,7 +329,7 @@ def test_the_turn_is_the_number_of_follow_up_instructions() -> None:
     with pytest.raises(state.StateError, match="numbered"):  # not as the engine writes them
         bfcl.turn_of("task\n\n## Follow-up instruction (turn 3)\n\nmore\n")
     # the engine's heading, as workflows/workspace_ops.py writes it (layout.FOLLOW_UP_HEADING)
-    from workflows.contract import layout
+    from switchback.workflows.contract import layout
     written = f"\n\n{layout.FOLLOW_UP_HEADING}2)\n\nmore\n"
     assert bfcl.turn_of(f"task{written}") == 1
 

@@ -32,15 +32,15 @@ async def run(client: Any, a: argparse.Namespace) -> int:
 
     from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError
 
-    from operate import CliError
-    from operate.client import BUCKET, ui_link
-    from operate.commands import check_config, config_arg, document_args
+    from switchback.operate import CliError
+    from switchback.operate.client import BUCKET, ui_link
+    from switchback.operate.commands import check_config, config_arg, document_args
+    from switchback.workflows.contract import InputError
     from switchback_documents.pipeline_contract import (
         PIPELINE_TYPE,
         PipelineResult,
         pipeline_input,
     )
-    from workflows.contract import InputError
 
     pid = a.id or f"pipeline-{uuid.uuid4().hex[:6]}"
     creator, validator = config_arg(a.creator_config), config_arg(a.validator_config)

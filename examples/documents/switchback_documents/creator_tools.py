@@ -33,8 +33,8 @@ from functools import cache
 import jsonschema
 from pydantic import BaseModel, Field
 
-from activities.config_files import configs_dir
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
+from switchback.activities.config_roots import config_path
 from switchback_documents.candidates import find_candidates
 
 SCHEMA = "creator/requirement.schema.json"  # in the worker's configs folder (configs_dir())
@@ -219,7 +219,7 @@ async def cite_document(ctx: ToolContext, a: CiteDocumentArgs) -> ToolResult:
 
 @cache
 def _validator() -> jsonschema.Draft202012Validator:
-    text = (configs_dir() / SCHEMA).read_text(encoding="utf-8")
+    text = config_path(SCHEMA).read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 
 

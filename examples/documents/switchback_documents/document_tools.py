@@ -23,9 +23,9 @@ import posixpath
 
 from pydantic import BaseModel, Field
 
-from activities.bounded_gather import bounded_gather
-from activities.storage.s3 import UNLIMITED
 from switchback import Files, ToolContext, ToolError, ToolResult, tool
+from switchback.activities.bounded_gather import bounded_gather
+from switchback.activities.storage.s3 import UNLIMITED
 from switchback_documents.extract import DocumentError, chunk_text, extract_text, manifest_entry
 
 MANIFEST = "chunks/manifest.json"

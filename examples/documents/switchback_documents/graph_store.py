@@ -47,7 +47,7 @@ import yaml
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as Neo4jPath
 
-from activities.config_files import configs_dir
+from switchback.activities.config_roots import config_path
 
 SEED_FILE = "validator/seed_graph.yaml"  # in the worker's configs folder (configs_dir())
 DEFAULT_PATH = ".stack/graph"
@@ -303,7 +303,7 @@ async def graph_store() -> GraphStore:
     if _instance is not None:
         return _instance
     store = await asyncio.to_thread(_shared)
-    seed = os.environ.get("SWITCHBACK_GRAPH_SEED") or str(configs_dir() / SEED_FILE)
+    seed = os.environ.get("SWITCHBACK_GRAPH_SEED") or str(config_path(SEED_FILE))
     if isinstance(store, EmbeddedGraphStore) and seed != "none" and not _seeded:
         _seeded.append(seed)
         await seed_graph(store, seed)
@@ -325,7 +325,7 @@ async def close_graph_store() -> None:
 async def seed_graph(store: GraphStore, path: str | os.PathLike | None = None) -> dict[str, int]:
     """Merge the sample graph of `path` (default: the configs folder's SEED_FILE) into
     `store`; counts of what the file holds."""
-    data = yaml.safe_load(Path(path or configs_dir() / SEED_FILE).read_text(encoding="utf-8"))
+    data = yaml.safe_load(Path(path or config_path(SEED_FILE)).read_text(encoding="utf-8"))
     for g in data.get("regulations", []):
         await store.query("MERGE (g:Regulation {id: $id}) SET g.name = $name",
                           {"id": g["id"], "name": g["name"]}, write=True)

@@ -25,18 +25,7 @@ from temporalio.common import RawValue, RetryPolicy
 from temporalio.exceptions import ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
-    from switchback_documents.pipeline_contract import (
-        PIPELINE_TYPE,
-        READ_DECISION,
-        READ_REQUIREMENTS,
-        PipelineInput,
-        PipelineResult,
-        ReadRequirementsRequest,
-        RequirementRef,
-        ValidationOutcome,
-        pipeline_input,
-    )
-    from workflows.contract import (
+    from switchback.workflows.contract import (
         JOB_FAILED_ERROR,
         NO_INPUT,
         WORKFLOW_TYPE,
@@ -49,8 +38,19 @@ with workflow.unsafe.imports_passed_through():
         WriteOutputRequest,
         from_raw,
     )
-    from workflows.failures import cause_of as _cause
-    from workflows.failures import job_failed
+    from switchback.workflows.failures import cause_of as _cause
+    from switchback.workflows.failures import job_failed
+    from switchback_documents.pipeline_contract import (
+        PIPELINE_TYPE,
+        READ_DECISION,
+        READ_REQUIREMENTS,
+        PipelineInput,
+        PipelineResult,
+        ReadRequirementsRequest,
+        RequirementRef,
+        ValidationOutcome,
+        pipeline_input,
+    )
 
 RETRY = RetryPolicy(initial_interval=timedelta(seconds=1), backoff_coefficient=2,
                     maximum_interval=timedelta(seconds=20), maximum_attempts=8)

@@ -13,14 +13,14 @@ import json
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.storage.s3 import S3Store
+from switchback.activities.storage.s3 import S3Store
+from switchback.workflows.contract import WorkspaceRef
 from switchback_documents.pipeline_contract import (
     READ_DECISION,
     READ_REQUIREMENTS,
     ReadRequirementsRequest,
     RequirementRef,
 )
-from workflows.contract import WorkspaceRef
 
 MAX_RECORD_CHARS = 4000
 

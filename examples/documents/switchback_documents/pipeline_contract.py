@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.contract.inputs import (
+from switchback.workflows.contract.inputs import (
     InputError,
     config_field,
     documents_field,
@@ -17,8 +17,8 @@ from workflows.contract.inputs import (
     shown,
     text_field,
 )
-from workflows.contract.job import DocumentSpec
-from workflows.contract.requests import WorkspaceRef
+from switchback.workflows.contract.job import DocumentSpec
+from switchback.workflows.contract.requests import WorkspaceRef
 
 PIPELINE_TYPE = "DocumentPipeline"
 READ_REQUIREMENTS = "read_requirements"
