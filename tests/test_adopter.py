@@ -29,8 +29,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from temporalio.api.history.v1 import History
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
 
 from tests.scripts import call, step
@@ -104,16 +103,19 @@ def project_converter(project: Path) -> DataConverter:
     return DataConverter(payload_codec=module.AppCodec(bytes.fromhex(KEY)))
 
 
-def encodings(history: History) -> set[bytes]:
+PAYLOADS = {"workflow_execution_started_event_attributes": "input",
+            "activity_task_scheduled_event_attributes": "input",
+            "activity_task_completed_event_attributes": "result",
+            "workflow_execution_completed_event_attributes": "result"}
+
+
+def encodings(history: WorkflowHistory) -> set[bytes]:
     found = set()
     for e in history.events:
-        for kind, field in (("workflow_execution_started_event_attributes", "input"),
-                            ("activity_task_scheduled_event_attributes", "input"),
-                            ("activity_task_completed_event_attributes", "result"),
-                            ("workflow_execution_completed_event_attributes", "result")):
-            if e.HasField(kind):
-                payloads = getattr(getattr(e, kind), field).payloads
-                found |= {p.metadata["encoding"] for p in payloads}
+        kind = e.WhichOneof("attributes")
+        if kind in PAYLOADS:
+            payloads = getattr(getattr(e, kind), PAYLOADS[kind]).payloads
+            found |= {p.metadata["encoding"] for p in payloads}
     return found
 
 
