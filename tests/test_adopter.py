@@ -32,6 +32,7 @@ import pytest
 from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
 
+from switchback.workflows.contract import JobInput, JobResult
 from tests.scripts import call, step
 from tests.test_durability import wait_started
 
@@ -162,3 +163,33 @@ async def test_a_project_of_the_usual_layout_runs_an_agent_job_as_its_child(
         assert out.returncode == 0, out.stdout + out.stderr[-3000:]
         assert "replays" in out.stdout
     assert "Traceback" not in text, text[-3000:]
+
+
+async def test_the_switchback_worker_of_a_plain_install_runs_a_job(
+        adopter, client: Client, s3, model_server, tmp_path) -> None:
+    """`switchback worker` from the wheel, in a folder with no configs of its own: the job's
+    config extends the packaged defaults and its prompts come from the package."""
+    python, _, _ = adopter
+    queue, log = f"plain-{uuid.uuid4().hex[:8]}", tmp_path / "worker.log"
+    env = clean_env(PYTHONUNBUFFERED="1", SWITCHBACK_TASK_QUEUE=queue,
+                    TEMPORAL_ADDRESS=client.service_client.config.target_host,
+                    TEMPORAL_NAMESPACE=client.namespace)
+    proc = subprocess.Popen([str(python.parent / "switchback"), "worker"], cwd=tmp_path,
+                            stdout=log.open("w"), stderr=subprocess.STDOUT,
+                            start_new_session=True, env=env)
+    job_id = f"plain-{uuid.uuid4().hex[:8]}"
+    model_server.set_script(job_id, [
+        step(call("write_file", path="hello.md", content="# Hello\n")),
+        step(call("job_complete", summary="wrote hello.md", deliverables=["hello.md"],
+                  confidence=0.9, notes=""))])
+    try:
+        await wait_started(log)
+        result = await asyncio.wait_for(client.execute_workflow(
+            "AgentJob", JobInput(config={"strategy": "react", "deliverables": ["hello.md"]},
+                                 instructions="write hello.md"),
+            id=job_id, task_queue=queue, result_type=JobResult), 120)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        await asyncio.to_thread(proc.wait, 20)
+    assert result.status == "completed" and result.verified == ["hello.md"], log.read_text()
+    assert "Traceback" not in log.read_text()
