@@ -1,0 +1,124 @@
+"""Reading a job's live event stream (workflows/contract/stream.py, docs/live.md).
+
+`job_events(client, job_id)` yields `(offset, event)` from the job's Workflow Stream: what is
+retained from `from_offset` on, then (with `follow`) each event as it is published, across
+continue-as-new, until the job has ended and its last events are read. A lost connection, a
+worker restart or a poll that timed out is retried from the last offset read, so no event is
+yielded twice and none is skipped (unless retention dropped it meanwhile: the stream then
+resumes at the oldest one it keeps).
+
+`Transcript` is the pure fold of those events into each call's text, with a retried model
+call's earlier attempts replaced: what `switchback follow` prints and any consumer can reuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowQueryFailedError,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.service import RPCError, RPCStatusCode
+
+from workflows.contract.stream import TOPIC
+
+_GIVE_UP = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT,
+            RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNAUTHENTICATED)
+_RETRIED = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError,
+            WorkflowQueryFailedError, TimeoutError, ConnectionError)
+
+
+async def job_events(client: Client, job_id: str, *, from_offset: int = 0, follow: bool = True,
+                     poll_cooldown: float = 0.25,
+                     retry_delay: float = 1.0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    """The job's events from `from_offset`: (offset, event object). Without `follow`: only
+    those published so far. A transient failure is retried every `retry_delay` seconds from
+    the offset after the last one yielded; a job that does not exist raises RPCError."""
+    stream = WorkflowStreamClient.create(client, job_id)
+    nxt = from_offset
+    end: int | None = None
+    if not follow:
+        end = await _retrying(stream.get_offset, retry_delay)
+        if end <= nxt:
+            return
+    while True:
+        try:
+            async for item in stream.subscribe(TOPIC, from_offset=nxt,
+                                               poll_cooldown=timedelta(seconds=poll_cooldown)):
+                if item.offset < nxt:  # (a poll answered twice: never yield it again)
+                    continue
+                nxt = item.offset + 1
+                if isinstance(item.data, dict):
+                    yield item.offset, item.data
+                if end is not None and nxt >= end:
+                    return
+            return  # the job ended and its retained events are read
+        except _RETRIED as e:
+            if isinstance(e, RPCError) and e.status in _GIVE_UP:
+                raise
+            await asyncio.sleep(retry_delay)
+
+
+async def _retrying(read: Any, delay: float, tries: int = 30) -> int:
+    for n in range(tries):
+        try:
+            return int(await read())
+        except _RETRIED as e:
+            if (isinstance(e, RPCError) and e.status in _GIVE_UP) or n == tries - 1:
+                raise
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+@dataclass
+class CallText:
+    """One call's text as the stream told it: the attempt shown and what it wrote."""
+
+    call: str
+    attempt: int = 1
+    text: str = ""
+    done: bool = False  # model.end seen: `text` is the whole reply
+    replaced: int = 0  # earlier attempts whose text was dropped
+    tool_calls: list[str] = field(default_factory=list)
+
+
+class Transcript:
+    """Events folded into each model call's text, retried attempts replaced (docs/live.md).
+
+    `add(event)` returns the call's CallText when the event changed one, else None."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, CallText] = {}
+
+    def add(self, ev: dict[str, Any]) -> CallText | None:
+        kind, call = ev.get("kind"), str(ev.get("call") or "")
+        if kind not in ("model.start", "model.delta", "model.end") or not call:
+            return None
+        attempt = ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1
+        ct = self.calls.get(call)
+        if ct is None:
+            ct = self.calls[call] = CallText(call=call, attempt=attempt)
+        if kind == "model.end":  # authoritative: the whole reply, whatever deltas said
+            ct.text, ct.done = str(ev.get("text") or ""), True
+            ct.attempt = max(ct.attempt, attempt)
+            ct.tool_calls = [str(n) for n in ev.get("tool_calls") or []]
+            return ct
+        if ct.done or attempt < ct.attempt:  # a late event of a failed (or finished) attempt
+            return None
+        if attempt > ct.attempt:  # a new attempt: the failed one's text is void
+            ct.attempt, ct.text, ct.replaced = attempt, "", ct.replaced + 1
+        if kind == "model.delta":
+            ct.text += str(ev.get("text") or "")
+        return ct
+
+    def text(self, call: str) -> str:
+        ct = self.calls.get(call)
+        return ct.text if ct else ""
