@@ -102,7 +102,8 @@ class Transcript:
         kind, call = ev.get("kind"), str(ev.get("call") or "")
         if kind not in ("model.start", "model.delta", "model.end") or not call:
             return None
-        attempt = ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1
+        raw = ev.get("attempt")
+        attempt = raw if isinstance(raw, int) else 1
         ct = self.calls.get(call)
         if ct is None:
             ct = self.calls[call] = CallText(call=call, attempt=attempt)
