@@ -109,7 +109,20 @@ class ConfigActivities:
             cfg = cfg.model_copy(update={"config": cfg.config.model_copy(
                 update={"search_attributes": False})})
         return cfg.model_copy(update={"payloads_encrypted": self.encrypted,
-                                      "model_calls_local": self.model_calls_local})
+                                      "model_calls_local": self.model_calls_local,
+                                      "live_retain": live_retain()})
+
+
+LIVE_RETAIN = "SWITCHBACK_LIVE_RETAIN"  # events a job's live stream keeps (docs/live.md)
+
+
+def live_retain(default: int = 1000) -> int:
+    """The operator's SWITCHBACK_LIVE_RETAIN, within 10-20,000 (else the default)."""
+    try:
+        n = int(os.environ.get(LIVE_RETAIN) or default)
+    except ValueError:
+        return default
+    return n if 10 <= n <= 20_000 else default
 
 
 async def check_task_queues(cfg: ResolvedConfig) -> None:

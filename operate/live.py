@@ -2,7 +2,9 @@
 
 `job_events(client, job_id)` yields `(offset, event)` from the job's Workflow Stream: what is
 retained from `from_offset` on, then (with `follow`) each event as it is published, across
-continue-as-new, until the job has ended and its last events are read. A lost connection, a
+continue-as-new, until the job has ended and its last events are read. It reads with the
+stream's poll query by default (no history cost; `via="update"`: the stream's long-poll
+update, faster, one update in the job's history per answered poll). A lost connection, a
 worker restart or a poll that timed out is retried from the last offset read, so no event is
 yielded twice and none is skipped (unless retention dropped it meanwhile: the stream then
 resumes at the oldest one it keeps).
@@ -14,22 +16,26 @@ call's earlier attempts replaced: what `switchback follow` prints and any consum
 from __future__ import annotations
 
 import asyncio
+import base64
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
+from temporalio.api.common.v1 import Payload
 from temporalio.client import (
     Client,
+    WorkflowExecutionStatus,
     WorkflowQueryFailedError,
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.contrib.workflow_streams import WorkflowStreamClient
+from temporalio.contrib.workflow_streams import PollInput, PollResult, WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
 from workflows.contract.stream import TOPIC
 
+POLL = "__temporal_workflow_stream_poll"  # the stream's poll (an update and a query)
 _GIVE_UP = (RPCStatusCode.NOT_FOUND, RPCStatusCode.INVALID_ARGUMENT,
             RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNAUTHENTICATED)
 _RETRIED = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -37,13 +43,66 @@ _RETRIED = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCance
 
 
 async def job_events(client: Client, job_id: str, *, from_offset: int = 0, follow: bool = True,
-                     poll_cooldown: float = 0.25,
+                     via: Literal["query", "update"] = "query", poll_interval: float = 0.3,
                      retry_delay: float = 1.0) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     """The job's events from `from_offset`: (offset, event object). Without `follow`: only
     those published so far. A transient failure is retried every `retry_delay` seconds from
-    the offset after the last one yielded; a job that does not exist raises RPCError."""
+    the offset after the last one yielded; a job that does not exist raises RPCError.
+
+    `via="query"` (the default) reads with the stream's poll query every `poll_interval`
+    seconds while there is nothing new: a query writes nothing to the job's history, however
+    many read and for however long. `via="update"` long-polls with the stream's update
+    (`WorkflowStreamClient.subscribe`): an event arrives within ~0.1 s, but every poll is an
+    update in the job's history (two events, and a workflow task when the job is idle), so a
+    reader costs history in proportion to how often it is answered (docs/live.md)."""
+    reads = _by_query(client, job_id, from_offset, follow, poll_interval, retry_delay) \
+        if via == "query" else _by_update(client, job_id, from_offset, follow, poll_interval,
+                                          retry_delay)
+    async for found in reads:
+        yield found
+
+
+async def _by_query(client: Client, job_id: str, nxt: int, follow: bool, interval: float,
+                    retry_delay: float) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+    handle = client.get_workflow_handle(job_id)
+    converter = client.data_converter.payload_converter
+    closing = False  # the job has ended: one last read, then stop
+    while True:
+        try:
+            res = await handle.query(POLL, PollInput(topics=[TOPIC], from_offset=nxt),
+                                     result_type=PollResult)
+        except _RETRIED as e:
+            if isinstance(e, RPCError) and e.status in _GIVE_UP:
+                raise
+            await asyncio.sleep(retry_delay)
+            continue
+        for item in res.items:
+            if item.offset < nxt:
+                continue
+            nxt = item.offset + 1
+            payload = Payload()
+            payload.ParseFromString(base64.b64decode(item.data))
+            data = converter.from_payload(payload)
+            if isinstance(data, dict):
+                yield item.offset, data
+        nxt = max(nxt, res.next_offset)
+        if res.more_ready:
+            continue
+        if not follow or closing:
+            return
+        if not res.items:
+            try:
+                closing = (await handle.describe()).status != WorkflowExecutionStatus.RUNNING
+            except _RETRIED as e:
+                if isinstance(e, RPCError) and e.status in _GIVE_UP:
+                    raise
+            if not closing:
+                await asyncio.sleep(interval)
+
+
+async def _by_update(client: Client, job_id: str, nxt: int, follow: bool, interval: float,
+                     retry_delay: float) -> AsyncIterator[tuple[int, dict[str, Any]]]:
     stream = WorkflowStreamClient.create(client, job_id)
-    nxt = from_offset
     end: int | None = None
     if not follow:
         end = await _retrying(stream.get_offset, retry_delay)
@@ -52,7 +111,7 @@ async def job_events(client: Client, job_id: str, *, from_offset: int = 0, follo
     while True:
         try:
             async for item in stream.subscribe(TOPIC, from_offset=nxt,
-                                               poll_cooldown=timedelta(seconds=poll_cooldown)):
+                                               poll_cooldown=timedelta(seconds=interval)):
                 if item.offset < nxt:  # (a poll answered twice: never yield it again)
                     continue
                 nxt = item.offset + 1

@@ -43,6 +43,7 @@ from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
@@ -73,6 +74,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.guards import PlannedCall
     from workflows.handlers import JobHandlers
     from workflows.job_context import JobContext
+    from workflows.live import LiveEvents, carried_state
     from workflows.metrics import log_extra, phase_started
     from workflows.steering import Steering
     from workflows.strategies.base import (
@@ -86,7 +88,10 @@ with workflow.unsafe.imports_passed_through():
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentJob(JobHandlers):
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, job: RawValue = NO_INPUT) -> None:
+        # the live event stream (workflows/live.py), with the events a continued run carried
+        self.live = LiveEvents(WorkflowStream(carried_state(job)))
         # the job: set when it starts (or continues as new)
         self.job: JobContext | None = None  # config, workspace ops, breakers: built once
         self.strategy: Strategy | None = None
@@ -112,6 +117,8 @@ class AgentJob(JobHandlers):
             if not isinstance(e, workflow.ContinueAsNewError):  # (that run carries them)
                 self._end_turns("the job was cancelled" if is_cancelled_exception(e)
                                 else "the job failed")
+                await self._live_end("cancelled" if is_cancelled_exception(e) else "failed",
+                                     self.progress.last_error or "")
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
@@ -125,8 +132,14 @@ class AgentJob(JobHandlers):
         self._end_turns(f"the job ended {result.status}")
         self.progress.status = result.status
         self._publish()
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self._live_end(result.status, result.summary)
         return result
+
+    async def _live_end(self, status: str, summary: str) -> None:
+        """The stream's last event; its readers are let go before the job ends."""
+        self.live.emit("end", status=status, summary=summary[:2000])
+        self.live.close()
+        await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _run(self, raw: RawValue) -> JobResult:
         try:
@@ -190,6 +203,7 @@ class AgentJob(JobHandlers):
 
     def _opened(self, ctx: JobContext) -> None:
         self.job = ctx
+        self.live.retain = ctx.cfg.live_retain
         ctx.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
 
     def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
@@ -199,6 +213,7 @@ class AgentJob(JobHandlers):
     async def _boundary(self, step: NextStep, job: JobRun) -> NextStep:
         """Between steps: publish, honour pause, apply rewinds, maybe continue as new."""
         self._publish()
+        self.live.observe(self._view().phase)
         if self.steering.paused:
             self.progress.status = "paused"
             self._publish()
@@ -234,6 +249,7 @@ class AgentJob(JobHandlers):
         if text is None:
             return None  # (run() ends the turns right after: nothing awaits in between)
         self.progress.status, turn = "running", self.steering.turn
+        self.live.emit("turn", turn=turn, instruction=text[:2000])
         await ctx.ops.append_instruction(turn, text)
         self._completion().next_turn(turn)
         await tool_listing.add_for_turn(ctx.cfg, ctx.ws, turn, self.steering)
@@ -256,8 +272,8 @@ class AgentJob(JobHandlers):
         ctx = self._ctx()
         await continuation.continue_as_new(job, carried(
             ctx.cfg, self._strategy().snapshot(), ctx.breakers.state, self.steering,
-            self.progress, self.conversation, self._completion().state),
-            self._view().phase)
+            self.progress, self.conversation, self._completion().state,
+            self.live.carry()), self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -269,7 +285,8 @@ class AgentJob(JobHandlers):
         self._completion().new_answer()
         turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
             self.conversation, step, notes, ctx.cfg, ctx.ws, self._phase_number(),
-            visibility.model_label(step.label, self._view())))
+            visibility.model_label(step.label, self._view()), self._model_start))
+        self.live.model_end(turn.call, turn.reply)
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
                                        turn.summary_usage.completion_tokens)
@@ -277,11 +294,16 @@ class AgentJob(JobHandlers):
         self.progress.last_step = f"{step.label}: {calls or 'no tool call'}"
         return turn.reply
 
+    def _model_start(self, call: str) -> None:
+        self.live.emit("model.start", call=call, phase=self._phase_number())
+
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
         """Deterministic checks after the step (workflows/breaker_steps.py)."""
         ctx = self._ctx()
         for trip in await breaker_steps.observe(ctx.breakers, self._view(), reply, ctx.cfg,
                                                 ctx.ops):
+            self.live.emit("breaker", name=trip.breaker, message=trip.message[:500],
+                           action=trip.action)
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
@@ -304,11 +326,17 @@ class AgentJob(JobHandlers):
         """One call of the turn: the guards at running (workflows/guards.py), an approval,
         then the strategy's own tool or the run_tool activity."""
         ctx, call, strategy = self._ctx(), planned.call, self._strategy()
+        self.live.tool_call(call)
+        ran = False  # (a strategy's own tool ran; a guard's or a denial's outcome did not)
         outcome = await self._guarded(planned)
         if outcome is None and (call.name in ctx.cfg.config.approval_required
                                 or call.needs_approval):
+            self.live.emit("approval.waiting", call=call.id, name=call.name,
+                           arguments=call.preview[:300])
             verdict = await self.steering.wait_for_approval(
                 call, ctx.cfg.config.approvals, self._phase_number(), self._set_status)
+            self.live.emit("approval.decided", call=call.id, name=call.name,
+                           approved=verdict.startswith("approved"), note=verdict[:300])
             if not verdict.startswith("approved"):
                 outcome = ToolOutcome(ok=False, code="approval_denied",
                                       summary=f"Error [approval_denied]: {verdict}")
@@ -316,12 +344,15 @@ class AgentJob(JobHandlers):
             call = await restores.rewind_call(call, self._phase_number(), ctx.cfg, ctx.ws,
                                               self.progress, self._restored)
             outcome = await strategy.own_tool(call)
+            ran = True
         if outcome is None:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 ctx.cfg, ctx.ws)
             self._completion().ran(call, outcome)
+            self.live.tool_outcome(call, outcome, refused=False)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
+        self.live.tool_outcome(call, outcome, refused=not ran)
         return outcome
 
     async def _guarded(self, planned: PlannedCall) -> ToolOutcome | None:

@@ -50,6 +50,7 @@ class PhaseEvent(Event):
     kind: Literal["phase"] = "phase"
     phase: str = ""  # strategic, tactical, a strategy's stage
     number: int = 0
+    title: str = ""
 
 
 class TodoItem(BaseModel):
