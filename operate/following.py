@@ -26,7 +26,7 @@ from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError
 
 from operate.client import ui_link
-from operate.live import job_events
+from operate.live import StreamUnreadable, job_events
 from operate.live_printer import LivePrinter
 from workflows.contract import JobResult, JobState
 
@@ -41,8 +41,12 @@ async def follow(client: Client, job_id: str, from_start: bool = False,
     except WorkflowQueryFailedError:  # no stream: a job from before it
         return await follow_steps(client, job_id)
     printer = LivePrinter(out, job_id)
-    async for _, ev in job_events(client, job_id, from_offset=start):
-        printer.add(ev)
+    try:
+        async for _, ev in job_events(client, job_id, from_offset=start):
+            printer.add(ev)
+    except StreamUnreadable as e:
+        printer.close()
+        print(f"  (the live stream stops here: {e})", file=out, flush=True)
     printer.close()
     return await result(client, job_id)
 

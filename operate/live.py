@@ -67,6 +67,7 @@ async def _by_query(client: Client, job_id: str, nxt: int, follow: bool, interva
     handle = client.get_workflow_handle(job_id)
     converter = client.data_converter.payload_converter
     closing = False  # the job has ended: one last read, then stop
+    failed = 0  # reads that failed in a row after the job ended
     while True:
         try:
             res = await handle.query(POLL, PollInput(topics=[TOPIC], from_offset=nxt),
@@ -74,8 +75,14 @@ async def _by_query(client: Client, job_id: str, nxt: int, follow: bool, interva
         except _RETRIED as e:
             if isinstance(e, RPCError) and e.status in _GIVE_UP:
                 raise
+            if await _ended(handle):
+                failed += 1
+                if failed >= 3:  # an ended job's events are read by a worker: none runs
+                    raise StreamUnreadable(f"{job_id} has ended, and no worker answers to "
+                                           f"read its events from offset {nxt} on") from e
             await asyncio.sleep(retry_delay)
             continue
+        failed = 0
         for item in res.items:
             if item.offset < nxt:
                 continue
@@ -91,13 +98,22 @@ async def _by_query(client: Client, job_id: str, nxt: int, follow: bool, interva
         if not follow or closing:
             return
         if not res.items:
-            try:
-                closing = (await handle.describe()).status != WorkflowExecutionStatus.RUNNING
-            except _RETRIED as e:
-                if isinstance(e, RPCError) and e.status in _GIVE_UP:
-                    raise
+            closing = await _ended(handle)
             if not closing:
                 await asyncio.sleep(interval)
+
+
+class StreamUnreadable(Exception):
+    """The job's events cannot be read now (it ended and no worker answers queries)."""
+
+
+async def _ended(handle: Any) -> bool:
+    try:
+        return bool((await handle.describe()).status != WorkflowExecutionStatus.RUNNING)
+    except _RETRIED as e:
+        if isinstance(e, RPCError) and e.status in _GIVE_UP:
+            raise
+        return False
 
 
 async def _by_update(client: Client, job_id: str, nxt: int, follow: bool, interval: float,

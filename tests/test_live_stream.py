@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import signal
 
 from temporalio.api.enums.v1 import EventType
 
@@ -15,6 +17,7 @@ from operate.following import follow
 from operate.live import Transcript, job_events
 from tests.conftest import running_worker
 from tests.scripts import call, full_job, step
+from tests.test_durability import wait_started, worker_process
 
 WORDS = " ".join(f"w{i:03d}" for i in range(60))  # 300 characters, each word unique
 SAID = f"Let me look around first. {WORDS}."
@@ -88,3 +91,48 @@ async def test_a_late_reader_resumes_from_its_offset_and_no_tokens_by_default(
     history = await handle.fetch_history()
     assert not any(e.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED
                    for e in history.events)
+
+
+async def test_a_worker_killed_mid_reply_the_retry_replaces_the_text(
+        client, task_queue, start_job, model_server, s3, tmp_path):
+    """The worker is SIGKILLed while the model writes its first answer; a second worker's
+    attempt 2 streams it again. `follow`, reading all along, shows the text once; the
+    events say attempt 2 began, and the fold keeps attempt 2's text only."""
+    out, seen = io.StringIO(), []
+    first = worker_process(client, task_queue, tmp_path / "w1.log")
+    second = None
+    try:
+        await wait_started(tmp_path / "w1.log")
+        handle = await start_job(slow_script(chunk_ms=120), model_server, instructions="x",
+                                 documents=[], config={
+                                     "extends": "creator", "live_token_seconds": 0.2,
+                                     "llm": {"heartbeat_timeout_seconds": 2}})
+        following = asyncio.create_task(follow(client, handle.id, from_start=True, out=out))
+        async for _, ev in job_events(client, handle.id, poll_interval=0.05):
+            seen.append(ev)
+            if ev["kind"] == "model.delta":  # a batch of the first answer has arrived
+                break
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(10)
+        second = worker_process(client, task_queue, tmp_path / "w2.log")
+        result = await asyncio.wait_for(handle.result(), 120)
+        status = await asyncio.wait_for(following, 60)  # (the worker answers its reads)
+        events = await events_of(client, handle.id)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(10)
+    assert result.status == "completed" and status == 0
+    printed = out.getvalue()
+    assert printed.count("Let me look around first.") == 1, printed
+    assert printed.count(WORDS) == 1, printed
+    assert "void" not in printed  # the same text again: nothing to take back
+    call = seen[-1]["call"]
+    starts = [e["attempt"] for _, e in events if e["kind"] == "model.start"
+              and e["call"] == call]
+    assert max(starts) >= 2, starts  # the retried attempt announced itself
+    t = Transcript()
+    for _, e in events:
+        t.add(e)
+    assert t.text(call) == SAID and t.calls[call].attempt >= 2
