@@ -117,12 +117,13 @@ LIVE_RETAIN = "SWITCHBACK_LIVE_RETAIN"  # events a job's live stream keeps (docs
 
 
 def live_retain(default: int = 1000) -> int:
-    """The operator's SWITCHBACK_LIVE_RETAIN, within 10-20,000 (else the default)."""
+    """The operator's SWITCHBACK_LIVE_RETAIN, 0 (no live stream) or 10-20,000 (else the
+    default)."""
     try:
         n = int(os.environ.get(LIVE_RETAIN) or default)
     except ValueError:
         return default
-    return n if 10 <= n <= 20_000 else default
+    return n if n == 0 or 10 <= n <= 20_000 else default
 
 
 async def check_task_queues(cfg: ResolvedConfig) -> None:

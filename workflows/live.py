@@ -9,7 +9,7 @@ the model's tokens come from outside, published by the model activity in batches
 (activities/model/live_tokens.py): a signal each.
 
 Retention is bounded: at every event the log keeps the newest `live_retain` (the operator's
-SWITCHBACK_LIVE_RETAIN, 1,000 by default); a
+SWITCHBACK_LIVE_RETAIN, 1,000 by default; 0: the workflow publishes nothing); a
 continue-as-new carries them (at most MAX_CARRIED_BYTES of them), so offsets go on across
 runs and a reader resumes where it was.
 """
@@ -65,6 +65,8 @@ class LiveEvents:
         self._todos: list[tuple[str, bool]] | None = None
 
     def emit(self, kind: str, *, call: str = "", attempt: int = 1, **fields: Any) -> None:
+        if not self.retain:  # the operator turned the stream off
+            return
         self.topic.publish(event(kind, call=call, attempt=attempt, at=workflow.now().isoformat(
             timespec="milliseconds"), **fields))
         end = self.stream._on_offset()  # (the stream has no public length yet)

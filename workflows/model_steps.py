@@ -83,7 +83,7 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        instructions_max_chars=c.limits.instructions_max_chars,
                        replay_from=cfg.replay_from,
                        replay_on_divergence=cfg.replay_on_divergence,
-                       stream_interval=c.live_token_seconds)
+                       stream_interval=c.live_token_seconds if cfg.live_retain else 0.0)
     if on_start is not None:
         on_start(req.call_key)
     reply = await _model_activity(req, step.label, cfg, summary, conv)
