@@ -28,6 +28,7 @@ loop carries its decisions out, with collaborators that each take what they need
     breaker_steps            the deterministic checks after every model step
     PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes, memo
+    LiveEvents               the live event stream: what happens, as it happens (live.py)
     restores                 a rewind that puts the workspace back as it was at a phase start
     guards                   every refusal the model reads, named, in one pipeline (guards.py)
     Completion               the verified end: entered at a claim (a guard of job_complete)
@@ -59,7 +60,7 @@ with workflow.unsafe.imports_passed_through():
         visibility,
     )
     from workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
-    from workflows.completion import UPGRADABLE, Completion
+    from workflows.completion import UPGRADABLE
     from workflows.continuation import PhaseStarts
     from workflows.contract import (
         NO_INPUT,
@@ -134,12 +135,6 @@ class AgentJob(JobHandlers):
         self._publish()
         await self._live_end(result.status, result.summary)
         return result
-
-    async def _live_end(self, status: str, summary: str) -> None:
-        """The stream's last event; its readers are let go before the job ends."""
-        self.live.emit("end", status=status, summary=summary[:2000])
-        self.live.close()
-        await workflow.wait_condition(workflow.all_handlers_finished)
 
     async def _run(self, raw: RawValue) -> JobResult:
         try:
@@ -294,16 +289,12 @@ class AgentJob(JobHandlers):
         self.progress.last_step = f"{step.label}: {calls or 'no tool call'}"
         return turn.reply
 
-    def _model_start(self, call: str) -> None:
-        self.live.emit("model.start", call=call, phase=self._phase_number())
-
     async def _check_breakers(self, reply: ModelReply, step: NextStep) -> NextStep:
         """Deterministic checks after the step (workflows/breaker_steps.py)."""
         ctx = self._ctx()
         for trip in await breaker_steps.observe(ctx.breakers, self._view(), reply, ctx.cfg,
                                                 ctx.ops):
-            self.live.emit("breaker", name=trip.breaker, message=trip.message[:500],
-                           action=trip.action)
+            self.live.breaker(trip)
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
@@ -331,12 +322,10 @@ class AgentJob(JobHandlers):
         outcome = await self._guarded(planned)
         if outcome is None and (call.name in ctx.cfg.config.approval_required
                                 or call.needs_approval):
-            self.live.emit("approval.waiting", call=call.id, name=call.name,
-                           arguments=call.preview[:300])
+            self.live.approval(call)
             verdict = await self.steering.wait_for_approval(
                 call, ctx.cfg.config.approvals, self._phase_number(), self._set_status)
-            self.live.emit("approval.decided", call=call.id, name=call.name,
-                           approved=verdict.startswith("approved"), note=verdict[:300])
+            self.live.approval(call, verdict)
             if not verdict.startswith("approved"):
                 outcome = ToolOutcome(ok=False, code="approval_denied",
                                       summary=f"Error [approval_denied]: {verdict}")
@@ -407,17 +396,3 @@ class AgentJob(JobHandlers):
         workflow.logger.error("job refused: %s", what)
         self._publish()  # the reason persists on the page (memo)
         raise job_failed(what, code)
-
-    # -- the job's parts -----------------------------------------------------------
-
-    def _ctx(self) -> JobContext:
-        assert self.job is not None, "the job has no context yet"
-        return self.job
-
-    def _strategy(self) -> Strategy:
-        assert self.strategy is not None, "the job has no strategy yet"
-        return self.strategy
-
-    def _completion(self) -> Completion:
-        return self._ctx().ops.completion
-

@@ -25,6 +25,7 @@ from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamSt
 with workflow.unsafe.imports_passed_through():
     from pydantic import TypeAdapter
 
+    from workflows.breakers import Trip
     from workflows.completion.state import UNKNOWN_OUTCOME
     from workflows.contract import ModelReply, ToolCallInfo, ToolOutcome, from_raw
     from workflows.contract.stream import (
@@ -104,6 +105,19 @@ class LiveEvents:
         else:
             self.emit("tool.result", call=call.id, name=call.name, ok=outcome.ok,
                       text=clip(outcome.summary, RESULT_CHARS))
+
+    def breaker(self, trip: Trip) -> None:
+        self.emit("breaker", name=trip.breaker, message=clip(trip.message, RESULT_CHARS),
+                  action=trip.action)
+
+    def approval(self, call: ToolCallInfo, verdict: str | None = None) -> None:
+        """A call waits for the `approve` update (`verdict` None), or was decided."""
+        if verdict is None:
+            self.emit("approval.waiting", call=call.id, name=call.name,
+                      arguments=clip(call.preview, ARGUMENTS_CHARS))
+        else:
+            self.emit("approval.decided", call=call.id, name=call.name,
+                      approved=verdict.startswith("approved"), note=clip(verdict, 300))
 
     def carry(self) -> WorkflowStreamState:
         """The state the next run starts from: the newest events, MAX_CARRIED_BYTES at most."""
