@@ -2,7 +2,7 @@
 
     python starter.py start [--config creator] [--instructions FILE] [--document PATH ...]
                             [--id JOB_ID] [--follow | --wait [--show-workspace]]
-    python starter.py follow JOB_ID          live line per step, todo progress bar, exit status
+    python starter.py follow JOB_ID          the live stream: model text, tool calls, phases, end
     python starter.py status JOB_ID          the live state (the `state` query; with no worker,
                                              the progress the job persisted)
     python starter.py list [--query Q]       jobs with status, phase, todos, tokens, cost
@@ -121,6 +121,8 @@ def parser() -> argparse.ArgumentParser:
                        ("status", "print the live state of a job"), ("pause", "pause a job"),
                        ("resume", "resume a paused job"), ("cancel", "cancel a job")):
         sub.add_parser(name, help=text).add_argument("job_id", help=JOB_HELP)
+    sub.choices["follow"].add_argument("--from-start", action="store_true", help="replay the "
+                                       "events the job retains first (default: from now on)")
     rw = sub.add_parser("rewind", help="make a job re-plan around an issue")
     rw.add_argument("job_id", help=JOB_HELP)
     rw.add_argument("issue", help="what went wrong: the job archives its todos and plans "
@@ -267,8 +269,9 @@ async def run(a: argparse.Namespace) -> int:
         return await commands.rewind(client, a.job_id, a.issue, a.restore_phase)
     if a.cmd == "list":
         return await commands.list_jobs(client, a.query)
-    by_id = {"follow": following.follow, "status": commands.status, "cancel": commands.cancel,
-             "result": following.result}
+    if a.cmd == "follow":
+        return await following.follow(client, a.job_id, a.from_start)
+    by_id = {"status": commands.status, "cancel": commands.cancel, "result": following.result}
     return await by_id[a.cmd](client, a.job_id)
 
 

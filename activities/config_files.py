@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -109,7 +110,21 @@ class ConfigActivities:
             cfg = cfg.model_copy(update={"config": cfg.config.model_copy(
                 update={"search_attributes": False})})
         return cfg.model_copy(update={"payloads_encrypted": self.encrypted,
-                                      "model_calls_local": self.model_calls_local})
+                                      "model_calls_local": self.model_calls_local,
+                                      "live_retain": live_retain()})
+
+
+LIVE_RETAIN = "SWITCHBACK_LIVE_RETAIN"  # events a job's live stream keeps (docs/live.md)
+
+
+def live_retain(default: int = 1000) -> int:
+    """The operator's SWITCHBACK_LIVE_RETAIN, 0 (no live stream) or 10-20,000 (else the
+    default)."""
+    try:
+        n = int(os.environ.get(LIVE_RETAIN) or default)
+    except ValueError:
+        return default
+    return n if n == 0 or 10 <= n <= 20_000 else default
 
 
 async def check_task_queues(cfg: ResolvedConfig) -> None:

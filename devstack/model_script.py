@@ -5,7 +5,8 @@ step is a mapping with ``tool_calls`` (``[{name, arguments, id?}]``), ``content`
 ``error`` (``{status, retry_after?, message?, type?, code?}``), ``raw`` (a 200 body as it is)
 or ``replay`` (a recorded response ``{status, body}``, e.g. from llama-server; see
 devstack/llama_like.py), plus optional
-``latency_ms``, ``usage``, ``finish_reason`` and ``for_call``. `validate_script`
+``latency_ms``, ``chunk_ms`` (between two chunks of a streamed answer), ``usage``,
+``finish_reason`` and ``for_call``. `validate_script`
 normalizes them and raises ValueError naming the offending step. See
 devstack/scripted_model.py for how the server plays them.
 """
@@ -18,7 +19,7 @@ from typing import Any
 import yaml
 
 _STEP_KEYS = {"tool_calls", "content", "error", "raw", "replay", "latency_ms", "usage",
-              "finish_reason", "for_call", "bind"}
+              "finish_reason", "for_call", "bind", "chunk_ms"}
 _CALL_KEYS = {"name", "arguments", "id"}
 _ERROR_KEYS = {"status", "retry_after", "message", "type", "code"}
 _USAGE_KEYS = {"prompt_tokens", "completion_tokens", "total_tokens"}
@@ -59,6 +60,10 @@ def _normalize_step(index: int, step: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"latency_ms": step.get("latency_ms") or 0}
     if not _is_count(out["latency_ms"]):
         raise bad("latency_ms must be a non-negative number")
+    if "chunk_ms" in step:  # between two chunks of a streamed answer
+        if not _is_count(step["chunk_ms"]):
+            raise bad("chunk_ms must be a non-negative number")
+        out["chunk_ms"] = step["chunk_ms"]
     if "for_call" in step:
         if not isinstance(step["for_call"], str) or not step["for_call"]:
             raise bad("for_call must be a non-empty string")

@@ -19,8 +19,8 @@ Contract:
   retry_after?, message?, type?, code?}``) or ``raw`` (a 200 body as it is: a string verbatim,
   a mapping or list JSON-encoded) or ``replay`` (a recorded response ``{status, body}``, any
   status, body verbatim: llama-server's shapes from tests/fixtures/llama_server/), plus optional
-  ``latency_ms``, ``usage``, ``finish_reason`` and ``bind``. Steps are validated when set;
-  problems raise ``ValueError`` naming the step.
+  ``latency_ms``, ``chunk_ms``, ``usage``, ``finish_reason`` and ``bind``. Steps are checked
+  when set; problems raise ``ValueError`` naming the step.
   A step with ``for_call: <text>`` is reserved: only a request whose call key contains that text
   takes it (e.g. ``for_call: summary`` answers summarization calls wherever they happen), and
   the plain sequence skips it. ``script_map`` (``--script-map``) gives jobs whose id ends with
@@ -35,6 +35,7 @@ Contract:
   /_admin/requests?job_id=X`` (the recorded request bodies plus ``_call_key``), ``POST
   /_admin/reset`` (forget all jobs).
 * Latency: server-wide ``latency_ms`` plus per-step ``latency_ms``, slept in the handler thread.
+* ``stream: true``: the answer as server-sent events (devstack/streamed_reply.py).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from switchback.devstack.model_script import (
     load_script,
     validate_script,
 )
+from switchback.devstack.streamed_reply import sse_chunks, write_stream
 
 __all__ = ["ScriptedModelServer", "load_script", "validate_script", "count_tokens"]
 LAST_TOOL_RESULT = "{{last_tool_result}}"
@@ -177,8 +179,8 @@ class ScriptedModelServer:
             self._jobs.clear()
 
     def _complete(self, body: dict[str, Any], job_id: str,
-                 call_key: str | None) -> tuple[Any, float]:
-        """Answer one chat completion: (response body, step latency ms) or raise _HTTPError."""
+                 call_key: str | None) -> tuple[Any, dict[str, Any]]:
+        """Answer one chat completion: (response body, its step) or raise _HTTPError."""
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None:
@@ -215,12 +217,12 @@ class ScriptedModelServer:
                 binding = _Binding(binding.step, binding.completion_id, binding.created,
                                    [f"{c}r{binding.repeats}" for c in binding.call_ids])
             if binding.body is not None:
-                return binding.body, binding.step["latency_ms"]
+                return binding.body, binding.step
         rendered = self._render(binding, body)  # token counting happens outside the lock
         with self._lock:
             if binding.body is None:
                 binding.body = rendered
-            return binding.body, binding.step["latency_ms"]
+            return binding.body, binding.step
 
     @staticmethod
     def _next_step(job: _Job, call_key: str | None) -> int | None:
@@ -339,14 +341,18 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     sent = {k.lower(): v for k, v in self.headers.items()
                             if k.lower().startswith("openai-")}  # recorded with the body
-                    payload, step_latency = srv._complete(
+                    payload, step = srv._complete(
                         {**body, "_headers": sent} if sent else body, job_id,
                         self.headers.get("X-Switchback-Call"))
                 except _HTTPError as exc:
                     time.sleep((srv.latency_ms + exc.latency_ms) / 1000)
                     raise
-                time.sleep((srv.latency_ms + step_latency) / 1000)
-                self._send(200, payload)
+                time.sleep((srv.latency_ms + step["latency_ms"]) / 1000)
+                if body.get("stream") is True and isinstance(payload, dict) \
+                        and payload.get("object") == "chat.completion":
+                    write_stream(self, sse_chunks(payload, body), step.get("chunk_ms", 0))
+                else:
+                    self._send(200, payload)
             elif route == ("GET", "/v1/models"):
                 self._send(200, {"object": "list", "data": [
                     {"id": "scripted", "object": "model", "owned_by": "switchback"}]})

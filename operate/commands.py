@@ -143,7 +143,7 @@ async def start(client: Client, a: argparse.Namespace, job: JobInput) -> int:
                                 static_details=metadata.static_details(job, cfg))
     print(f"started {job_id}\n  web UI: {ui_link(client, job_id)}", flush=True)
     if a.follow:
-        return await follow(client, job_id)
+        return await follow(client, job_id, from_start=True)
     if not a.wait:
         return 0
     status = await result(client, job_id)

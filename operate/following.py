@@ -1,19 +1,57 @@
-"""Watching a job from the CLI: `follow` (a line per model step until it ends) and
-`result` (its outcome in a few lines), for `starter.py start --follow/--wait`, `follow`,
-`result` and `rerun --follow`."""
+"""Watching a job from the CLI: `follow` (the job's live stream until it ends) and `result`
+(its outcome in a few lines), for `starter.py start --follow/--wait`, `follow`, `result` and
+`rerun --follow`.
+
+`follow` prints the live stream (docs/live.md): the model's text as it arrives, a line per
+tool call and result, phase and todo changes, refusals, breakers, approvals waiting, the end
+(operate/live_printer.py). It reads from the job's current offset, or with `--from-start`
+from the oldest event the job retains; a lost connection or a worker restart is resumed from
+the last event read. A job from before the live stream is followed as before: a line per
+model step from the `state` query (`follow_steps`).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import sys
+from typing import TextIO
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowQueryFailedError,
+)
+from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError
 
 from switchback.operate.client import ui_link
+from switchback.operate.live import StreamUnreadable, job_events
+from switchback.operate.live_printer import LivePrinter
 from switchback.workflows.contract import JobResult, JobState
 
 
-async def follow(client: Client, job_id: str, interval: float = 0.3) -> int:
+async def follow(client: Client, job_id: str, from_start: bool = False,
+                 out: TextIO | None = None) -> int:
+    """The job's live stream until it ends, then its outcome; exit status 0 if completed."""
+    out = out or sys.stdout
+    try:
+        start = 0 if from_start else await WorkflowStreamClient.create(
+            client, job_id).get_offset()
+    except WorkflowQueryFailedError:  # no stream: a job from before it
+        return await follow_steps(client, job_id)
+    printer = LivePrinter(out, job_id)
+    try:
+        async for _, ev in job_events(client, job_id, from_offset=start):
+            printer.add(ev)
+    except StreamUnreadable as e:
+        printer.close()
+        print(f"  (the live stream stops here: {e})", file=out, flush=True)
+    printer.close()
+    return await result(client, job_id)
+
+
+async def follow_steps(client: Client, job_id: str, interval: float = 0.3) -> int:
     """A line per model step with the phase's todo progress bar, until the job ends."""
     handle = client.get_workflow_handle(job_id)
     last_step, last_status = 0, ""

@@ -89,7 +89,7 @@ async def rerun(client: Client, a: argparse.Namespace) -> int:
         s3.close()
     print(f"started {new_id} from phase {a.from_phase} of {a.job_id}\n"
           f"  web UI: {ui_link(client, new_id)}", flush=True)
-    return await follow(client, new_id) if a.follow else 0
+    return await follow(client, new_id, from_start=True) if a.follow else 0
 
 
 async def report(client: Client, a: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ loop carries its decisions out, with collaborators that each take what they need
     breaker_steps            the deterministic checks after every model step
     PhaseStarts              continue-as-new and snapshots at phase starts (continuation.py)
     visibility               the `state` query, current details, search attributes, memo
+    LiveEvents               the live event stream: what happens, as it happens (live.py)
     restores                 a rewind that puts the workspace back as it was at a phase start
     guards                   every refusal the model reads, named, in one pipeline (guards.py)
     Completion               the verified end: entered at a claim (a guard of job_complete)
@@ -43,6 +44,7 @@ from typing import NoReturn
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.contrib.workflow_streams import WorkflowStream
 from temporalio.exceptions import is_cancelled_exception
 
 with workflow.unsafe.imports_passed_through():
@@ -58,7 +60,7 @@ with workflow.unsafe.imports_passed_through():
         visibility,
     )
     from switchback.workflows.carry import Carried, JobRun, PhaseStart, carried, job_run, take_over
-    from switchback.workflows.completion import UPGRADABLE, Completion
+    from switchback.workflows.completion import UPGRADABLE
     from switchback.workflows.continuation import PhaseStarts
     from switchback.workflows.contract import (
         NO_INPUT,
@@ -73,6 +75,7 @@ with workflow.unsafe.imports_passed_through():
     from switchback.workflows.guards import PlannedCall
     from switchback.workflows.handlers import JobHandlers
     from switchback.workflows.job_context import JobContext
+    from switchback.workflows.live import LiveEvents, carried_state
     from switchback.workflows.metrics import log_extra, phase_started
     from switchback.workflows.steering import Steering
     from switchback.workflows.strategies.base import (
@@ -86,7 +89,10 @@ with workflow.unsafe.imports_passed_through():
 
 @workflow.defn(name=WORKFLOW_TYPE)
 class AgentJob(JobHandlers):
-    def __init__(self) -> None:
+    @workflow.init
+    def __init__(self, job: RawValue = NO_INPUT) -> None:
+        # the live event stream (workflows/live.py), with the events a continued run carried
+        self.live = LiveEvents(WorkflowStream(carried_state(job)))
         # the job: set when it starts (or continues as new)
         self.job: JobContext | None = None  # config, workspace ops, breakers: built once
         self.strategy: Strategy | None = None
@@ -112,6 +118,8 @@ class AgentJob(JobHandlers):
             if not isinstance(e, workflow.ContinueAsNewError):  # (that run carries them)
                 self._end_turns("the job was cancelled" if is_cancelled_exception(e)
                                 else "the job failed")
+                await self._live_end("cancelled" if is_cancelled_exception(e) else "failed",
+                                     self.progress.last_error or "")
             if not is_cancelled_exception(e) or self.strategy is None:
                 raise
             self.progress.status = "cancelled"
@@ -125,7 +133,7 @@ class AgentJob(JobHandlers):
         self._end_turns(f"the job ended {result.status}")
         self.progress.status = result.status
         self._publish()
-        await workflow.wait_condition(workflow.all_handlers_finished)
+        await self._live_end(result.status, result.summary)
         return result
 
     async def _run(self, raw: RawValue) -> JobResult:
@@ -190,6 +198,7 @@ class AgentJob(JobHandlers):
 
     def _opened(self, ctx: JobContext) -> None:
         self.job = ctx
+        self.live.retain = ctx.cfg.live_retain
         ctx.ops.on_usage = self._add_usage  # a verification call's tokens (completion.check)
 
     def _add_usage(self, tokens_in: int, tokens_out: int) -> None:
@@ -199,6 +208,7 @@ class AgentJob(JobHandlers):
     async def _boundary(self, step: NextStep, job: JobRun) -> NextStep:
         """Between steps: publish, honour pause, apply rewinds, maybe continue as new."""
         self._publish()
+        self.live.observe(self._view().phase)
         if self.steering.paused:
             self.progress.status = "paused"
             self._publish()
@@ -234,6 +244,7 @@ class AgentJob(JobHandlers):
         if text is None:
             return None  # (run() ends the turns right after: nothing awaits in between)
         self.progress.status, turn = "running", self.steering.turn
+        self.live.emit("turn", turn=turn, instruction=text[:2000])
         await ctx.ops.append_instruction(turn, text)
         self._completion().next_turn(turn)
         await tool_listing.add_for_turn(ctx.cfg, ctx.ws, turn, self.steering)
@@ -256,8 +267,8 @@ class AgentJob(JobHandlers):
         ctx = self._ctx()
         await continuation.continue_as_new(job, carried(
             ctx.cfg, self._strategy().snapshot(), ctx.breakers.state, self.steering,
-            self.progress, self.conversation, self._completion().state),
-            self._view().phase)
+            self.progress, self.conversation, self._completion().state,
+            self.live.carry()), self._view().phase)
 
     # -- a model step -----------------------------------------------------------------
 
@@ -269,7 +280,8 @@ class AgentJob(JobHandlers):
         self._completion().new_answer()
         turn = await self.starts.after(model_steps.call_model(  # then a phase start's snapshot
             self.conversation, step, notes, ctx.cfg, ctx.ws, self._phase_number(),
-            visibility.model_label(step.label, self._view())))
+            visibility.model_label(step.label, self._view()), self._model_start))
+        self.live.model_end(turn.call, turn.reply)
         if turn.summary_usage.prompt_tokens or turn.summary_usage.completion_tokens:
             self._strategy().add_usage(turn.summary_usage.prompt_tokens,
                                        turn.summary_usage.completion_tokens)
@@ -282,6 +294,7 @@ class AgentJob(JobHandlers):
         ctx = self._ctx()
         for trip in await breaker_steps.observe(ctx.breakers, self._view(), reply, ctx.cfg,
                                                 ctx.ops):
+            self.live.breaker(trip)
             if trip.action == "note":
                 self.notes.append(trip.message)
                 continue
@@ -304,11 +317,15 @@ class AgentJob(JobHandlers):
         """One call of the turn: the guards at running (workflows/guards.py), an approval,
         then the strategy's own tool or the run_tool activity."""
         ctx, call, strategy = self._ctx(), planned.call, self._strategy()
+        self.live.tool_call(call)
+        ran = False  # (a strategy's own tool ran; a guard's or a denial's outcome did not)
         outcome = await self._guarded(planned)
         if outcome is None and (call.name in ctx.cfg.config.approval_required
                                 or call.needs_approval):
+            self.live.approval(call)
             verdict = await self.steering.wait_for_approval(
                 call, ctx.cfg.config.approvals, self._phase_number(), self._set_status)
+            self.live.approval(call, verdict)
             if not verdict.startswith("approved"):
                 outcome = ToolOutcome(ok=False, code="approval_denied",
                                       summary=f"Error [approval_denied]: {verdict}")
@@ -316,12 +333,15 @@ class AgentJob(JobHandlers):
             call = await restores.rewind_call(call, self._phase_number(), ctx.cfg, ctx.ws,
                                               self.progress, self._restored)
             outcome = await strategy.own_tool(call)
+            ran = True
         if outcome is None:
             outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
                                                 ctx.cfg, ctx.ws)
             self._completion().ran(call, outcome)
+            self.live.tool_outcome(call, outcome, refused=False)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
+        self.live.tool_outcome(call, outcome, refused=not ran)
         return outcome
 
     async def _guarded(self, planned: PlannedCall) -> ToolOutcome | None:
@@ -376,17 +396,3 @@ class AgentJob(JobHandlers):
         workflow.logger.error("job refused: %s", what)
         self._publish()  # the reason persists on the page (memo)
         raise job_failed(what, code)
-
-    # -- the job's parts -----------------------------------------------------------
-
-    def _ctx(self) -> JobContext:
-        assert self.job is not None, "the job has no context yet"
-        return self.job
-
-    def _strategy(self) -> Strategy:
-        assert self.strategy is not None, "the job has no strategy yet"
-        return self.strategy
-
-    def _completion(self) -> Completion:
-        return self._ctx().ops.completion
-

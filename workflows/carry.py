@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
+from temporalio.contrib.workflow_streams import WorkflowStreamState
 
 from switchback.workflows.breakers import BreakerState
 from switchback.workflows.completion import CompletionState
@@ -53,11 +54,13 @@ class Carried(BaseModel):
     instructions: list[str] = Field([], max_length=10)
     turn: int = Field(1, ge=1)
     instruction_tools: dict[int, list[str]] = Field({}, max_length=10)  # by the turn they start
+    stream: WorkflowStreamState | None = None  # the live stream's newest events (live.py)
 
 
 def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerState,
             s: Steering, p: Progress, conversation: Conversation,
-            completion: CompletionState | None = None) -> Carried:
+            completion: CompletionState | None = None,
+            stream: WorkflowStreamState | None = None) -> Carried:
     """What the next run of the job starts from."""
     return Carried(cfg=cfg, objective=p.objective, strategy=strategy, breakers=breakers,
                    paused=s.paused, rewinds=s.rewinds, rejected=s.rejected,
@@ -66,7 +69,7 @@ def carried(cfg: ResolvedConfig, strategy: dict[str, Any], breakers: BreakerStat
                    closing=conversation.inline, closing_conversation=conversation.key,
                    completion=completion or CompletionState(),
                    instructions=s.instructions, turn=s.turn,
-                   instruction_tools=s.instruction_tools)
+                   instruction_tools=s.instruction_tools, stream=stream)
 
 
 def take_over(carry: Carried, s: Steering, p: Progress, conversation: Conversation) -> None:

@@ -1,6 +1,7 @@
 """The workflow's handlers, for people and tools steering a job: the signals (`rewind`,
 `instruct`, `pause`, `resume`), the updates (`approve`, `instruct`) and the `state` query;
-and what people see (`_publish`: current details, search attributes, memo).
+and what people see (`_publish`: current details, search attributes, memo; the live stream's
+model starts and end: workflows/live.py).
 Each hands its input, undecoded, to Steering (workflows/steering.py), which checks it, so no
 payload can fail a workflow task; AgentJob (agent_job.py) inherits them."""
 
@@ -13,8 +14,10 @@ from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from switchback.workflows import visibility
+    from switchback.workflows.completion import Completion
     from switchback.workflows.contract import INSTRUCT, NO_INPUT, JobState
     from switchback.workflows.job_context import JobContext
+    from switchback.workflows.live import LiveEvents
     from switchback.workflows.steering import Steering
     from switchback.workflows.strategies.base import Strategy, StrategyView, Totals
 
@@ -25,6 +28,7 @@ class JobHandlers:
     steering: Steering
     progress: visibility.Progress
     publisher: visibility.Publisher
+    live: LiveEvents
     _ended: bool
 
     # -- steering ---------------------------------------------------------------------
@@ -106,6 +110,28 @@ class JobHandlers:
         self.publisher.publish(self.state(), cfg is not None and cfg.config.search_attributes,
                                text=cfg is None or not cfg.payloads_encrypted)
 
+    def _model_start(self, call: str) -> None:
+        self.live.emit("model.start", call=call, phase=self._phase_number())
+
+    async def _live_end(self, status: str, summary: str) -> None:
+        """The live stream's last event; its readers are let go before the job ends."""
+        self.live.emit("end", status=status, summary=summary[:2000])
+        self.live.close()
+        await workflow.wait_condition(workflow.all_handlers_finished)
+
     def _phase_number(self) -> int:
         ph = self._view().phase
         return ph.number if ph else 0
+
+    # -- the job's parts -----------------------------------------------------------
+
+    def _ctx(self) -> JobContext:
+        assert self.job is not None, "the job has no context yet"
+        return self.job
+
+    def _strategy(self) -> Strategy:
+        assert self.strategy is not None, "the job has no strategy yet"
+        return self.strategy
+
+    def _completion(self) -> Completion:
+        return self._ctx().ops.completion

@@ -24,6 +24,7 @@ through the server, which retries it as before.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -56,14 +57,17 @@ LOCAL_CALL_BELOW_SECONDS = 2.0  # a call may run locally only after one that ans
 class ModelTurn:
     reply: ModelReply
     summary_usage: Usage  # tokens spent on summaries before the answer
+    call: str = ""  # the call's key (the live stream's `call`)
 
 
 async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                      cfg: ResolvedConfig, ws: WorkspaceRef, phase: int,
-                     summary: str = "") -> ModelTurn:
+                     summary: str = "",
+                     on_start: Callable[[str], None] | None = None) -> ModelTurn:
     """Ask the model for its next turn in `step.conversation` (a new key starts a new,
     empty conversation); `notes` (breaker messages) go in as user messages. `summary`: what
-    the web UI shows for the call (default: the step's label)."""
+    the web UI shows for the call (default: the step's label); `on_start`: told the call's
+    key before it is made (the live stream's model.start)."""
     fresh = step.conversation != conv.key
     closing, closing_key = conv.start(step.conversation) if fresh else ([], "")
     for text in step.user_messages + notes:
@@ -78,7 +82,10 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                        closing_conversation=closing_key, tool_record=cfg.tool_record,
                        instructions_max_chars=c.limits.instructions_max_chars,
                        replay_from=cfg.replay_from,
-                       replay_on_divergence=cfg.replay_on_divergence)
+                       replay_on_divergence=cfg.replay_on_divergence,
+                       stream_interval=c.live_token_seconds if cfg.live_retain else 0.0)
+    if on_start is not None:
+        on_start(req.call_key)
     reply = await _model_activity(req, step.label, cfg, summary, conv)
     conv.inline = []
     spent = Usage()
@@ -92,7 +99,7 @@ async def call_model(conv: Conversation, step: CallModel, notes: list[str],
                                         / reply.estimated_prompt_tokens))
     conv.length = reply.message_index + 1
     conv.last_assistant = reply.message_index
-    return ModelTurn(reply, spent)
+    return ModelTurn(reply, spent, req.call_key)
 
 
 async def _compact(conv: Conversation, cfg: ResolvedConfig, ws: WorkspaceRef,

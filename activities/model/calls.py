@@ -60,7 +60,7 @@ import time
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from switchback.activities.model import endpoints, profiles
+from switchback.activities.model import endpoints, live_tokens, profiles
 from switchback.activities.model.chat import RAW_JSON, ChatClient
 from switchback.activities.model.prompt import (
     assemble,
@@ -255,16 +255,19 @@ class ModelActivities:
         return ModelReply(content=(stored["content"] or "")[:MAX_REPLY_TEXT], tool_calls=calls,
                           finish_reason=stored["_meta"].get("finish_reason"), usage=usage,
                           message_index=req.length, estimated_prompt_tokens=estimate,
-                          call_ms=call_ms)
+                          call_ms=call_ms, attempt=activity.info().attempt)
 
     async def _live(self, req: ModelRequest, kwargs: dict, fingerprint: str) -> dict:
         """Call the endpoint; the assistant message as stored (usage in `_meta`). The body
         is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
+        client = self.client(req.llm)
+        call = (live_tokens.streamed(client, req.call_key, req.stream_interval,
+                                     headers=headers, **kwargs)
+                if req.stream_interval > 0 else client.create(headers=headers, **kwargs))
         try:
-            body = await with_heartbeat(self.client(req.llm).create(headers=headers, **kwargs),
-                                        req.llm.retry.longest_wait())
+            body = await with_heartbeat(call, req.llm.retry.longest_wait())
         except ApplicationError as e:
             counted = count_identical(e, fingerprint, IDENTICAL_FAILURES)
             if counted is e:

@@ -20,9 +20,12 @@ switchback needs openai >= 3, as the agent libraries installed beside it do).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import httpx2
 import openai
+
+from switchback.activities.model.streaming import ReplyAssembler
 
 RAW_JSON = "\x00raw"  # a body key: fields given as JSON text
 
@@ -44,14 +47,9 @@ class ChatClient:
         """POST the request; the answer's body (status 2xx), else the openai client's error.
         `body[RAW_JSON]`: fields already serialized (name -> JSON text), spliced in as they
         are (the prompt, serialized once for its fingerprint)."""
-        raw = body.get(RAW_JSON) or {}
-        text = json.dumps({k: v for k, v in body.items() if k != RAW_JSON})  # ASCII escapes:
-        # a lone surrogate cannot break the request
-        if raw:
-            text = text[:-1] + "".join(f", {json.dumps(k)}: {v}" for k, v in raw.items()) + "}"
-        data = text.encode()
         try:
-            r = await self._http.post(self.url, content=data, headers=headers, timeout=timeout)
+            r = await self._http.post(self.url, content=_encoded(body), headers=headers,
+                                      timeout=timeout)
         except httpx2.TimeoutException as e:
             raise openai.APITimeoutError(request=_request(e, self.url)) from e
         except httpx2.TransportError as e:
@@ -60,8 +58,44 @@ class ChatClient:
             raise status_error(r)
         return r.content
 
+    async def stream(self, body: dict, headers: dict[str, str], timeout: float,
+                     on_text: Callable[[str], None]) -> bytes:
+        """The same request with `stream: true`: `on_text` gets the reply's text as it is
+        written; the answer is returned as the body a plain call would have had
+        (activities/model/streaming.py). A server that answers without streaming is read as
+        it is; errors are those of `create`."""
+        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            async with self._http.stream("POST", self.url, content=_encoded(body),
+                                         headers={**headers, "Accept": "text/event-stream"},
+                                         timeout=timeout) as r:
+                if r.status_code >= 400:
+                    await r.aread()
+                    raise status_error(r)
+                if "event-stream" not in r.headers.get("content-type", ""):
+                    return await r.aread()
+                reply = ReplyAssembler()
+                async for line in r.aiter_lines():
+                    text = reply.text_of(line)
+                    if text:
+                        on_text(text)
+                return reply.body()
+        except httpx2.TimeoutException as e:
+            raise openai.APITimeoutError(request=_request(e, self.url)) from e
+        except httpx2.TransportError as e:
+            raise openai.APIConnectionError(request=_request(e, self.url)) from e
+
     async def close(self) -> None:
         await self._http.aclose()
+
+
+def _encoded(body: dict) -> bytes:
+    raw = body.get(RAW_JSON) or {}
+    text = json.dumps({k: v for k, v in body.items() if k != RAW_JSON})  # ASCII escapes:
+    # a lone surrogate cannot break the request
+    if raw:
+        text = text[:-1] + "".join(f", {json.dumps(k)}: {v}" for k, v in raw.items()) + "}"
+    return text.encode()
 
 
 def _request(e: httpx2.RequestError, url: str) -> httpx2.Request:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from switchback.workflows.contract import layout
 from switchback.workflows.contract.config_names import (
@@ -127,6 +127,8 @@ class JobConfig(_Strict):
     nested: NestedSettings = NestedSettings()
     auto: AutoSettings = AutoSettings()
     follow_up: FollowUpSettings = FollowUpSettings()
+    live_token_seconds: float = Field(0.0, ge=0, le=60)
+    """Stream the model's text to the live stream, a batch this often (0: off; docs/live.md)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -158,6 +160,13 @@ class JobConfig(_Strict):
                                  f"{', '.join(PROMPT_FILES)})")
             if not isinstance(path, str) or not 0 < len(path) <= 200:
                 raise ValueError(f"prompts.{name}: a file path of at most 200 characters")
+        return self
+
+    @model_validator(mode="after")
+    def _live(self) -> JobConfig:
+        if 0 < self.live_token_seconds < 0.2:
+            raise ValueError("live_token_seconds: 0 (off) or at least 0.2 (a batch is a signal "
+                             "in the job's history)")
         return self
 
     @model_validator(mode="after")
@@ -210,6 +219,9 @@ class ResolvedConfig(BaseModel):
     # (SWITCHBACK_WORKER_ROLE all, no separate model queue, SWITCHBACK_LOCAL_MODEL_CALLS not
     # 0), so a fast endpoint's calls may run as local activities (workflows/model_steps.py)
     model_calls_local: bool = False
+    # set by the worker's `load_config`: the live stream keeps this many newest events
+    # (SWITCHBACK_LIVE_RETAIN; workflows/live.py)
+    live_retain: int = 1000
     # set by `starter.py rerun` on the job it lays out: answer its model calls from this
     # job's recorded responses while the prompts are the same; where they differ, call the
     # model (`live`) or stop (`stop`)

@@ -185,6 +185,9 @@ class ModelRequest(BaseModel):
     replay_on_divergence: str = "live"
     # `{{instructions}}` in the system prompt becomes instructions.md, cut at this many chars
     instructions_max_chars: int = 0
+    # above 0: the endpoint is asked for a streamed reply and its text is published to the
+    # job's live stream in batches this many seconds apart (live.tokens; docs/live.md)
+    stream_interval: float = 0.0
 
 
 class Usage(BaseModel):
@@ -214,6 +217,7 @@ class ModelReply(BaseModel):
     estimated_prompt_tokens: int = 0  # tiktoken estimate of what was (or would be) sent
     needs_compaction: bool = False  # the prompt passed the threshold: summarize first
     call_ms: int = 0  # how long the endpoint took to answer (0: no call was made)
+    attempt: int = 1  # the activity attempt that answered (the live stream's model.end)
 
 
 KEEP_RECENT_MESSAGES = 6  # raw messages a summary leaves after it (the last ones)

@@ -366,3 +366,4 @@ class FollowUpSettings(_Strict):
     """Seconds a completed turn waits for an instruction, then the job ends (0: at once)."""
     max_turns: int = Field(20, ge=1, le=1000)
     """Turns at most, the first included; an instruction beyond them is refused."""
+
