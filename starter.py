@@ -159,6 +159,13 @@ def parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="list jobs")
     ls.add_argument("--query", default='WorkflowType="AgentJob"',
                     help="a visibility query (default: every AgentJob)")
+    con = sub.add_parser("console", help="serve a web page to watch and steer jobs",
+                         description="Serve the console: the job list, each job's live stream "
+                         "and its controls (docs/ui.md). Loopback by default; another address "
+                         "needs SWITCHBACK_CONSOLE_TOKEN.")
+    con.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                     "127.0.0.1; anything else needs SWITCHBACK_CONSOLE_TOKEN)")
+    con.add_argument("--port", type=int, default=8765, help="port (default 8765)")
     w = sub.add_parser("workspace", help="list a job's workspace")
     w.add_argument("job_id", help=JOB_HELP)
     c = sub.add_parser("cat", help="print a workspace file")
@@ -243,6 +250,11 @@ async def run(a: argparse.Namespace) -> int:
         found = await try_connect(S3Store())
         return await (inspect.workspace(found, a.job_id) if a.cmd == "workspace"
                       else inspect.cat(found, a.job_id, a.path))
+    if a.cmd == "console":  # it connects itself, after checking where it may listen
+        from switchback.operate.console.serve import serve
+
+        say_where(a)
+        return await serve(a.host, a.port)
     from switchback.activities.storage.s3 import S3Store
     from switchback.operate import commands, following, inspect
     from switchback.operate.client import connect

@@ -18,26 +18,16 @@ from typing import Any
 
 from temporalio.client import (
     Client,
-    WorkflowExecutionStatus,
     WorkflowQueryFailedError,
-    WorkflowUpdateFailedError,
 )
 from temporalio.service import RPCError
 
-from switchback.operate import CliError, metadata
+from switchback.operate import CliError, metadata, steering
 from switchback.operate.client import ui_link
 from switchback.operate.following import follow, result
+from switchback.operate.job_views import job_rows
 from switchback.workflows.contract import (
-    SA_COST,
-    SA_LAST_ERROR,
-    SA_PHASE,
-    SA_PHASE_NUMBER,
-    SA_STATUS,
-    SA_TODO,
-    SA_TODOS,
-    SA_TOKENS,
     WORKFLOW_TYPE,
-    ApproveRequest,
     InputError,
     JobInput,
     JobResult,
@@ -176,80 +166,38 @@ async def status(client: Client, job_id: str, wait: float = 5.0) -> int:
     return 0
 
 
-# the statuses a job publishes while it runs (workflows/visibility.py); a run that is closed
-# with one of them could not say how it ended (terminated, timed out, continued as new)
-LIVE = frozenset({"starting", "running", "paused", "waiting_approval",
-                  "waiting_for_instructions"})
-CLOSED = {WorkflowExecutionStatus.TERMINATED: "terminated",
-          WorkflowExecutionStatus.TIMED_OUT: "timed_out",
-          WorkflowExecutionStatus.CANCELED: "cancelled",
-          WorkflowExecutionStatus.FAILED: "failed",
-          WorkflowExecutionStatus.CONTINUED_AS_NEW: "continued"}
-
-
-def listed_status(published: str | None, execution: WorkflowExecutionStatus | None) -> str:
-    """The status `list` shows: the one the job published, unless its run is closed while
-    that one still says it runs (a terminated job's search attribute stays `running`)."""
-    if execution is None or execution == WorkflowExecutionStatus.RUNNING:
-        return published or "running"
-    if published and published not in LIVE:
-        return published
-    return CLOSED.get(execution, execution.name.lower())
-
-
 async def list_jobs(client: Client, query: str) -> int:
     print(f"{'job id':<26} {'status':<16} {'phase':<13} {'todos':>6} {'tokens':>9} {'cost':>8}"
           "  current todo / last error")
-    async for wf in client.list_workflows(query):
-        sa = wf.typed_search_attributes
-        phase = f"{sa.get(SA_PHASE) or '-'} #{sa.get(SA_PHASE_NUMBER) or '-'}"
-        state = listed_status(sa.get(SA_STATUS), wf.status)
-        cost = sa.get(SA_COST)
-        note = sa.get(SA_LAST_ERROR) if state == "failed" else sa.get(SA_TODO)
-        print(f"{wf.id:<26} {state:<16} {phase:<13} {sa.get(SA_TODOS) or '-':>6} "
-              f"{sa.get(SA_TOKENS) or 0:>9} {f'${cost:.4f}' if cost is not None else '-':>8}  "
+    for r in await job_rows(client, query, limit=10_000):
+        phase = f"{r['phase'] or '-'} #{r['phase_number'] or '-'}"
+        cost = r["cost"]
+        note = r["last_error"] if r["status"] == "failed" else r["todo"]
+        print(f"{r['id']:<26} {r['status']:<16} {phase:<13} {r['todos'] or '-':>6} "
+              f"{r['tokens']:>9} {f'${cost:.4f}' if cost is not None else '-':>8}  "
               f"{(note or '')[:60]}")
     return 0
 
 
 async def rewind(client: Client, job_id: str, issue: str, restore_phase: int | None) -> int:
-    payload: str | dict[str, Any] = issue
-    if restore_phase is not None:
-        payload = {"issue": issue, "restore_phase": restore_phase}
-        try:
-            inputs.rewind_request(payload)
-        except InputError as e:
-            raise CliError(str(e), 2) from None
-    await client.get_workflow_handle(job_id).signal("rewind", payload)
-    print(f"sent rewind to {job_id}" + (f" (restore the workspace to the start of phase "
-                                        f"{restore_phase})" if restore_phase else ""))
-    return 0
-
-
-async def signal(client: Client, job_id: str, name: str, *args: str) -> int:
-    await client.get_workflow_handle(job_id).signal(name, *args)
-    print(f"sent {name} to {job_id}")
-    return 0
-
-
-async def update(client: Client, job_id: str, name: str, payload: object,
-                 refused: str) -> str | None:
-    """The job's answer to the update `name`, or None when it refused (printed)."""
     try:
-        answer: str = await client.get_workflow_handle(job_id).execute_update(
-            name, payload, result_type=str)
-    except WorkflowUpdateFailedError as e:
-        print(f"{refused}: {e.cause}", file=sys.stderr)
-        return None
-    return answer
+        print(await steering.rewind(client, job_id, issue, restore_phase))
+    except InputError as e:
+        raise CliError(str(e), 2) from None
+    return 0
+
+
+async def signal(client: Client, job_id: str, name: str) -> int:
+    print(await steering.pause(client, job_id, resume=name == "resume"))
+    return 0
 
 
 async def approve(client: Client, a: argparse.Namespace) -> int:
-    req = ApproveRequest(call_id=a.call_id, approved=not a.deny, note=a.note or "")
-    answer = await update(client, a.job_id, "approve", req, "rejected")
-    if answer is None:
+    try:
+        print(await steering.approve(client, a.job_id, a.call_id, not a.deny, a.note or ""))
+    except steering.Refused as e:
+        print(f"rejected: {e}", file=sys.stderr)
         return 1
-    print(answer)
     return 0
 
 
@@ -260,17 +208,16 @@ async def instruct(client: Client, a: argparse.Namespace) -> int:
         raise CliError("instruct: give the instruction as an argument or with --file", 2)
     text = a.instruction if a.file is None else read_file_arg("--file", a.file)
     try:
-        inputs.instruction(text)
+        answer = await steering.instruct(client, a.job_id, text)
     except InputError as e:
         raise CliError(str(e), 2) from None
-    answer = await update(client, a.job_id, "instruct", text, "refused")
-    if answer is None:
+    except steering.Refused as e:
+        print(f"refused: {e}", file=sys.stderr)
         return 1
     print(f"{a.job_id}: {answer}")
     return 0
 
 
 async def cancel(client: Client, job_id: str) -> int:
-    await client.get_workflow_handle(job_id).cancel()
-    print(f"cancel requested for {job_id}")
+    print(await steering.cancel(client, job_id))
     return 0

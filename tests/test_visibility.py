@@ -114,7 +114,7 @@ async def test_list_says_a_terminated_job_is_terminated(client, task_queue, star
 def test_the_listed_status_of_a_closed_run():
     from temporalio.client import WorkflowExecutionStatus as S
 
-    from switchback.operate.commands import listed_status
+    from switchback.operate.job_views import listed_status
     assert listed_status("paused", S.RUNNING) == "paused"
     assert listed_status(None, S.RUNNING) == "running"
     assert listed_status("stuck", S.COMPLETED) == "stuck"  # the job's own end

@@ -1,0 +1,1 @@
+"""`switchback console`: a small web app to watch and steer jobs (docs/ui.md, "Console")."""
