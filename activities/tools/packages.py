@@ -34,7 +34,7 @@ from switchback.activities.tools import delivery, registry
 from switchback.workflows.contract import ToolLimits, layout
 
 GROUP = "switchback.tools"
-OWN_DISTRIBUTION = "switchback"
+OWN_DISTRIBUTION = "switchback-agents"  # pyproject.toml [project] name
 CORE = frozenset(registry.TOOLS)  # the core tools (catalog.py adds the packages' later)
 log = logging.getLogger("switchback.tools")
 
