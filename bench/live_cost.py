@@ -1,8 +1,9 @@
 """What the live stream costs a job's history and the worker's CPU, side by side in one run.
 
 The same job runs once per mode: a tactical phase of STEPS model steps, each answer a
-sentence of text (written over `--reply-ms`, streamed in chunks when asked for) and a 2 KB
-write_file. Per model step of that phase (from its model call's scheduling to the next's,
+sentence of text and a 2 KB write_file. Streamed (the tokens modes) the text takes
+`--reply-ms` to arrive, the call's arguments ~0.6 of that again; not streamed, the answer
+comes at once. Per model step of that phase (from its model call's scheduling to the next's,
 as bench.history_growth measures) the history bytes and events it added, their median, and
 the CPU this process spent per model step (the worker, the scripted model, a reader):
 
@@ -125,12 +126,14 @@ def main() -> None:
           f"text over {a.reply_ms:.0f} ms + a 2 KB write")
     base = rows[0]
     print(f"{'mode':<19} {'bytes/call':>10} {'x off':>6} {'events/call':>11} {'x off':>6} "
-          f"{'CPU ms/step':>11} {'signals':>7} {'job bytes':>10} {'job events':>10} "
-          f"{'steps':>5}")
+          f"{'CPU ms/step':>11} {'signals':>7} {'job bytes':>10} {'x off':>6} {'job events':>10} "
+          f"{'x off':>6} {'steps':>5}")
     for r in rows:
         print(f"{r['mode']:<19} {r['bytes']:>10.0f} {r['bytes'] / base['bytes']:>6.2f} "
               f"{r['events']:>11.0f} {r['events'] / base['events']:>6.2f} {r['cpu_ms']:>11.1f} "
-              f"{r['signals']:>7} {r['total']:>10} {r['history_events']:>10} {r['steps']:>5}")
+              f"{r['signals']:>7} {r['total']:>10} {r['total'] / base['total']:>6.2f} "
+              f"{r['history_events']:>10} {r['history_events'] / base['history_events']:>6.2f} "
+              f"{r['steps']:>5}")
     tokens, events = max(rows, key=lambda r: r["signals"]), rows[1]
     if tokens["signals"]:
         per_bytes = (tokens["total"] - events["total"]) / tokens["signals"]

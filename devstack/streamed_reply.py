@@ -3,7 +3,7 @@ an OpenAI-compatible server sends for `stream: true` (`chat.completion.chunk`s, 
 `data: [DONE]`).
 
 The content goes out `chunk_chars` characters per chunk, each tool call as a first chunk with
-its id and name and then its arguments in pieces; the last choice chunk has the
+its id and name and then its arguments in pieces of 25 times that; the last choice chunk has the
 `finish_reason`; `usage` comes in a chunk of its own, with no choices, when the request asked
 for it (`stream_options.include_usage`), as OpenAI and llama-server send it. A script step's
 `chunk_ms` is slept between two chunks (devstack/scripted_model.py), so tests and demos see
@@ -43,7 +43,7 @@ def sse_chunks(body: dict[str, Any], request: dict[str, Any],
         out.append(chunk({"tool_calls": [{"index": n, "id": tc.get("id"), "type": "function",
                                           "function": {"name": fn.get("name"),
                                                        "arguments": ""}}]}))
-        args, step = fn.get("arguments") or "", chunk_chars * 4
+        args, step = fn.get("arguments") or "", chunk_chars * 25
         out += [chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + step]}}]})
                 for i in range(0, len(args), step)]
     out.append(chunk({}, choice.get("finish_reason") or "stop"))
