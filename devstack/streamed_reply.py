@@ -54,9 +54,15 @@ def sse_chunks(body: dict[str, Any], request: dict[str, Any],
     return out
 
 
-def write_stream(handler: BaseHTTPRequestHandler, chunks: list[bytes], chunk_ms: float) -> None:
-    """Send `chunks` as the answer, `chunk_ms` between two, then close the connection; a
-    client gone meanwhile (a worker killed mid-reply) ends it quietly."""
+def write_stream(handler: BaseHTTPRequestHandler, body: Any, request: dict[str, Any],
+                 chunk_ms: float) -> bool:
+    """Send `body` (a chat.completion) streamed when the request asked for it, `chunk_ms`
+    between two chunks, then close the connection (False: not asked, nothing sent). A client
+    gone meanwhile (a worker killed mid-reply) ends it quietly."""
+    if request.get("stream") is not True or not isinstance(body, dict) \
+            or body.get("object") != "chat.completion":
+        return False
+    chunks = sse_chunks(body, request)
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
@@ -71,3 +77,4 @@ def write_stream(handler: BaseHTTPRequestHandler, chunks: list[bytes], chunk_ms:
             handler.wfile.flush()
     except OSError:
         pass
+    return True
