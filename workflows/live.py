@@ -4,7 +4,7 @@ The job hosts a Temporal Workflow Stream (`temporalio.contrib.workflow_streams`)
 `AgentJob.__init__` from the state its previous run carried (continue-as-new). What the
 workflow publishes itself - phases, todos, a model call's start and its reply, tool calls
 and results, refusals, breakers, approvals, turns, the end - is appended in workflow code:
-no command, no history event (a reader's poll is an update, its answer carries them). Only
+no command, no history event (a reader's poll, a query or an update, carries them). Only
 the model's tokens come from outside, published by the model activity in batches
 (activities/model/live_tokens.py): a signal each.
 
