@@ -19,6 +19,10 @@ async def read_all(client, job_id: str, via: str) -> list[tuple[int, dict]]:
                                         poll_interval=0.1)]
 
 
+def timeless(events: list[tuple[int, dict]]) -> list[tuple[int, dict]]:
+    return [(o, {k: v for k, v in e.items() if k != "at"}) for o, e in events]
+
+
 async def test_one_stream_across_runs(client, task_queue, start_job, model_server, s3):
     script = [{**s, "latency_ms": 30} for s in full_job(3)]
     async with running_worker(client, task_queue):
@@ -31,7 +35,10 @@ async def test_one_stream_across_runs(client, task_queue, start_job, model_serve
     assert result.status == "completed" and result.phases == 7
     runs = [wf async for wf in client.list_workflows(f'WorkflowId="{handle.id}"')]
     assert len(runs) == 4
-    assert by_query == by_update == after
+    # the same events at the same offsets (`at` aside: a worker that replays the job rebuilds
+    # the events it publishes, and its clock in a replayed local activity's activation may
+    # differ by milliseconds)
+    assert timeless(by_query) == timeless(by_update) == timeless(after)
     assert [o for o, _ in after] == list(range(len(after)))  # no gap, no repeat, from 0
     phases = [e["number"] for _, e in after if e["kind"] == "phase"]
     assert phases == [1, 2, 3, 4, 5, 6, 7]
