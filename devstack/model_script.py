@@ -166,3 +166,15 @@ def load_script(path: str) -> list[dict]:
         raise ValueError(f"{path}: expected a list of steps or a mapping with 'steps'")
     validate_script(data)
     return data
+
+
+LAST_TOOL_RESULT = "{{last_tool_result}}"
+
+
+def fill(arguments: str, request: dict[str, Any]) -> str:
+    """`{{last_tool_result}}` -> the last tool message's content, escaped for a JSON string."""
+    if LAST_TOOL_RESULT not in arguments:
+        return arguments
+    last = next((m.get("content") or "" for m in reversed(request.get("messages") or [])
+                 if m.get("role") == "tool"), "")
+    return arguments.replace(LAST_TOOL_RESULT, json.dumps(str(last), ensure_ascii=False)[1:-1])

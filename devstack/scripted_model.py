@@ -57,13 +57,13 @@ from switchback.devstack.llama_like import check_request, validate_server
 from switchback.devstack.model_script import (
     _ERROR_TYPES,
     count_tokens,
+    fill,
     load_script,
     validate_script,
 )
-from switchback.devstack.streamed_reply import sse_chunks, write_stream
+from switchback.devstack.streamed_reply import write_stream
 
 __all__ = ["ScriptedModelServer", "load_script", "validate_script", "count_tokens"]
-LAST_TOOL_RESULT = "{{last_tool_result}}"
 
 @dataclass
 class _Binding:
@@ -255,7 +255,7 @@ class ScriptedModelServer:
         if step["tool_calls"]:
             message["tool_calls"] = [
                 {"id": cid, "type": "function",
-                 "function": {"name": c["name"], "arguments": _fill(c["arguments"], request)}}
+                 "function": {"name": c["name"], "arguments": fill(c["arguments"], request)}}
                 for cid, c in zip(binding.call_ids, step["tool_calls"], strict=True)]
         usage = dict(step["usage"])
         if "prompt_tokens" not in usage:
@@ -272,15 +272,6 @@ class ScriptedModelServer:
                 "choices": [{"index": 0, "finish_reason": step["finish_reason"],
                              "message": message, "logprobs": None}],
                 "usage": usage}
-
-
-def _fill(arguments: str, request: dict[str, Any]) -> str:
-    """`{{last_tool_result}}` -> the last tool message's content, escaped for a JSON string."""
-    if LAST_TOOL_RESULT not in arguments:
-        return arguments
-    last = next((m.get("content") or "" for m in reversed(request.get("messages") or [])
-                 if m.get("role") == "tool"), "")
-    return arguments.replace(LAST_TOOL_RESULT, json.dumps(str(last), ensure_ascii=False)[1:-1])
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -348,10 +339,7 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep((srv.latency_ms + exc.latency_ms) / 1000)
                     raise
                 time.sleep((srv.latency_ms + step["latency_ms"]) / 1000)
-                if body.get("stream") is True and isinstance(payload, dict) \
-                        and payload.get("object") == "chat.completion":
-                    write_stream(self, sse_chunks(payload, body), step.get("chunk_ms", 0))
-                else:
+                if not write_stream(self, payload, body, step.get("chunk_ms", 0)):
                     self._send(200, payload)
             elif route == ("GET", "/v1/models"):
                 self._send(200, {"object": "list", "data": [

@@ -3,7 +3,7 @@ an OpenAI-compatible server sends for `stream: true` (`chat.completion.chunk`s, 
 `data: [DONE]`).
 
 The content goes out `chunk_chars` characters per chunk, each tool call as a first chunk with
-its id and name and then its arguments in pieces; the last choice chunk has the
+its id and name and then its arguments in pieces of 25 times that; the last choice chunk has the
 `finish_reason`; `usage` comes in a chunk of its own, with no choices, when the request asked
 for it (`stream_options.include_usage`), as OpenAI and llama-server send it. A script step's
 `chunk_ms` is slept between two chunks (devstack/scripted_model.py), so tests and demos see
@@ -43,7 +43,7 @@ def sse_chunks(body: dict[str, Any], request: dict[str, Any],
         out.append(chunk({"tool_calls": [{"index": n, "id": tc.get("id"), "type": "function",
                                           "function": {"name": fn.get("name"),
                                                        "arguments": ""}}]}))
-        args, step = fn.get("arguments") or "", chunk_chars * 4
+        args, step = fn.get("arguments") or "", chunk_chars * 25
         out += [chunk({"tool_calls": [{"index": n, "function": {"arguments": args[i:i + step]}}]})
                 for i in range(0, len(args), step)]
     out.append(chunk({}, choice.get("finish_reason") or "stop"))
@@ -54,9 +54,15 @@ def sse_chunks(body: dict[str, Any], request: dict[str, Any],
     return out
 
 
-def write_stream(handler: BaseHTTPRequestHandler, chunks: list[bytes], chunk_ms: float) -> None:
-    """Send `chunks` as the answer, `chunk_ms` between two, then close the connection; a
-    client gone meanwhile (a worker killed mid-reply) ends it quietly."""
+def write_stream(handler: BaseHTTPRequestHandler, body: Any, request: dict[str, Any],
+                 chunk_ms: float) -> bool:
+    """Send `body` (a chat.completion) streamed when the request asked for it, `chunk_ms`
+    between two chunks, then close the connection (False: not asked, nothing sent). A client
+    gone meanwhile (a worker killed mid-reply) ends it quietly."""
+    if request.get("stream") is not True or not isinstance(body, dict) \
+            or body.get("object") != "chat.completion":
+        return False
+    chunks = sse_chunks(body, request)
     handler.send_response(200)
     handler.send_header("Content-Type", "text/event-stream")
     handler.send_header("Cache-Control", "no-cache")
@@ -71,3 +77,4 @@ def write_stream(handler: BaseHTTPRequestHandler, chunks: list[bytes], chunk_ms:
             handler.wfile.flush()
     except OSError:
         pass
+    return True

@@ -23,7 +23,7 @@ from temporalio.client import (
     WorkflowQueryFailedError,
 )
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
-from temporalio.service import RPCError
+from temporalio.service import RPCError, RPCStatusCode
 
 from switchback.operate.client import ui_link
 from switchback.operate.live import StreamUnreadable, job_events
@@ -38,8 +38,13 @@ async def follow(client: Client, job_id: str, from_start: bool = False,
     try:
         start = 0 if from_start else await WorkflowStreamClient.create(
             client, job_id).get_offset()
-    except WorkflowQueryFailedError:  # no stream: a job from before it
+    except WorkflowQueryFailedError:  # no stream: a job on a worker from before it
         return await follow_steps(client, job_id)
+    except RPCError as e:  # no worker answers now: from the oldest event kept, once one does
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise
+        print(f"  (no worker answers yet: {e.message}; waiting for one)", file=out, flush=True)
+        start = 0
     printer = LivePrinter(out, job_id)
     try:
         async for _, ev in job_events(client, job_id, from_offset=start):

@@ -35,7 +35,7 @@ def test_there_is_a_history_of_each_scenario():
     assert {"react.strategies", "plan-revise-execute-run1.strategies", "nested.strategies",
             "nested-child-1.strategies", "auto.strategies",
             "hostile-steering.hostile", "follow-up-react.follow-up",
-            "follow-up-phases.follow-up"} <= names
+            "follow-up-phases.follow-up", "live-stream.live"} <= names
     # one per scenario at the baseline; since it, a patch's own folder, its path recorded
     # (at most one before and one after per strategy it changes)
     assert len(list(HERE.glob("*.json"))) <= 42
@@ -166,3 +166,15 @@ def test_the_follow_up_set_has_a_second_turn():
     assert names == ["instruct"]
     text = payloads("follow-up-phases.follow-up.json")
     assert "Also write the gamma notes." in text and '"summary":"turn two"' in text
+
+
+def test_the_live_history_has_token_batches_and_polls():
+    """The live stream in a history (tests/histories/record_live.py): the model's text as
+    signals of the stream, a reader's polls as updates - replayed like every other."""
+    text = (HERE / "live-stream.live.json").read_text()
+    events = json.loads(text)["events"]
+    kinds = [e["eventType"] for e in events]
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED" in kinds
+    assert "EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED" in kinds
+    assert "__temporal_workflow_stream_publish" in text
+    assert "__temporal_workflow_stream_poll" in text

@@ -136,3 +136,19 @@ async def test_a_worker_killed_mid_reply_the_retry_replaces_the_text(
     for _, e in events:
         t.add(e)
     assert t.text(call) == SAID and t.calls[call].attempt >= 2
+
+
+async def test_a_failed_job_ends_its_stream_saying_so(client, task_queue, start_job,
+                                                      model_server, s3):
+    script = [{"error": {"status": 400, "message": "bad request"}}]
+    async with running_worker(client, task_queue):
+        handle = await start_job(script, model_server, instructions="x", documents=[],
+                                 config="creator")
+        out = io.StringIO()
+        status = await asyncio.wait_for(follow(client, handle.id, from_start=True, out=out), 60)
+        events = await events_of(client, handle.id)
+    assert status == 1
+    end = events[-1][1]
+    assert end["kind"] == "end" and end["status"] == "failed"
+    assert "bad request" in end["summary"]
+    assert "== end: failed" in out.getvalue()

@@ -6,6 +6,7 @@ scripted model's own stream (devstack/streamed_reply.py) is the round trip."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from temporalio.exceptions import ApplicationError
@@ -54,7 +55,8 @@ def test_openai_style_deltas_become_the_plain_answer() -> None:
 
 
 def test_the_scripted_models_stream_round_trips() -> None:
-    plain = {"id": "x", "object": "chat.completion", "created": 1, "model": "scripted",
+    plain: dict[str, Any] = {
+             "id": "x", "object": "chat.completion", "created": 1, "model": "scripted",
              "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
                  "role": "assistant", "content": "Héllo 😀 wörld " * 5,
                  "tool_calls": [{"id": "call_1", "type": "function", "function": {

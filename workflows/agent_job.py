@@ -92,7 +92,8 @@ class AgentJob(JobHandlers):
     @workflow.init
     def __init__(self, job: RawValue = NO_INPUT) -> None:
         # the live event stream (workflows/live.py), with the events a continued run carried
-        self.live = LiveEvents(WorkflowStream(carried_state(job)))
+        carried = carried_state(job)
+        self.live = LiveEvents(WorkflowStream(carried), carried)
         # the job: set when it starts (or continues as new)
         self.job: JobContext | None = None  # config, workspace ops, breakers: built once
         self.strategy: Strategy | None = None

@@ -4,7 +4,7 @@ The job hosts a Temporal Workflow Stream (`temporalio.contrib.workflow_streams`)
 `AgentJob.__init__` from the state its previous run carried (continue-as-new). What the
 workflow publishes itself - phases, todos, a model call's start and its reply, tool calls
 and results, refusals, breakers, approvals, turns, the end - is appended in workflow code:
-no command, no history event (a reader's poll is an update, its answer carries them). Only
+no command, no history event (a reader's poll, a query or an update, carries them). Only
 the model's tokens come from outside, published by the model activity in batches
 (activities/model/live_tokens.py): a signal each.
 
@@ -16,10 +16,12 @@ runs and a reader resumes where it was.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 from temporalio import workflow
+from temporalio.api.common.v1 import Payload
 from temporalio.contrib.workflow_streams import WorkflowStream, WorkflowStreamState
 
 with workflow.unsafe.imports_passed_through():
@@ -58,12 +60,29 @@ def carried_state(raw: object) -> WorkflowStreamState | None:
 class LiveEvents:
     """What the workflow publishes, and the stream's retention."""
 
-    def __init__(self, stream: WorkflowStream) -> None:
+    def __init__(self, stream: WorkflowStream, carried: WorkflowStreamState | None = None
+                 ) -> None:
         self.stream = stream
         self.topic = stream.topic(TOPIC)
         self.retain = 1000  # events kept (the worker's say: ResolvedConfig.live_retain)
         self._phase: tuple[str, int] | None = None
         self._todos: list[tuple[str, bool]] | None = None
+        for item in carried.log if carried else []:  # what the run before last said
+            self._seen(item.data)
+
+    def _seen(self, wire: str) -> None:
+        """A carried event: the phase and todos it told, so they are not told again."""
+        payload = Payload()
+        payload.ParseFromString(base64.b64decode(wire))
+        try:
+            ev = workflow.payload_converter().from_payload(payload)
+        except Exception:
+            return
+        if isinstance(ev, dict) and ev.get("kind") == "phase":
+            self._phase = (str(ev.get("phase")), int(ev.get("number") or 0))
+        elif isinstance(ev, dict) and ev.get("kind") == "todos":
+            self._todos = [(str(t.get("text")), bool(t.get("done")))
+                           for t in ev.get("todos") or [] if isinstance(t, dict)]
 
     def emit(self, kind: str, *, call: str = "", attempt: int = 1, **fields: Any) -> None:
         if not self.retain:  # the operator turned the stream off

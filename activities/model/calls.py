@@ -262,10 +262,8 @@ class ModelActivities:
         is parsed here, not by the openai client: it is untrusted (activities/model/replies.py)."""
         headers = {"X-Switchback-Job": layout.job_of(req.workspace.job_id),
                    "X-Switchback-Call": req.call_key}
-        client = self.client(req.llm)
-        call = (live_tokens.streamed(client, req.call_key, req.stream_interval,
-                                     headers=headers, **kwargs)
-                if req.stream_interval > 0 else client.create(headers=headers, **kwargs))
+        call = live_tokens.answer(self.client(req.llm), req.call_key, req.stream_interval,
+                                  headers=headers, **kwargs)  # streamed to the live stream?
         try:
             body = await with_heartbeat(call, req.llm.retry.longest_wait())
         except ApplicationError as e:

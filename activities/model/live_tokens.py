@@ -1,8 +1,9 @@
 """The model's text, published to the job's live stream while the model writes it.
 
-`streamed(client, ...)` makes the call with `stream: true` (activities/model/chat.py) and
-publishes what the model wrote, in batches `interval` seconds apart, to the job's Workflow
-Stream (topic `events`, workflows/contract/stream.py): the first batch of an attempt opens
+`answer(client, ...)` with an interval makes the call with `stream: true`
+(activities/model/chat.py) and publishes what the model wrote, in batches `interval` seconds
+apart, to the job's Workflow Stream (topic `events`, workflows/contract/stream.py): the
+first batch of an attempt opens
 with `model.start` (the call's key and this attempt), then `model.delta`s. Each batch is one
 signal in the job's history, so the cost scales with how long the reply takes, not with its
 tokens: a reply written within the first interval sends nothing at all - the workflow's
@@ -86,7 +87,10 @@ class TokenBatches:
             activity.logger.warning("live stream: a batch of %s was not sent: %s", self.call, e)
 
 
-async def streamed(client: ChatClient, call: str, interval: float, **request: Any) -> bytes:
-    """The model call (`create`'s arguments), streamed, its text published as it comes."""
+async def answer(client: ChatClient, call: str, interval: float, **request: Any) -> bytes:
+    """The model call (`create`'s arguments): with an `interval`, streamed and its text
+    published as it comes; without, a plain call."""
+    if interval <= 0:
+        return await client.create(**request)
     async with TokenBatches(call, interval) as batches:
         return await client.stream(on_text=batches.feed, **request)

@@ -47,7 +47,7 @@ def job_marker(body: dict[str, Any]) -> str | None:
 
 class RoutingScriptedServer(ScriptedModelServer):
     def _complete(self, body: dict[str, Any], job_id: str,
-                  call_key: str | None) -> tuple[dict[str, Any], float]:
+                  call_key: str | None) -> tuple[Any, dict[str, Any]]:
         if job_id == "default":
             job_id = job_marker(body) or job_id
         arrived = time.time()

@@ -16,6 +16,7 @@ baseline (docs/versioning.md), one history per scenario, recorded on today's one
     python -m tests.histories.record hostile      signals the handlers must survive
     python -m tests.histories.record follow-up    follow-up turns by update and by signal
     python -m tests.histories.record local-calls  the main set with model calls run locally
+    python -m tests.histories.record_live         the live stream (record_live.py)
 
 CI replays every committed file against the current workflow code
 (tests/test_committed_histories.py). A change of workflow code ships as a new worker

@@ -6,7 +6,8 @@ is published on the topic `events` as a plain JSON object. Each has:
     kind     what happened (KINDS below)
     call     the model call or tool call it belongs to ("" for job-level events)
     attempt  the activity attempt that produced it (1 for events the workflow publishes)
-    at       when, ISO 8601 UTC
+    at       when, ISO 8601 UTC (the workflow's time for its own events: rebuilt when a
+             worker replays the job, it may differ by milliseconds; the offset names an event)
 
 plus the fields of its kind (the models below, one per kind; unknown kinds and fields may be
 added later: a consumer ignores what it does not know).
