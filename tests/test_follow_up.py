@@ -319,7 +319,7 @@ def test_the_instruction_is_checked_and_an_ended_job_takes_none():
 
 
 def test_follow_ups_survive_a_long_task_in_the_prompt():
-    from switchback.activities.model.calls import cut_instructions
+    from switchback.activities.model.call_parts import cut_instructions
 
     task = "# Task\n\n" + "words " * 3000
     text = f"{task}\n\n## Follow-up instruction (turn 2)\n\nnow add c.md\n".strip()

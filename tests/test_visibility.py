@@ -64,7 +64,7 @@ async def test_state_search_attributes_and_details(client, task_queue, start_job
     assert details.startswith("### COMPLETED · phase 5 (strategic)") and "☑ 3." in details
 
 
-async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, model_server, s3,
+async def test_starter_follow_shows_the_live_stream_and_exit_status(client, task_queue, model_server, s3,
                                                          tmp_path):
     job_id = "follow-job"
     model_server.set_script(job_id, [{**s, "latency_ms": 30} for s in full_job(2)])
@@ -78,12 +78,12 @@ async def test_starter_follow_shows_steps_and_exit_status(client, task_queue, mo
         out, _ = await asyncio.wait_for(proc.communicate(), 120)
     text = out.decode()
     assert proc.returncode == 0, text
-    steps = [line for line in text.splitlines() if line.startswith("[phase")]
-    assert len(steps) == 24  # a line per model step
-    assert "[phase 2 tactical ] step    8 ####----------------   1/5" in text
-    assert "[phase 4 tactical ] step   21 ####################   5/5" in text
-    assert "write_file work/p1_1.md, todo_complete" in text
-    assert f"{job_id}: COMPLETED after 5 phases" in text
+    phases = [line for line in text.splitlines() if line.startswith("== phase")]
+    assert len(phases) == 5, text  # the live stream: a line per phase, with its title
+    assert "== phase 2 tactical: Phase 1" in text and "  todos 3/5 done" in text
+    assert "  -> write_file work/p1_1.md" in text and text.count("  -> todo_complete") == 19
+    assert "== end: completed - all phases done" in text
+    assert f"{job_id}: COMPLETED after 5 phases, 24 model steps" in text
 
 
 async def test_list_says_a_terminated_job_is_terminated(client, task_queue, start_job,

@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import time
 
@@ -61,6 +60,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from switchback.activities.model import endpoints, live_tokens, profiles
+from switchback.activities.model.call_parts import call_info, cut_instructions
 from switchback.activities.model.chat import RAW_JSON, ChatClient
 from switchback.activities.model.prompt import (
     assemble,
@@ -91,20 +91,15 @@ from switchback.activities.tools import catalog  # noqa: F401 - registers every 
 from switchback.activities.tools import record as tool_record
 from switchback.activities.tools.registry import (
     TOOLS,
-    argument_summary,
     openai_tool,
-    parse_arguments,
 )
 from switchback.workflows.contract import (
     CALL_MODEL,
-    CHECKED_TOOLS,
-    CONTROL_TOOLS,
     SUMMARIZE,
     ModelReply,
     ModelRequest,
     SummarizeRequest,
     SummarizeResult,
-    ToolCallInfo,
     Usage,
     WorkspaceRef,
     layout,
@@ -116,7 +111,6 @@ IDENTICAL_FAILURES = 3  # the same HTTP 500 to the same request this often: the 
 
 SLOT = "{{instructions}}"
 MAX_REPLY_TEXT = 2000
-PREVIEW_CHARS = 1000
 OFF_LOOP_BYTES = 4 * OFF_LOOP_CHARS  # bodies this large are parsed in a thread
 
 
@@ -248,7 +242,7 @@ class ModelActivities:
                                                                        req.llm.model)))
         errors = stored["_meta"].get("call_errors") or {}
         refused = self._refused(req.llm, system, stored)
-        calls = [_call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
+        calls = [call_info(tc["id"], tc["function"]["name"], tc["function"]["arguments"],
                             tc["function"]["name"] in req.preview_tools, record,
                             errors.get(tc["id"]), refused.get(tc["id"], ""))
                  for tc in stored.get("tool_calls") or []]
@@ -374,27 +368,6 @@ class ModelActivities:
         return found
 
 
-def _call_info(call_id: str, name: str, raw: str, preview: bool,
-               record: tool_record.ToolRecord | None = None,
-               problem: str | None = None, refusal: str = "") -> ToolCallInfo:
-    """What the workflow learns of one tool call; `problem`: what replies.py found wrong;
-    `refusal`: why the job's model profile does not let it run."""
-    if problem is None and record is not None and name not in TOOLS and name in record.tools:
-        info = tool_record.call_info(record, call_id, name, raw, preview)  # MCP tools
-        return info.model_copy(update={"profile_refusal": refusal}) if refusal else info
-    args, error = (None, f"bad tool call: {problem}") if problem else parse_arguments(name, raw)
-    spec = TOOLS.get(name)
-    asks = bool(args is not None and spec and spec.needs_approval and spec.needs_approval(args))
-    digest = hashlib.sha1(f"{name}\x00{raw}".encode()).hexdigest()[:16]
-    return ToolCallInfo(
-        id=call_id, name=name, error=error if problem or name in TOOLS else None, digest=digest,
-        args=args.model_dump() if args is not None and (
-            name in CONTROL_TOOLS or name in CHECKED_TOOLS) else None,
-        summary=argument_summary(args, name not in CONTROL_TOOLS),
-        preview=raw[:PREVIEW_CHARS] if preview or asks else "",
-        needs_approval=asks, profile_refusal=refusal)
-
-
 def _reply(body: bytes, max_chars: int, known: tuple[str, ...]) -> dict:
     """The stored assistant message of a 200 body, the worker's credentials redacted."""
     return assistant_message(redact_bytes(body), max_chars, known)
@@ -404,20 +377,3 @@ def _inline_message(m) -> dict:
     if m.role == "tool":
         return {"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}
     return {"role": "user", "content": m.content}
-
-
-def cut_instructions(text: str, limit: int) -> str:
-    """instructions.md in at most ~`limit` characters: its start, and its follow-up
-    instructions (appended at its end, `layout.FOLLOW_UP_HEADING`) kept from their end -
-    the newest instruction is never the part cut away."""
-    if len(text) <= limit:
-        return text
-    at = text.find(f"\n\n{layout.FOLLOW_UP_HEADING}")
-    task, follow = (text, "") if at < 0 else (text[:at], text[at:].strip())
-    if len(follow) > limit // 2:
-        follow = f"[... earlier follow-up instructions cut]\n\n{follow[-(limit // 2):]}"
-    keep = max(0, limit - len(follow))
-    shown = task if len(task) <= keep else (
-        f"{task[:keep]}\n\n[... instructions.md has {len(text):,} characters; read_file it "
-        f"from offset {keep} for the rest]")
-    return f"{shown}\n\n{follow}" if follow else shown
