@@ -86,3 +86,39 @@ async def test_a_job_is_stopped_at_the_budget(client, task_queue, model_server, 
     assert stopped.turn_calls[0] > 3 and stopped.first_domain_call == [1]
     # the poll sees the call that passed the budget: at most one more than it was made
     assert len(model_server.requests(stopped.job_id)) <= 5
+
+
+def test_the_report_shows_what_each_contender_is_shown(tmp_path) -> None:
+    """The plain loop: no system prompt, BFCL's functions only; phase_alternation: its file
+    tools in the strategic phases; every contender the same call budget. The report carries
+    the table and the calls-to-first-BFCL-call median."""
+    from switchback_bfcl import cli, contenders
+    case = cases.load_case(CASE)
+    opts = runner.Options(prefix="t", calls_per_turn=9)
+    found = {r["contender"]: r for r in contenders.rows(
+        lambda c, s: runner.job_config(opts, c, s), [*runner.STRATEGIES, runner.BASELINE],
+        case, opts.calls_per_turn)}
+    n = len(cases.tool_names(case, 0))
+    assert found["baseline"]["system prompt"].startswith("none")
+    assert (found["baseline"]["control tools"], found["baseline"]["file tools"]) == ([], [])
+    assert found["phase_alternation"]["file tools"][-1] == "(strategic phases only)"
+    assert found["react"]["file tools"] == [] and found["react"]["control tools"] == [
+        "job_complete"]
+    assert {r["BFCL functions"] for r in found.values()} == {n}
+    assert {r["calls per turn"] for r in found.values()} == {9}
+    text = cli.contenders_table(opts, [*runner.STRATEGIES, runner.BASELINE], case)
+    assert "| baseline | none (BFCL sends none" in text and "| 0 | 0 | an answer" in text
+
+    def run(strategy: str, first: list[int | None], status: str = "completed") -> runner.Run:
+        return runner.Run(CASE, "base", strategy, f"x-{strategy}", 2, status, 2,
+                          model_calls=6, first_domain_call=first, turn_calls=[3, 3])
+    md, js = runner.write_report([run("react", [1, 4]), run("react", [2, None]),
+                                  run("baseline", [0, 0], budget.OVER_BUDGET)],
+                                 tmp_path, "t", "t", preface=text)
+    report = md.read_text()
+    assert "| base | react | 0% | 0 / 2 |" in report and "| 12 | 0 | 2 | 1 |" in report
+    assert "| base | baseline | 0% | 0 / 1 |" in report and "| 6 | 1 | 0 | 0 |" in report
+    assert report.index("| contender |") < report.index("| category |")
+    rows = {r["strategy"]: r for r in json.loads(js.read_text())["rows"]}
+    assert rows["react"]["first_domain_median"] == 2 and rows["react"]["first_domain_call"] == [
+        1, 4, 2]

@@ -111,6 +111,7 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
     requests = model_server.requests(job)
     offered = [t["function"]["name"] for t in requests[0]["tools"]]
     assert sorted(offered) == sorted([*cases.tool_names(picked[0], 0), "job_complete"])
+    assert_control_tools(requests, "react")
     assert cases.turn_text(picked[0], 1) in requests[2]["messages"][-1]["content"]
 
     # the baseline sent what BFCL sends: no system prompt, the user turns, BFCL's tools
@@ -175,6 +176,7 @@ async def test_a_phase_alternation_job(client, task_queue, model_server, s3):
     # the protocol's fewest model calls per turn (docs/benchmarks.md): the bootstrap's or a
     # transition's strategic calls, the tactical step, the closing strategic phase
     assert (r.turn_calls, r.first_domain_call) == ([11, 8], [7, 4])
+    assert_control_tools(model_server.requests(r.job_id), "phase_alternation")
 
 
 async def test_a_plan_revise_execute_job(client, task_queue, model_server, s3):
@@ -188,6 +190,17 @@ async def test_a_plan_revise_execute_job(client, task_queue, model_server, s3):
     assert r.valid and r.status == "completed" and r.reached == 2, r
     # the fewest calls per turn: plan (and its evaluation in turn 1), the step, its result
     assert (r.turn_calls, r.first_domain_call) == ([4, 3], [2, 1])
+    assert_control_tools(requests, "plan_revise_execute")
+
+
+def assert_control_tools(requests: list[dict], strategy: str) -> None:
+    """The report's table of what each contender is shown (contenders.py) names the tools a
+    job's requests carried beside BFCL's functions and the file tools."""
+    from switchback_bfcl import contenders
+    from switchback_bfcl.tools import SCHEMAS
+    sent = {t["function"]["name"] for q in requests for t in q.get("tools", [])}
+    files = {"read_file", "write_file", "list_files", "search_files"}
+    assert sent - set(SCHEMAS) - files == set(contenders.CONTROL_TOOLS[strategy])
 
 
 def state_tools(case: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -68,7 +68,8 @@ async def drive(handle: Any, deadline: float, instruction: Callable[[int], Any],
     from switchback.operate.turns import stop
     from switchback.workflows.contract import INSTRUCT, JobState
 
-    out, steps, start = Turns(), {}, 0  # steps: step number -> its calls
+    out, start = Turns(), 0
+    steps: dict[int, str] = {}  # step number -> its calls (StepLine.calls)
 
     def close_turn(total: int) -> None:
         out.calls.append(total - start)

@@ -100,7 +100,7 @@ def table(rows: Sequence[Row]) -> str:
         lines.append(f"| {w.category} | {w.strategy} | {w.accuracy:.0%} | {w.valid} / "
                      f"{w.cases} | {w.reached} / {w.turns} | {w.turns_right} / {w.turns} | "
                      f"{w.model_calls} | {w.over_budget} | "
-                     f"{'-' if w.first_domain_median is None else w.first_domain_median} | "
+                     f"{'-' if w.first_domain_median is None else f'{w.first_domain_median:g}'} | "
                      f"{w.no_domain_call} | "
                      f"{w.tokens_in} | {w.tokens_out} | "
                      f"{w.wall_seconds:.0f} | {why} |")
