@@ -122,3 +122,14 @@ def test_the_report_shows_what_each_contender_is_shown(tmp_path) -> None:
     rows = {r["strategy"]: r for r in json.loads(js.read_text())["rows"]}
     assert rows["react"]["first_domain_median"] == 2 and rows["react"]["first_domain_call"] == [
         1, 4, 2]
+
+
+def test_a_record_of_other_code_is_not_continued(tmp_path) -> None:
+    """The first command writes the checkout's commit; a later one runs only from code equal
+    to it outside docs/, tests/ and README.md."""
+    from switchback.operate.records import checkout
+    path = runner.commit_path(tmp_path, "p")
+    assert runner.same_code(path) == "" and runner.same_code(path) == ""
+    assert json.loads(path.read_text())["commit"] == checkout()["commit"]
+    path.write_text(json.dumps({"commit": "de9fdba"}))  # before the call budget
+    assert runner.same_code(path).startswith("code changed since commit de9fdba: examples/")

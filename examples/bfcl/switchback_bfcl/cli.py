@@ -132,6 +132,9 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     if changed := runner.same_options(runner.options_path(out, opts.prefix), opts):
         raise CommandError(f"--id {opts.prefix}: its recorded runs were made with other "
                            f"options ({changed}); give another --id", 2)
+    if changed := runner.same_code(runner.commit_path(out, opts.prefix)):
+        raise CommandError(f"--id {opts.prefix}: its recorded runs were made with other code "
+                           f"({changed}); give another --id", 2)
     record = runner.record_path(out, opts.prefix)
     done = runner.read_record(record)
     if done:

@@ -365,7 +365,31 @@ def same_options(path: Path, opts: Options) -> str:
                      if before.get(k) != json.loads(json.dumps(v)))
 
 
+def commit_path(out: Path, prefix: str) -> Path:
+    return out / f"{prefix}.commit.json"
+
+
+def same_code(path: Path) -> str:
+    """'' when this checkout runs the code the runs recorded under this id ran (the commit
+    written on the first command, with its uncommitted changes; docs, tests and README may
+    differ), else what changed: one record, one engine and runner (a worker started from
+    this checkout, as devstack.real_stack starts it)."""
+    from switchback.operate.records import changed_since, checkout
+
+    here = checkout()
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(here, indent=1), encoding="utf-8")
+        return ""
+    before = json.loads(path.read_text(encoding="utf-8"))
+    changed = changed_since(str(before.get("commit", "")))
+    if changed is None and before.get("commit") != here["commit"]:
+        return f"commit {before.get('commit')!r} cannot be compared with this checkout's"
+    return (f"code changed since commit {str(before['commit'])[:12]}: "
+            f"{', '.join(changed[:5])}" if changed else "")
+
+
 __all__ = ["BASELINE", "NOT_FOR_JOBS", "NOT_RECORDED", "STRATEGIES", "Options", "Row", "Run",
-           "append_record", "base_config", "finished_cases", "instruction", "job_config",
+           "append_record", "base_config", "commit_path", "same_code", "finished_cases", "instruction", "job_config",
            "job_id", "options_path", "read_record", "record_path", "run_baseline", "run_cases",
            "run_job", "same_options", "summarize", "table", "write_report"]
