@@ -390,6 +390,7 @@ def same_code(path: Path) -> str:
 
 
 __all__ = ["BASELINE", "NOT_FOR_JOBS", "NOT_RECORDED", "STRATEGIES", "Options", "Row", "Run",
-           "append_record", "base_config", "commit_path", "same_code", "finished_cases", "instruction", "job_config",
-           "job_id", "options_path", "read_record", "record_path", "run_baseline", "run_cases",
-           "run_job", "same_options", "summarize", "table", "write_report"]
+           "append_record", "base_config", "commit_path", "finished_cases", "instruction",
+           "job_config", "job_id", "options_path", "read_record", "record_path",
+           "run_baseline", "run_cases", "run_job", "same_code", "same_options", "summarize",
+           "table", "write_report"]
