@@ -73,7 +73,7 @@ async def test_a_job_is_stopped_at_the_budget(client, task_queue, model_server, 
             *answers(truth(CASE)[1:], DONE)]
     model_server.set_script(runner.job_id(opts, case, "react"), fits)
     busy = [step(content="Let me look."), step(model_call("pwd()")), step(model_call("ls()")),
-            *[{**step(model_call(f"cd(folder='d{n}')")), "latency_ms": 400}
+            *[{**step(model_call(f"cd(folder='d{n}')")), "latency_ms": 1500}
                    for n in range(8)]]
     model_server.set_script(runner.job_id(over, case, "react"), busy)
     async with running_worker(client, task_queue):
@@ -84,7 +84,8 @@ async def test_a_job_is_stopped_at_the_budget(client, task_queue, model_server, 
     assert stopped.status == budget.OVER_BUDGET and not stopped.valid, stopped
     assert stopped.error_type == budget.ERROR_TYPE and stopped.reached == 1
     assert stopped.turn_calls[0] > 3 and stopped.first_domain_call == [1]
-    # the poll sees the call that passed the budget: at most one more than it was made
+    # the poll sees the call that passed the budget while the next is still in flight (a
+    # call takes 1.5 s here, 9-40 s on the local model): one call more than the budget at most
     assert len(model_server.requests(stopped.job_id)) <= 5
 
 
@@ -107,6 +108,9 @@ def test_the_report_shows_what_each_contender_is_shown(tmp_path) -> None:
     assert {r["BFCL functions"] for r in found.values()} == {n}
     assert {r["calls per turn"] for r in found.values()} == {9}
     text = cli.contenders_table(opts, [*runner.STRATEGIES, runner.BASELINE], case)
+    local = runner.Options(prefix="t", config={"llm": {"endpoint": "local"}})
+    [react] = contenders.rows(lambda c, s: runner.job_config(local, c, s), ["react"], case, 21)
+    assert react["profile"] == "small"  # the endpoint's, as the worker loads the config
     assert "| baseline | none (BFCL sends none" in text and "| 0 | 0 | an answer" in text
 
     def run(strategy: str, first: list[int | None], status: str = "completed") -> runner.Run:

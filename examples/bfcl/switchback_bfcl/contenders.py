@@ -37,7 +37,7 @@ def rows(job_config: Any, contenders: Sequence[str], case: dict[str, Any],
     """One row per contender: system prompt, model profile, how many of the case's BFCL
     functions, the control tools, the file tools and in which phases, the call budget.
     `job_config(case, strategy)` is the runner's inline config of a job."""
-    from switchback.activities.config_files import load_config
+    from switchback.activities.config_files import ConfigError, load_config
     from switchback_bfcl import cases
 
     functions = len(cases.tool_names(case, 0))
@@ -49,7 +49,10 @@ def rows(job_config: Any, contenders: Sequence[str], case: dict[str, Any],
                         "ends a turn": "an answer without a call",
                         "calls per turn": calls_per_turn})
             continue
-        cfg = load_config(job_config(case, c), policy=False).config
+        try:  # as the worker loads it: the endpoint's profile applied
+            cfg = load_config(job_config(case, c)).config
+        except ConfigError:  # a policy of the worker's environment: the config as written
+            cfg = load_config(job_config(case, c), policy=False).config
         files = list(cfg.tools.workspace)
         tactical = cfg.phase_settings.tactical_workspace
         where = ("strategic phases only" if files and tactical == [] else

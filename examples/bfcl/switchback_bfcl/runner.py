@@ -9,8 +9,12 @@ A case under a strategy is an ordinary job, `<prefix>-<case id>-<strategy>`:
   user turn with the `instruct` update; the tools read the turn from instructions.md;
 - after the last turn (`follow_up.max_turns` = the case's turns) the job ends `completed`
   without waiting;
-- a job that ends before (stuck, failed, budget) or outlives `job_timeout` (cancelled) is
-  scored with what it recorded: BFCL's force-terminated rule fails the turns not reached;
+- a turn may take `calls_per_turn` model calls (budget.py, the same for the baseline): the
+  runner counts them from `state` and cancels a job whose turn passes them (`over_budget`:
+  that turn not done, the case invalid);
+- a job that ends before (stuck, failed, budget) or outlives `job_timeout` (cancelled: a
+  safety stop) is scored with what it recorded: BFCL's force-terminated rule fails the turns
+  not reached;
 - scored with BFCL's checker from the workspace's files (`check.check_files`); model calls
   and tokens from the `state` query (`steps_total`, `tokens`), wall time the workflow's
   start to close.
