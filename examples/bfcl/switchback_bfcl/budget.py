@@ -14,8 +14,9 @@ for a job the runner counts: it polls the job's `state` (`steps_total`, one per 
 cancels the job once a turn has taken more calls than the budget. A poll sees the count
 after the call that passed it, so the job may have begun another (one while a call takes
 longer than a poll: 9-40 s on the local model, a poll every 0.5 s); the turn is over budget
-all the same and scored as not done, and what those calls did is not scored. The same record gives each turn's calls before
-its first call of a BFCL function (`first_domain_call`).
+all the same and scored as not done, and what those calls did is not scored. The same
+record gives each turn's calls before its first call of a BFCL function
+(`first_domain_call`).
 """
 
 from __future__ import annotations
