@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-$(call sum,pyproject.toml requirements/dev.lock exa
 JOB    ?= creator-demo-$(shell date +%H%M%S)
 
 .PHONY: demo pipeline test stop status lint typecheck bench clean real-model real-demo real-eval \
-	real-eval-jobs real-eval-heldout browser lock
+	real-eval-jobs real-eval-heldout real-bfcl browser lock
 
 # The versions CI ran (requirements/dev.lock) for both. bfcl-eval goes in last and without
 # its dependencies (they pull torch and model SDKs it never imports for this): pip checks an
@@ -120,6 +120,23 @@ real-eval-heldout: $(STAMP)
 	$(BIN)/python -m switchback.devstack up --model local
 	. .stack/env && $(BIN)/python starter.py eval --config 'heldout-*' --runs $(RUNS) \
 		--strategies $(EVAL_STRATEGIES) --id $(ID) --record docs/evals --job-timeout 3600
+
+# BFCL like-for-like (docs/benchmarks.md): 5 base + 5 miss_param cases under every strategy and
+# the plain loop, each turn CALLS_PER_TURN model calls at most for every contender, on a
+# throwaway stack around the local model (free ports; nothing else may run on the machine);
+# the record under docs/evals/ (BFCL_ID=... names it; the same BFCL_ID resumes, at one commit)
+BFCL_ID ?= bfcl-fair-$(shell date +%Y%m%d-%H%M)
+CALLS_PER_TURN ?= 21
+BFCL_CONFIG := {"extends": "defaults", "llm": {"endpoint": "local", "model": \
+	"qwen2.5-coder-1.5b-instruct", "temperature": 0.2, "max_tokens": 512, \
+	"price_in_per_mtok": 0, "price_out_per_mtok": 0}, "context": {"context_window": 32768, \
+	"summarize_at_tokens": 16000}}
+real-bfcl: $(STAMP)
+	$(BIN)/python -m switchback.devstack.real_stack -- $(BIN)/python starter.py bfcl \
+		--categories base,miss_param --cases 5 \
+		--strategies react,phase_alternation,plan_revise_execute \
+		--calls-per-turn $(CALLS_PER_TURN) --job-timeout 3600 --wait-seconds 300 \
+		--id $(BFCL_ID) --out docs/evals --config '$(BFCL_CONFIG)'
 
 # the pinned versions CI, the Dockerfile and `make` install (uv from PyPI resolves them)
 lock: $(STAMP)

@@ -82,6 +82,9 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
             assert r.model_calls == len(model_server.requests(r.job_id)) > 0
             assert r.tokens_in > 0 and r.tokens_out > 0 and r.wall_seconds > 0
             assert r.turns_right == r.turns and r.calls == truth(case_id)
+            # the fewest calls per turn: the calls, then the end (react: job_complete; the
+            # baseline: an answer); the first BFCL call at once
+            assert r.turn_calls == [2] * r.turns and r.first_domain_call == [0] * r.turns
     for strategy in ("react", "baseline"):  # a wrong argument: BFCL's state mismatch
         r = by[("multi_turn_base_0", strategy)]
         assert not r.valid and r.status == "completed" and r.reached == 4
@@ -108,6 +111,7 @@ async def test_cases_run_as_jobs_and_as_the_baseline_and_are_scored(
     requests = model_server.requests(job)
     offered = [t["function"]["name"] for t in requests[0]["tools"]]
     assert sorted(offered) == sorted([*cases.tool_names(picked[0], 0), "job_complete"])
+    assert_control_tools(requests, "react")
     assert cases.turn_text(picked[0], 1) in requests[2]["messages"][-1]["content"]
 
     # the baseline sent what BFCL sends: no system prompt, the user turns, BFCL's tools
@@ -169,6 +173,10 @@ async def test_a_phase_alternation_job(client, task_queue, model_server, s3):
                       phase_alternation(truth("multi_turn_base_3")))
     assert r.valid and r.status == "completed" and r.reached == 2, r
     assert r.model_calls == len(model_server.requests(r.job_id))
+    # the protocol's fewest model calls per turn (docs/benchmarks.md): the bootstrap's or a
+    # transition's strategic calls, the tactical step, the closing strategic phase
+    assert (r.turn_calls, r.first_domain_call) == ([11, 8], [7, 4])
+    assert_control_tools(model_server.requests(r.job_id), "phase_alternation")
 
 
 async def test_a_plan_revise_execute_job(client, task_queue, model_server, s3):
@@ -180,6 +188,19 @@ async def test_a_plan_revise_execute_job(client, task_queue, model_server, s3):
     assert not {t["function"]["name"] for q in requests for t in q.get("tools", [])} & {
         "read_file", "write_file", "list_files", "search_files"}
     assert r.valid and r.status == "completed" and r.reached == 2, r
+    # the fewest calls per turn: plan (and its evaluation in turn 1), the step, its result
+    assert (r.turn_calls, r.first_domain_call) == ([4, 3], [2, 1])
+    assert_control_tools(requests, "plan_revise_execute")
+
+
+def assert_control_tools(requests: list[dict], strategy: str) -> None:
+    """The report's table of what each contender is shown (contenders.py) names the tools a
+    job's requests carried beside BFCL's functions and the file tools."""
+    from switchback_bfcl import contenders
+    from switchback_bfcl.tools import SCHEMAS
+    sent = {t["function"]["name"] for q in requests for t in q.get("tools", [])}
+    files = {"read_file", "write_file", "list_files", "search_files"}
+    assert sent - set(SCHEMAS) - files == set(contenders.CONTROL_TOOLS[strategy])
 
 
 def state_tools(case: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -421,7 +442,7 @@ def test_a_record_of_the_earlier_tool_sets_is_not_continued(tmp_path) -> None:
     path = tmp_path / "p.options.json"
     path.write_text(json.dumps({"config": "defaults", "model": None, "job_timeout": 600.0,
                                 "wait_seconds": 300, "deferred": False}), encoding="utf-8")
-    assert runner.same_options(path, opts) == "tool_sets was null"
+    assert runner.same_options(path, opts) == "tool_sets was null, calls_per_turn was null"
     fresh = tmp_path / "q.options.json"
     assert runner.same_options(fresh, opts) == "" and runner.same_options(fresh, opts) == ""
     assert json.loads(fresh.read_text())["tool_sets"] == runner.TOOL_SETS

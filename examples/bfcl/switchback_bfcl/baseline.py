@@ -10,8 +10,10 @@ plain, against the same OpenAI-compatible endpoint a switchback job of the confi
         no tool call -> the turn ends; a call whose arguments are not JSON -> the turn ends
         (BFCL: "failed to decode"); else run every call with the package's executor
         (`state.execute`, BFCL's `execute_multi_turn_func_call`), feed the results back;
-        more than BFCL's MAXIMUM_STEP_LIMIT (20) steps in a turn -> the case is
-        force-terminated (BFCL's rule: the turns not reached fail the check)
+        a turn not ended within the call budget (`calls_per_turn` model calls, the answer
+        included; by default 21, BFCL's MAXIMUM_STEP_LIMIT of 20 steps with calls plus the
+        answer, so the default loop is BFCL's) -> the case stops there, status
+        `over_budget`: the turn is not done (budget.py; every contender gets the same budget)
 
 No system prompt (BFCL sends none to a function-calling model); the config's temperature
 and max_tokens, the endpoint's request shape. The calls are recorded per turn as the tools
@@ -30,9 +32,11 @@ from typing import Any
 import httpx
 
 from switchback_bfcl import cases, check, state
+from switchback_bfcl.budget import DEFAULT_CALLS_PER_TURN, OVER_BUDGET
 from switchback_bfcl.tools import openai_tools
 
 MAXIMUM_STEP_LIMIT = 20  # bfcl_eval.constants.default_prompts (tests/test_bfcl_runner.py)
+assert DEFAULT_CALLS_PER_TURN == MAXIMUM_STEP_LIMIT + 1  # the default budget is BFCL's loop
 RETRIES = 6  # attempts of a model call on 429, 5xx, timeouts and connection errors
 
 
@@ -96,10 +100,13 @@ class BaselineRun:
     model_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
-    status: str = "completed"  # completed | force_quit | error
+    status: str = "completed"  # completed | over_budget | timeout | error
     error: str = ""
     wall_seconds: float = 0.0
     result: check.CheckResult | None = None
+    turn_calls: list[int] = field(default_factory=list)  # model calls per turn reached
+    # per turn reached: model calls before its first BFCL call (None: it made none)
+    first_domain_call: list[int | None] = field(default_factory=list)
 
 
 async def ask(http: httpx.AsyncClient, ep: Endpoint, body: dict[str, Any],
@@ -148,15 +155,17 @@ def _decode(tool_calls: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, 
 
 
 async def run_case(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any],
-                   run_id: str, timeout: float | None = None) -> BaselineRun:
-    """Run one case with the plain loop and score it with BFCL's checker. After `timeout`
-    seconds the loop stops where it is (status `timeout`: the turns not reached fail), the
-    budget a job of the same comparison gets (runner.Options.job_timeout)."""
+                   run_id: str, timeout: float | None = None,
+                   calls_per_turn: int = DEFAULT_CALLS_PER_TURN) -> BaselineRun:
+    """Run one case with the plain loop and score it with BFCL's checker. A turn may take
+    `calls_per_turn` model calls (status `over_budget` past them); after `timeout` seconds
+    the loop stops where it is (status `timeout`), the safety stop a job of the same
+    comparison gets (runner.Options.job_timeout); either way the turns not ended fail."""
     started = time.monotonic()
     run = BaselineRun()
     try:
         async with asyncio.timeout(timeout):
-            await _loop(http, ep, case, run_id, run)
+            await _loop(http, ep, case, run_id, run, calls_per_turn)
     except TimeoutError:
         run.status = "timeout"
     except BaselineError as e:
@@ -167,17 +176,19 @@ async def run_case(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any],
 
 
 async def _loop(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any], run_id: str,
-                run: BaselineRun) -> None:
+                run: BaselineRun, calls_per_turn: int) -> None:
     messages: list[dict[str, Any]] = []
     executed: list[str] = []
     for turn in range(len(case["question"])):
         tools = openai_tools(cases.functions(case, turn))
         messages += [dict(m) for m in cases.turn_messages(case, turn)]
         run.turns.append([])
-        steps = 0
+        run.turn_calls.append(0)
+        run.first_domain_call.append(None)
         while True:
             reply = await ask(http, ep, ep.body(messages, tools), run_id)
             run.model_calls += 1
+            run.turn_calls[turn] += 1
             usage = reply.get("usage") or {}
             run.tokens_in += int(usage.get("prompt_tokens") or 0)
             run.tokens_out += int(usage.get("completion_tokens") or 0)
@@ -207,13 +218,14 @@ async def _loop(http: httpx.AsyncClient, ep: Endpoint, case: dict[str, Any], run
                     result = results[-1]
                     executed.append(text)
                     run.turns[turn].append(text)
+                    if run.first_domain_call[turn] is None:
+                        run.first_domain_call[turn] = run.turn_calls[turn] - 1
                 messages.append({"role": "tool", "tool_call_id": call_id,
                                  "content": result})
-            steps += 1
-            if steps > MAXIMUM_STEP_LIMIT:
-                run.status = "force_quit"
+            if run.turn_calls[turn] >= calls_per_turn:  # its last call did not end the turn
+                run.status = OVER_BUDGET
                 break
-        if run.status == "force_quit":
+        if run.status == OVER_BUDGET:
             break
 
 

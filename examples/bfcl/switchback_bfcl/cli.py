@@ -47,6 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds after which a job still running is cancelled, or the "
                    "baseline's loop stopped, and scored with what it recorded (default: "
                    "7200)")
+    p.add_argument("--calls-per-turn", type=int, default=21,
+                   help="model calls a user turn may take, the one that ends it included, for "
+                   "every contender; a turn not ended within them stops the run, not done "
+                   "(default: 21, BFCL's loop: 20 steps with calls and the answer)")
     p.add_argument("--deferred", action="store_true",
                    help="the jobs find the case's functions with tool_search instead of "
                    "having every schema in every prompt (the baseline keeps them all)")
@@ -83,9 +87,9 @@ def options(a: argparse.Namespace) -> tuple[Any, list[dict[str, Any]]]:
             raise CommandError("--cases: a number or 'all'", 2) from None
         if count < 1:
             raise CommandError("--cases: at least 1", 2)
-    if a.concurrency < 1 or a.wait_seconds < 1 or a.job_timeout <= 0:
-        raise CommandError("--concurrency, --wait-seconds and --job-timeout must be positive",
-                           2)
+    if a.concurrency < 1 or a.wait_seconds < 1 or a.job_timeout <= 0 or a.calls_per_turn < 1:
+        raise CommandError("--concurrency, --wait-seconds, --job-timeout and --calls-per-turn "
+                           "must be positive", 2)
     config: str | dict[str, Any] = a.config
     if a.config.strip().startswith("{"):
         try:
@@ -100,7 +104,8 @@ def options(a: argparse.Namespace) -> tuple[Any, list[dict[str, Any]]]:
     return runner.Options(prefix=prefix, config=config, strategies=strategies,
                           baseline=a.baseline, model=a.model, task_queue=a.task_queue,
                           wait_seconds=a.wait_seconds, job_timeout=a.job_timeout,
-                          concurrency=a.concurrency, deferred=a.deferred), selected
+                          concurrency=a.concurrency, deferred=a.deferred,
+                          calls_per_turn=a.calls_per_turn), selected
 
 
 async def run(client: Any, a: argparse.Namespace) -> int:
@@ -127,6 +132,9 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     if changed := runner.same_options(runner.options_path(out, opts.prefix), opts):
         raise CommandError(f"--id {opts.prefix}: its recorded runs were made with other "
                            f"options ({changed}); give another --id", 2)
+    if changed := runner.same_code(runner.commit_path(out, opts.prefix)):
+        raise CommandError(f"--id {opts.prefix}: its recorded runs were made with other code "
+                           f"({changed}); give another --id", 2)
     record = runner.record_path(out, opts.prefix)
     done = runner.read_record(record)
     if done:
@@ -134,9 +142,12 @@ async def run(client: Any, a: argparse.Namespace) -> int:
               "not run again", flush=True)
     contenders = [*opts.strategies, *([runner.BASELINE] if endpoint else [])]
     title = (f"{opts.prefix}: BFCL multi-turn, {len(selected)} cases selected, config "
-             f"{a.config}{f', model {opts.model}' if opts.model else ''}"
+             f"{a.config}{f', model {opts.model}' if opts.model else ''}, "
+             f"{opts.calls_per_turn} model calls per turn"
              f"{', the jobs with deferred tools' if opts.deferred else ''}")
     finished: list[Any] = list(done.values())
+    shown = contenders_table(opts, contenders, selected[0])
+
 
     def on_run(r: Any) -> None:  # recorded at once, the report rewritten: a stop loses no run
         if r.status in runner.NOT_RECORDED:  # says nothing of its contender: not scored
@@ -145,7 +156,7 @@ async def run(client: Any, a: argparse.Namespace) -> int:
             return
         runner.append_record(record, r)
         finished.append(r)
-        runner.write_report(finished, out, opts.prefix, title, contenders)
+        runner.write_report(finished, out, opts.prefix, title, contenders, shown)
 
     started = time.monotonic()
     s3 = S3Store()
@@ -155,11 +166,22 @@ async def run(client: Any, a: argparse.Namespace) -> int:
     finally:
         s3.close()
     scored = [r for r in runs if r.status not in runner.NOT_RECORDED]
-    md, js = runner.write_report(scored, out, opts.prefix, title, contenders)
+    md, js = runner.write_report(scored, out, opts.prefix, title, contenders, shown)
     print()
     print(runner.table(runner.summarize(runner.finished_cases(scored, contenders))))
     print(f"\n{time.monotonic() - started:.0f} s; report {md}, runs {js}, record {record}")
     return 0
+
+
+def contenders_table(opts: Any, contenders: list[str], case: dict[str, Any]) -> str:
+    """What each contender's model is shown (contenders.py), for the report."""
+    from switchback_bfcl import contenders as shown
+    from switchback_bfcl import runner
+
+    found = shown.rows(lambda c, s: runner.job_config(opts, c, s), contenders, case,
+                       opts.calls_per_turn)
+    return (f"What each contender's model is shown (the first case's, {case['id']}):\n\n"
+            + shown.table(found))
 
 
 bfcl = Command(help="run BFCL multi-turn cases as jobs under strategies, plus a plain "

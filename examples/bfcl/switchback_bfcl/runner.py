@@ -9,8 +9,12 @@ A case under a strategy is an ordinary job, `<prefix>-<case id>-<strategy>`:
   user turn with the `instruct` update; the tools read the turn from instructions.md;
 - after the last turn (`follow_up.max_turns` = the case's turns) the job ends `completed`
   without waiting;
-- a job that ends before (stuck, failed, budget) or outlives `job_timeout` (cancelled) is
-  scored with what it recorded: BFCL's force-terminated rule fails the turns not reached;
+- a turn may take `calls_per_turn` model calls (budget.py, the same for the baseline): the
+  runner counts them from `state` and cancels a job whose turn passes them (`over_budget`:
+  that turn not done, the case invalid);
+- a job that ends before (stuck, failed, budget) or outlives `job_timeout` (cancelled: a
+  safety stop) is scored with what it recorded: BFCL's force-terminated rule fails the turns
+  not reached;
 - scored with BFCL's checker from the workspace's files (`check.check_files`); model calls
   and tokens from the `state` query (`steps_total`, `tokens`), wall time the workflow's
   start to close.
@@ -37,7 +41,6 @@ them from that turn on, as BFCL offers them to a function-calling model.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -45,8 +48,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from switchback.operate.records import append_line, read_lines, write_whole
-from switchback_bfcl import baseline, cases, check, state
+from switchback.operate.records import append_line, read_lines
+from switchback_bfcl import baseline, budget, cases, check, state
+from switchback_bfcl.report import Row, finished_cases, summarize, table, write_report
 
 STRATEGIES = ("react", "phase_alternation", "plan_revise_execute")
 # strategies whose ritual writes planning files with write_file: they keep the workspace tools
@@ -70,6 +74,8 @@ class Options:
     poll_seconds: float = 0.5
     concurrency: int = 1  # runs (jobs and baseline cases) at a time
     deferred: bool = False  # the case's functions behind tool_search (the jobs, not the baseline)
+    # model calls a turn may take, the one that ends it included, every contender (budget.py)
+    calls_per_turn: int = budget.DEFAULT_CALLS_PER_TURN
 
 
 @dataclass
@@ -91,6 +97,9 @@ class Run:
     wall_seconds: float = 0.0
     skipped: str = ""  # why it did not run
     calls: list[list[str]] = field(default_factory=list)  # the calls per turn, as recorded
+    turn_calls: list[int] = field(default_factory=list)  # model calls per turn reached
+    # per turn reached: model calls before its first BFCL call (None: it made none)
+    first_domain_call: list[int | None] = field(default_factory=list)
 
 
 def base_config(opts: Options) -> dict[str, Any]:
@@ -140,6 +149,11 @@ def _score(run: Run, case_id: str, calls: list[list[str]],
     turns right."""
     result = result or check.check_calls(case_id, calls)
     run.valid, run.calls = result.valid, calls
+    if run.status == budget.OVER_BUDGET:  # a turn not ended within its calls: not done
+        run.valid = False
+        result = check.CheckResult(False, {
+            "error_type": budget.ERROR_TYPE,
+            "error_message": f"turn {run.reached} took more model calls than the budget"})
     # a run stopped in a turn (timeout, stuck, the step limit...) did not finish that turn
     finished = run.reached if run.status == "completed" else max(run.reached - 1, 0)
     run.turns_right = (len(calls) if result.valid
@@ -158,13 +172,11 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     from temporalio.exceptions import CancelledError, WorkflowAlreadyStartedError
 
     from switchback.operate.client import job_workspace
-    from switchback.operate.turns import await_end
     from switchback.workflows.contract import (
         WORKFLOW_TYPE,
         DocumentSpec,
         JobInput,
         JobResult,
-        JobState,
     )
 
     run = Run(case["id"], cases.category_of(case["id"]), strategy,
@@ -190,9 +202,13 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     # the job's latest run (a continue-as-new starts another); `first` for its start
     handle = client.get_workflow_handle(run.job_id, result_type=JobResult)
     # each next user turn once the job waits for it (BFCL turn st.turn, 0-based, is the
-    # job's turn st.turn + 1); stopped at the time budget
-    ended, last = await await_end(handle, time.monotonic() + opts.job_timeout,
-                                  lambda turn: instruction(case, turn), opts.poll_seconds, log)
+    # job's turn st.turn + 1); stopped over the call budget or at the time limit
+    seen = await budget.drive(handle, time.monotonic() + opts.job_timeout,
+                              lambda turn: instruction(case, turn), opts.calls_per_turn,
+                              set(cases.tool_names(case, len(case["question"]) - 1)),
+                              opts.poll_seconds, log)
+    ended, last = seen.ended, seen.last
+    run.turn_calls, run.first_domain_call = seen.calls, seen.first_domain_call
     failure = ""  # why the job failed
     try:
         result = await asyncio.wait_for(handle.result(), 300)
@@ -206,8 +222,6 @@ async def run_job(client: Any, s3: Any, opts: Options, case: dict[str, Any], str
     except TimeoutError:
         run.status = "not ended"
     run.status = ended or run.status
-    with contextlib.suppress(Exception):  # the state as the job ended (needs a worker)
-        last = await asyncio.wait_for(handle.query("state", result_type=JobState), 30)
     if last is not None:
         run.model_calls, run.tokens_in, run.tokens_out = (
             last.steps_total, last.tokens.tokens_in, last.tokens.tokens_out)
@@ -242,8 +256,10 @@ async def run_baseline(http: Any, ep: baseline.Endpoint, opts: Options, case: di
     """Run one case with the plain loop (baseline.py) and score it."""
     run = Run(case["id"], cases.category_of(case["id"]), BASELINE,
               job_id(opts, case, BASELINE), len(case["question"]))
-    done = await baseline.run_case(http, ep, case, run.job_id, opts.job_timeout)
+    done = await baseline.run_case(http, ep, case, run.job_id, opts.job_timeout,
+                                   opts.calls_per_turn)
     run.status, run.reached = done.status, len(done.turns)
+    run.turn_calls, run.first_domain_call = done.turn_calls, done.first_domain_call
     run.model_calls, run.tokens_in, run.tokens_out = (done.model_calls, done.tokens_in,
                                                       done.tokens_out)
     run.wall_seconds = done.wall_seconds
@@ -303,112 +319,6 @@ async def run_cases(client: Any, s3: Any, opts: Options, selected: Sequence[dict
         return list(await asyncio.gather(*work))
 
 
-# -- the report ------------------------------------------------------------------------------
-
-@dataclass
-class Row:
-    category: str
-    strategy: str
-    cases: int = 0
-    valid: int = 0
-    turns: int = 0
-    reached: int = 0
-    turns_right: int = 0
-    model_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    wall_seconds: float = 0.0
-    skipped: str = ""
-    errors: dict[str, int] = field(default_factory=dict)  # BFCL error types, counted
-
-    @property
-    def accuracy(self) -> float:
-        return self.valid / self.cases if self.cases else 0.0
-
-
-def summarize(runs: Sequence[Run]) -> list[Row]:
-    """A row per category and strategy (and per strategy over all categories when there
-    are several), categories and strategies in the order the runs came."""
-    rows: dict[tuple[str, str], Row] = {}
-    categories = list(dict.fromkeys(r.category for r in runs))
-    for r in runs:
-        keys = [(r.category, r.strategy)] + ([("all", r.strategy)] if len(categories) > 1
-                                              else [])
-        for key in keys:
-            row = rows.setdefault(key, Row(*key))
-            if r.skipped:
-                row.skipped = row.skipped or r.skipped
-                continue
-            row.cases += 1
-            row.valid += r.valid
-            row.turns += r.turns
-            row.reached += r.reached
-            row.turns_right += r.turns_right
-            row.model_calls += r.model_calls
-            row.tokens_in += r.tokens_in
-            row.tokens_out += r.tokens_out
-            row.wall_seconds = round(row.wall_seconds + r.wall_seconds, 1)
-            if not r.valid:
-                kind = r.error_type or "invalid"
-                row.errors[kind] = row.errors.get(kind, 0) + 1
-    for row in rows.values():
-        if row.cases:
-            row.skipped = ""
-    order = {c: i for i, c in enumerate([*categories, "all"])}
-    strategies = {s: i for i, s in enumerate(dict.fromkeys(r.strategy for r in runs))}
-    return sorted(rows.values(), key=lambda w: (order[w.category], strategies[w.strategy]))
-
-
-def table(rows: Sequence[Row]) -> str:
-    lines = ["| category | strategy | accuracy | valid / cases | turns reached | turns right | "
-             "model calls | tokens in | tokens out | wall s | invalid: why |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
-    for w in rows:
-        if not w.cases:
-            lines.append(f"| {w.category} | {w.strategy} | - | skipped | | | | | | | "
-                         f"{w.skipped} |")
-            continue
-        why = ", ".join(f"{k} {n}" for k, n in sorted(w.errors.items(), key=lambda kv: -kv[1]))
-        lines.append(f"| {w.category} | {w.strategy} | {w.accuracy:.0%} | {w.valid} / "
-                     f"{w.cases} | {w.reached} / {w.turns} | {w.turns_right} / {w.turns} | "
-                     f"{w.model_calls} | "
-                     f"{w.tokens_in} | {w.tokens_out} | "
-                     f"{w.wall_seconds:.0f} | {why} |")
-    return "\n".join(lines)
-
-
-def finished_cases(runs: Sequence[Run], contenders: Sequence[str]) -> list[Run]:
-    """The runs of the cases every contender has a run of: a table of them compares the
-    contenders on the same cases (a command stopped midway leaves a case half run)."""
-    have: dict[str, set[str]] = {}
-    for r in runs:
-        have.setdefault(r.case_id, set()).add(r.strategy)
-    return [r for r in runs if have[r.case_id] >= set(contenders)]
-
-
-def write_report(runs: Sequence[Run], out: Path, prefix: str, title: str,
-                 contenders: Sequence[str] | None = None) -> tuple[Path, Path]:
-    """`<out>/<prefix>.md` (the table) and `<out>/<prefix>.json` (rows and runs). With
-    `contenders`, the table holds only the cases each of them has run (`finished_cases`);
-    the JSON keeps every run."""
-    out.mkdir(parents=True, exist_ok=True)
-    shown = finished_cases(runs, contenders) if contenders else list(runs)
-    rows = summarize(shown)
-    cases_shown = len(dict.fromkeys(r.case_id for r in shown))
-    left = len(dict.fromkeys(r.case_id for r in runs)) - cases_shown
-    note = (f" {left} case(s) not yet run by every contender are left out of the table."
-            if left else "")
-    md, js = out / f"{prefix}.md", out / f"{prefix}.json"
-    write_whole(md, f"# {title}\n\n{cases_shown} case(s). Totals over the cases of each row: "
-                "model calls, prompt and completion tokens, wall time (a job's start to close; "
-                f"the baseline's loop).{note}\n\n" + table(rows) + "\n")
-    write_whole(js, json.dumps({"title": title,
-                                "rows": [{**asdict(w), "accuracy": round(w.accuracy, 4)}
-                                         for w in rows],
-                                "runs": [asdict(r) for r in runs]}, indent=1))
-    return md, js
-
-
 # -- the record: one line per finished run, so a stopped command loses no run -----------------
 
 def record_path(out: Path, prefix: str) -> Path:
@@ -444,12 +354,12 @@ def options_path(out: Path, prefix: str) -> Path:
 
 def same_options(path: Path, opts: Options) -> str:
     """'' when the runs recorded under this id were made with `opts`' config, model, time
-    budget, wait and tool exposure (`deferred`, `TOOL_SETS`: written on the first command),
-    else what differs.
+    limit, wait, tool exposure (`deferred`, `TOOL_SETS`) and call budget (`calls_per_turn`;
+    written on the first command), else what differs: runs of two budgets never mix.
     Strategies and cases may differ: a later command can add contenders or cases."""
     mine = {"config": opts.config, "model": opts.model, "job_timeout": opts.job_timeout,
             "wait_seconds": opts.wait_seconds, "deferred": opts.deferred,
-            "tool_sets": TOOL_SETS}
+            "tool_sets": TOOL_SETS, "calls_per_turn": opts.calls_per_turn}
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(mine, indent=1), encoding="utf-8")
@@ -459,7 +369,32 @@ def same_options(path: Path, opts: Options) -> str:
                      if before.get(k) != json.loads(json.dumps(v)))
 
 
+def commit_path(out: Path, prefix: str) -> Path:
+    return out / f"{prefix}.commit.json"
+
+
+def same_code(path: Path) -> str:
+    """'' when this checkout runs the code the runs recorded under this id ran (the commit
+    written on the first command, with its uncommitted changes; docs, tests and README may
+    differ), else what changed: one record, one engine and runner (a worker started from
+    this checkout, as devstack.real_stack starts it)."""
+    from switchback.operate.records import changed_since, checkout
+
+    here = checkout()
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(here, indent=1), encoding="utf-8")
+        return ""
+    before = json.loads(path.read_text(encoding="utf-8"))
+    changed = changed_since(str(before.get("commit", "")))
+    if changed is None and before.get("commit") != here["commit"]:
+        return f"commit {before.get('commit')!r} cannot be compared with this checkout's"
+    return (f"code changed since commit {str(before['commit'])[:12]}: "
+            f"{', '.join(changed[:5])}" if changed else "")
+
+
 __all__ = ["BASELINE", "NOT_FOR_JOBS", "NOT_RECORDED", "STRATEGIES", "Options", "Row", "Run",
-           "append_record", "base_config", "finished_cases", "instruction", "job_config",
-           "job_id", "options_path", "read_record", "record_path", "run_baseline", "run_cases",
-           "run_job", "same_options", "summarize", "table", "write_report"]
+           "append_record", "base_config", "commit_path", "finished_cases", "instruction",
+           "job_config", "job_id", "options_path", "read_record", "record_path",
+           "run_baseline", "run_cases", "run_job", "same_code", "same_options", "summarize",
+           "table", "write_report"]
