@@ -64,8 +64,8 @@ async def test_state_search_attributes_and_details(client, task_queue, start_job
     assert details.startswith("### COMPLETED · phase 5 (strategic)") and "☑ 3." in details
 
 
-async def test_starter_follow_shows_the_live_stream_and_exit_status(client, task_queue, model_server, s3,
-                                                         tmp_path):
+async def test_starter_follow_shows_the_live_stream_and_exit_status(
+        client, task_queue, model_server, s3, tmp_path):
     job_id = "follow-job"
     model_server.set_script(job_id, [{**s, "latency_ms": 30} for s in full_job(2)])
     (tmp_path / "task.md").write_text("# Follow me\n")
