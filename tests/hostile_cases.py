@@ -540,7 +540,8 @@ UPDATES = [
            'instruct: unknown key "text" (known: instruction, tools)', update_name="instruct"),
     update("unknown-update", '{"call_id": "$CALL", "approved": true}',
            "Update handler for 'aprove' expected but not found, and there is no dynamic "
-           "handler. known updates: [approve instruct]", update_name="aprove"),
+           "handler. known updates: [__temporal_workflow_stream_poll approve instruct]",
+           update_name="aprove"),
 ]
 
 TABLE = JOB_INPUT + CONFIG + DOCUMENTS + TOOL_ARGUMENTS + MODEL_OUTPUT + SIGNALS + UPDATES

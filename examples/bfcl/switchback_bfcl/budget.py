@@ -12,9 +12,10 @@ The engine has no per-turn model-call budget (`breakers.max_steps_per_job` is pe
 for a job the runner counts: it polls the job's `state` (`steps_total`, one per model call;
 `recent`, the last 30 steps with the calls each made) while giving it its turns, and
 cancels the job once a turn has taken more calls than the budget. A poll sees the count
-after the call that passed it, so the job may have begun another (one while a call takes
-longer than a poll: 9-40 s on the local model, a poll every 0.5 s); the turn is over budget
-all the same and scored as not done, and what those calls did is not scored. The same
+after the call that passed it, and the cancel lands when the job next reaches a point that
+takes it, so the job may make more calls meanwhile (one on the local model, where a call takes
+9-40 s and a poll 0.5 s; under heavy load in CI, several); the turn is over budget all the
+same and scored as not done, and what those calls did is not scored. The same
 record gives each turn's calls before its first call of a BFCL function
 (`first_domain_call`).
 """
