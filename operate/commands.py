@@ -88,12 +88,13 @@ def check_config(config: str | dict[str, Any], flag: str = "--config"):
     from switchback.activities.config_roots import PACKAGED, configs_dir
     from switchback.workflows.strategies import strategy_class
 
+    if isinstance(config, str) and configs_dir() == PACKAGED and config != "defaults" \
+            and not (PACKAGED / config / "config.yaml").is_file():
+        return None
     try:
         cfg = load_config(config, policy=False)
         strategy_class(cfg.config.strategy)
     except ConfigError as e:
-        if " not found: " in str(e) and configs_dir() == PACKAGED:
-            return None
         raise CliError(f"{flag}: {e}", 2) from None
     except KeyError as e:
         raise CliError(f"{flag}: config '{cfg.name}': {e.args[0]}", 2) from None
