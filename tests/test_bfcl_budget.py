@@ -74,7 +74,7 @@ async def test_a_job_is_stopped_at_the_budget(client, task_queue, model_server, 
     model_server.set_script(runner.job_id(opts, case, "react"), fits)
     busy = [step(content="Let me look."), step(model_call("pwd()")), step(model_call("ls()")),
             *[{**step(model_call(f"cd(folder='d{n}')")), "latency_ms": 1500}
-                   for n in range(8)]]
+                   for n in range(40)]]  # a minute of calls: the cancel lands well within
     model_server.set_script(runner.job_id(over, case, "react"), busy)
     async with running_worker(client, task_queue):
         [ok] = await runner.run_cases(client, s3, opts, [case], None, log=lambda t: None)
