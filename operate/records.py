@@ -70,7 +70,8 @@ def checkout(root: Path = ROOT) -> dict[str, Any]:
     commit = _git("rev-parse", "HEAD", root=root) or ""
     status = _git("status", "--porcelain", "--untracked-files=no", "--", ".",
                   *(f":(exclude){p}" for p in NOT_RUN), root=root) if commit else None
-    dirty = sorted(ln[3:] for ln in (status or "").splitlines() if ln.strip())
+    # "XY path" per line (the output comes stripped: the first line may have lost X's blank)
+    dirty = sorted(ln.split(None, 1)[1] for ln in (status or "").splitlines() if ln.strip())
     return {"commit": commit, "dirty": dirty[:20] + (["..."] if len(dirty) > 20 else [])}
 
 

@@ -11,17 +11,13 @@ import asyncio
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 
-from switchback.devstack.processes import free_port
-from switchback.operate.console.app import make_app
 from tests import browser
 from tests.conftest import running_worker
+from tests.console_server import console
 from tests.scripts import call, step
 from tests.test_durability import wait_started, worker_process
 from tests.test_live_stream import SAID, WORDS, slow_script
@@ -29,21 +25,6 @@ from tests.waits import wait_state
 
 pytestmark = pytest.mark.skipif(browser.skip_reason() is not None,
                                 reason=browser.skip_reason() or "")
-
-
-@asynccontextmanager
-async def console(client) -> AsyncIterator[str]:
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(make_app(client), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve())
-    while not server.started:
-        await asyncio.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        await task
 
 
 def shots(tmp_path: Path) -> Path:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 
 import pytest
 
@@ -133,3 +134,18 @@ def test_the_checkout_and_what_changed_since(tmp_path):
         f.write('{"a": 2, "b"')
     records.append_line(path, {"a": 3})
     assert records.read_lines(path) == [{"a": 1}, {"a": 3}]
+
+
+def test_the_files_changed_in_the_worktree_are_named_whole(tmp_path):
+    """A file changed but not staged (` M path`, first in git's list) keeps its whole name."""
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+    git("init", "-q")
+    for name in ("bench.py", "zeta.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    (tmp_path / "bench.py").write_text("x = 2\n")
+    (tmp_path / "zeta.py").write_text("x = 3\n")
+    git("add", "zeta.py")
+    assert records.checkout(tmp_path)["dirty"] == ["bench.py", "zeta.py"]
