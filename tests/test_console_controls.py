@@ -78,7 +78,8 @@ async def test_refused_and_bad_controls_are_answered_in_plain_words(
 
 async def events(http: httpx.AsyncClient, url: str, **headers: str) -> list[tuple[str, str]]:
     """The (id, data) of each event of the job's stream, until the console closes it."""
-    found, current = [], {}
+    found: list[tuple[str, str]] = []
+    current: dict[str, str] = {}
     async with http.stream("GET", url, headers=headers) as response:
         assert response.status_code == 200
         async for line in response.aiter_lines():
