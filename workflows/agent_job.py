@@ -110,12 +110,13 @@ class AgentJob(JobHandlers):
 
     @workflow.run
     async def run(self, job: RawValue = NO_INPUT) -> JobResult:
-        """`job`: the payload undecoded, decoded and checked here (a payload the converter
-        cannot decode would make the SDK retry the workflow task forever instead of failing
-        the job)."""
+        """`job`: the payload undecoded, decoded and checked here (one the converter cannot
+        decode would have the SDK retry the workflow task forever, not fail the job)."""
         try:
             result = await self._run(job)
         except BaseException as e:
+            if isinstance(e, GeneratorExit):  # evicted from the cache: nothing to await
+                raise
             if not isinstance(e, workflow.ContinueAsNewError):  # (that run carries them)
                 self._end_turns("the job was cancelled" if is_cancelled_exception(e)
                                 else "the job failed")
