@@ -23,13 +23,18 @@ from tests.waits import wait_state
 CONTROL = {HEADER: "1"}
 
 
+async def held_at_the_gate(start_job, model_server):
+    """A job whose `delete_file` waits for a person's approval, and its state then."""
+    handle = await start_job(gated_script(), model_server, config=GATED, instructions="x",
+                             documents=[])
+    return handle, await wait_state(handle, lambda s: bool(s.pending_approvals))
+
+
 async def test_pause_resume_and_a_rewind_with_its_restore_phase_reach_the_job(
         client, task_queue, start_job, model_server, s3) -> None:
     async with running_worker(client, task_queue), console(client) as url, \
             httpx.AsyncClient(timeout=30, headers=CONTROL) as http:
-        handle = await start_job(gated_script(), model_server, config=GATED,
-                                 instructions="x", documents=[])
-        await wait_state(handle, lambda s: bool(s.pending_approvals))  # held at the gate
+        handle, _ = await held_at_the_gate(start_job, model_server)
         api = f"{url}/api/jobs/{handle.id}"
         paused = await http.post(f"{api}/pause", json={})
         assert paused.status_code == 200, paused.text
@@ -53,9 +58,7 @@ async def test_refused_and_bad_controls_are_answered_in_plain_words(
         client, task_queue, start_job, model_server, s3) -> None:
     async with running_worker(client, task_queue), console(client) as url, \
             httpx.AsyncClient(timeout=30, headers=CONTROL) as http:
-        handle = await start_job(gated_script(), model_server, config=GATED,
-                                 instructions="x", documents=[])
-        st = await wait_state(handle, lambda s: bool(s.pending_approvals))
+        handle, st = await held_at_the_gate(start_job, model_server)
         api = f"{url}/api/jobs/{handle.id}"
         nope = await http.post(f"{api}/approve", json={"call_id": "call_nope", "approved": True})
         assert nope.status_code == 409 and "call_nope" in nope.json()["error"], nope.text

@@ -20,7 +20,7 @@ from tests.conftest import running_worker
 from tests.console_server import console
 from tests.scripts import call, step
 from tests.test_durability import wait_started, worker_process
-from tests.test_live_stream import SAID, WORDS, slow_script
+from tests.test_live_stream import SAID, WORDS, start_streaming_job
 from tests.waits import wait_state
 
 pytestmark = pytest.mark.skipif(browser.skip_reason() is not None,
@@ -50,10 +50,7 @@ async def test_the_answer_grows_on_the_page_once_across_a_kill_and_a_reload(
     second = None
     try:
         await wait_started(tmp_path / "w1.log")
-        handle = await start_job(slow_script(chunk_ms=120), model_server, instructions="x",
-                                 documents=[], config={
-                                     "extends": "creator", "live_token_seconds": 0.2,
-                                     "llm": {"heartbeat_timeout_seconds": 2}})
+        handle = await start_streaming_job(start_job, model_server)
         async with console(client) as url, browser.browser() as ctx:
             page = await ctx.new_page()
             page.set_default_timeout(30_000)

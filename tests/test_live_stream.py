@@ -24,6 +24,14 @@ SAID = f"Let me look around first. {WORDS}."
 
 
 
+async def start_streaming_job(start_job, model_server):
+    """A job whose first answer streams slowly (120 ms a chunk) with token batches every
+    0.2 s, its model call quick to notice a dead worker (2 s heartbeats)."""
+    return await start_job(slow_script(chunk_ms=120), model_server, instructions="x",
+                           documents=[], config={"extends": "creator", "live_token_seconds": 0.2,
+                                                 "llm": {"heartbeat_timeout_seconds": 2}})
+
+
 def slow_script(chunk_ms: int = 40) -> list[dict]:
     """The job's first answer written slowly (8 characters a chunk): ~1.6 s."""
     script = full_job(1)
@@ -103,10 +111,7 @@ async def test_a_worker_killed_mid_reply_the_retry_replaces_the_text(
     second = None
     try:
         await wait_started(tmp_path / "w1.log")
-        handle = await start_job(slow_script(chunk_ms=120), model_server, instructions="x",
-                                 documents=[], config={
-                                     "extends": "creator", "live_token_seconds": 0.2,
-                                     "llm": {"heartbeat_timeout_seconds": 2}})
+        handle = await start_streaming_job(start_job, model_server)
         following = asyncio.create_task(follow(client, handle.id, from_start=True, out=out))
         async for _, ev in job_events(client, handle.id, poll_interval=0.05):
             seen.append(ev)
