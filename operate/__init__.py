@@ -2,6 +2,15 @@
 commands (commands.py), workspace and history commands (inspect.py), replay, rerun and
 the job report. Client side only: nothing here imports the worker.
 """
+import os
+import sys
+
+
+def command_name() -> str:
+    """How a hint printed to the user names the CLI: `switchback` when it runs as the
+    installed command, `python starter.py` from a checkout."""
+    return ("switchback" if os.path.basename(sys.argv[0] or "") == "switchback"
+            else "python starter.py")
 
 
 class CliError(Exception):

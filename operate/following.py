@@ -25,6 +25,7 @@ from temporalio.client import (
 from temporalio.contrib.workflow_streams import WorkflowStreamClient
 from temporalio.service import RPCError, RPCStatusCode
 
+from switchback.operate import command_name
 from switchback.operate.client import ui_link
 from switchback.operate.live import StreamUnreadable, job_events
 from switchback.operate.live_printer import LivePrinter
@@ -83,7 +84,7 @@ async def follow_steps(client: Client, job_id: str, interval: float = 0.3) -> in
                 if ap.call_id not in shown_approvals:
                     shown_approvals.add(ap.call_id)
                     print(f"  waiting for approval: {ap.tool} {ap.arguments[:120]}\n"
-                          f"    python starter.py approve {job_id} {ap.call_id} "
+                          f"    {command_name()} approve {job_id} {ap.call_id} "
                           "[--deny] [--note ...]", flush=True)
         if desc.status != WorkflowExecutionStatus.RUNNING:
             return await result(client, job_id)

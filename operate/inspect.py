@@ -10,7 +10,7 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowHistory
 
-from switchback.operate import CliError
+from switchback.operate import CliError, command_name
 from switchback.operate.client import job_workspace, ui_link
 from switchback.workflows.contract import layout
 
@@ -45,7 +45,7 @@ async def cat(client: Client | None, job_id: str, path: str) -> int:
         s3.close()
     if data is None:
         raise CliError(f"job '{job_id}' has no file '{path}' in s3://{bucket}/{prefix}/ "
-                       f"(starter.py workspace {job_id} lists its files)")
+                       f"({command_name()} workspace {job_id} lists its files)")
     sys.stdout.write(data.decode("utf-8", errors="replace"))
     return 0
 

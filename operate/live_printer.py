@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from switchback.operate import command_name
 from switchback.operate.live import Transcript
 
 WIDTH = 160
@@ -101,7 +102,7 @@ class LivePrinter:
             return f"  outcome unknown: {name} ({ev.get('call')})"
         if kind == "approval.waiting":
             return (f"  waiting for approval: {name} {_line(ev.get('arguments', ''), 120)}\n"
-                    f"    python starter.py approve {self.job_id} {ev.get('call')} "
+                    f"    {command_name()} approve {self.job_id} {ev.get('call')} "
                     "[--deny] [--note ...]")
         if kind == "approval.decided":
             return f"  approval: {name} {'approved' if ev.get('approved') else 'denied'}"

@@ -6,6 +6,8 @@ result, refusal and the end."""
 from __future__ import annotations
 
 import io
+import sys
+from typing import Any
 
 from switchback.operate.live_printer import LivePrinter
 from switchback.workflows.contract.stream import event
@@ -63,3 +65,13 @@ def test_refusals_approvals_and_the_end_are_a_line_each() -> None:
         "  waiting for approval: delete_file a.md",
         "    python starter.py approve job-1 call_3 [--deny] [--note ...]",
         "== end: completed - done"]
+
+
+def test_the_approval_hint_names_the_command_the_user_ran(monkeypatch: Any) -> None:
+    """An installed wheel's user has `switchback`, a checkout's `python starter.py`."""
+    monkeypatch.setattr(sys, "argv", ["/opt/venv/bin/switchback", "follow", "job-1"])
+    text = printed(event("approval.waiting", call="call_3", name="delete_file", arguments="a"))
+    assert "    switchback approve job-1 call_3 [--deny] [--note ...]" in text.splitlines()
+    monkeypatch.setattr(sys, "argv", ["starter.py", "follow", "job-1"])
+    text = printed(event("approval.waiting", call="call_3", name="delete_file", arguments="a"))
+    assert "    python starter.py approve job-1 call_3 [--deny] [--note ...]" in text.splitlines()
