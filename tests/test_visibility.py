@@ -30,6 +30,8 @@ async def test_state_search_attributes_and_details(client, task_queue, start_job
         handle = await start_job(full_job(2), model_server, config="creator",
                                  instructions="# Find the rules\nmore", documents=[])
         await wait_for_requests(model_server, handle.id, 10)  # inside the first tactical phase
+        # a retried model call also counts as a request: the phase is what to wait for
+        await wait_state(handle, lambda s: s.phase.kind == "tactical")
         await handle.signal("pause")
         st = await wait_state(handle, lambda s: s.status == "paused")
         assert st.objective == "Find the rules" and st.phase.kind == "tactical"
