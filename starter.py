@@ -47,11 +47,9 @@ import os
 import sys
 from typing import Any
 
-from switchback.operate import command_name
-
 TASK_QUEUE = os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback")
 # `switchback` (the installed command) or `starter.py`: how messages name the command
-PROG = command_name().removeprefix("python ")
+PROG = "switchback" if os.path.basename(sys.argv[0] or "") == "switchback" else "starter.py"
 # what the CLI reads from the environment (docs/cli.md has the same)
 ENV_HELP = """environment:
   SWITCHBACK_TASK_QUEUE the task queue jobs start on (default switchback)

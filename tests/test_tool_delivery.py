@@ -138,3 +138,34 @@ def test_the_key_tells_apart_calls_whose_ids_repeat_across_turns() -> None:
                                              min_todos=1, max_todos=1))
     assert idempotency_key(req(3)) == idempotency_key(req(3))
     assert idempotency_key(req(3)) != idempotency_key(req(7))
+
+
+async def test_a_cancel_while_a_tool_runs_ends_the_job(client, task_queue, model_server, s3,
+                                                       tmp_path, monkeypatch) -> None:
+    """The tool runs to its end (its activity waits for the cancellation), then the job ends
+    `cancelled`: no model call after the cancel."""
+    log = tmp_path / "effects.log"
+    monkeypatch.setenv("SWITCHBACK_TEST_TOOL_LOG", str(log))
+    monkeypatch.setenv("SWITCHBACK_TEST_TOOL_SLEEP", "3")  # < tools.timeout_seconds
+    job_id = f"job-{uuid.uuid4().hex[:8]}"
+    model_server.set_script(job_id, [step(call("test_touch", message="a")),
+                                     step(call("test_touch", message="b")), finish()])
+    config = {**CONFIG, "tools": {**TOOLS, "timeout_seconds": 20}}
+    async with running_worker(client, task_queue):
+        handle = await client.start_workflow("AgentJob", JobInput(
+            config=config, instructions="touch"), id=job_id, task_queue=task_queue,
+            result_type=JobResult)
+        for _ in range(300):  # the tool is running: its effect is logged, its answer not
+            if lines(log):
+                break
+            await asyncio.sleep(0.05)
+        await handle.cancel()
+        outcome = None
+        for _ in range(300):
+            outcome = (await handle.describe()).status
+            if outcome is not None and outcome.name != "RUNNING":
+                break
+            await asyncio.sleep(0.1)
+    assert outcome is not None and outcome.name == "CANCELED", outcome
+    assert [ln[2] for ln in lines(log)] == ["a"]  # the second call never ran
+    assert len(model_server.requests(job_id)) == 1  # no model call after the cancel
