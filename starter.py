@@ -48,7 +48,9 @@ import sys
 from typing import Any
 
 TASK_QUEUE = os.environ.get("SWITCHBACK_TASK_QUEUE", "switchback")
-# `switchback` (the installed command) or `starter.py`: how messages name the command
+# `switchback` (the installed command) or `starter.py`: how messages name the command; the
+# same test as operate.command_name, repeated because the CLI loads only the standard library
+# before a command runs (tests/test_layering.py)
 PROG = "switchback" if os.path.basename(sys.argv[0] or "") == "switchback" else "starter.py"
 # what the CLI reads from the environment (docs/cli.md has the same)
 ENV_HELP = """environment:
