@@ -21,6 +21,7 @@ from pathlib import Path
 from mcp import types
 
 from switchback.activities.tools.listing import mcp_delivery
+from switchback.operate.live import job_events
 from switchback.workflows.contract import JobInput, JobResult
 from tests.conftest import running_worker
 from tests.scripts import call, step
@@ -142,8 +143,8 @@ def test_the_key_tells_apart_calls_whose_ids_repeat_across_turns() -> None:
 
 async def test_a_cancel_while_a_tool_runs_ends_the_job(client, task_queue, model_server, s3,
                                                        tmp_path, monkeypatch) -> None:
-    """The tool runs to its end (its activity waits for the cancellation), then the job ends
-    `cancelled`: no model call after the cancel."""
+    """The tool runs to its end (its activity waits for the cancellation), its outcome is
+    recorded, then the job ends `cancelled`: no model call after the cancel."""
     log = tmp_path / "effects.log"
     monkeypatch.setenv("SWITCHBACK_TEST_TOOL_LOG", str(log))
     monkeypatch.setenv("SWITCHBACK_TEST_TOOL_SLEEP", "3")  # < tools.timeout_seconds
@@ -166,6 +167,9 @@ async def test_a_cancel_while_a_tool_runs_ends_the_job(client, task_queue, model
             if outcome is not None and outcome.name != "RUNNING":
                 break
             await asyncio.sleep(0.1)
+        events = [e async for _, e in job_events(client, job_id, follow=False)]
     assert outcome is not None and outcome.name == "CANCELED", outcome
+    # the tool's outcome is recorded before the cancel ends the job: the stream shows it
+    assert [e["name"] for e in events if e["kind"] == "tool.result"] == ["test_touch"], events
     assert [ln[2] for ln in lines(log)] == ["a"]  # the second call never ran
     assert len(model_server.requests(job_id)) == 1  # no model call after the cancel

@@ -316,8 +316,7 @@ class AgentJob(JobHandlers):
     # -- a tool call -----------------------------------------------------------------
 
     async def _execute(self, planned: PlannedCall) -> ToolOutcome:
-        """One call of the turn: the guards at running (workflows/guards.py), an approval,
-        then the strategy's own tool or the run_tool activity."""
+        """One call: its guards (workflows/guards.py), an approval, its own tool or run_tool."""
         ctx, call, strategy = self._ctx(), planned.call, self._strategy()
         self.live.tool_call(call)
         ran = False  # (a strategy's own tool ran; a guard's or a denial's outcome did not)
@@ -337,10 +336,11 @@ class AgentJob(JobHandlers):
             outcome = await strategy.own_tool(call)
             ran = True
         if outcome is None:
-            outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
-                                                ctx.cfg, ctx.ws)
-            self._completion().ran(call, outcome)
-            self.live.tool_outcome(call, outcome, refused=False)
+            with tool_steps.cancel_kept():  # a cancel during the tool ends the job once recorded
+                outcome = await tool_steps.run_tool(self.conversation, call, call.needs_approval,
+                                                    ctx.cfg, ctx.ws)
+                self._completion().ran(call, outcome)
+                self.live.tool_outcome(call, outcome, refused=False)
             return outcome
         self.conversation.add("tool", outcome.summary, call.id)
         self.live.tool_outcome(call, outcome, refused=not ran)

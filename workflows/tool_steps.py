@@ -11,13 +11,15 @@ model got wrong comes back as a tool error.
 
 A tool runs to its end even when the job is cancelled meanwhile (its activity waits for the
 cancellation to complete, so the job knows whether the effect happened); the cancel then
-ends the job at once. The SDK returns such an activity's result and drops the job's
-cancellation, so the step raises it again itself.
+ends the job once the outcome is recorded. The SDK returns such an activity's result and
+drops the job's cancellation, so the step raises it again itself (`cancel_kept`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from datetime import timedelta
 
 from temporalio import workflow
@@ -71,7 +73,6 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
     timeout = timedelta(seconds=c.tools.timeout_seconds)
     retry = retry_policy(c.tools.retry)
     cancel = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
-    cancelled_before = workflow.cancellation_reason() is not None
     try:
         # cheap workspace tools run as local activities, in this workflow task: no
         # activity task to dispatch, no second workflow task per step
@@ -92,9 +93,17 @@ async def run_tool(conv: Conversation, call: ToolCallInfo, approved: bool,
                          f"{c.tools.retry.maximum_attempts} attempts: "
                          f"{cause_of(e, c.task_queues.tools)}",
                          "tool_failed") from e
-    if not cancelled_before and workflow.cancellation_reason() is not None:
-        raise asyncio.CancelledError("the job was cancelled while the tool ran")
     if not outcome.stored:  # a short result: stored by the next model call
         conv.inline.append(InlineMessage(index=req.result_index, role="tool",
                                          content=outcome.summary, tool_call_id=call.id))
     return outcome
+
+
+@contextlib.contextmanager
+def cancel_kept() -> Iterator[None]:
+    """Raise, at the end of the block, a job cancel that arrived during it (a tool's wait for
+    its cancellation drops it); a cancel from before the block (clean-up) is not raised."""
+    before = workflow.cancellation_reason() is not None
+    yield
+    if not before and workflow.cancellation_reason() is not None:
+        raise asyncio.CancelledError("the job was cancelled while the tool ran")
