@@ -263,7 +263,8 @@ SINGLE: dict[str, tuple[list[dict], Any, str]] = {
         step(call("step_result", status="done", summary="both notes",  # refused: no workspace
                   files=["notes/a.md", "notes/b.md", "workspace"])), _NOTES[1]], _PRE,
         strategy_scripts.INSTRUCTIONS),
-    "react-small-profile": ([  # the small profile: a write under workspace/ is read at the root
+    "react-small-profile": ([  # recorded while `small` read a write under workspace/ at the
+        # root (a rule since removed: recorded again, its completion would be refused)
         step(call("write_file", path="workspace/report.md", content="secret.md: absent\n")),
         step(call("job_complete", summary="done", deliverables=["report.md"], confidence=0.9))],
         {"extends": "defaults", "strategy": "react", "llm": {"profile": "small"},
