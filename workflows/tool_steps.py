@@ -12,7 +12,8 @@ model got wrong comes back as a tool error.
 A tool runs to its end even when the job is cancelled meanwhile (its activity waits for the
 cancellation to complete, so the job knows whether the effect happened); the cancel then
 ends the job once the outcome is recorded. The SDK returns such an activity's result and
-drops the job's cancellation, so the step raises it again itself (`cancel_kept`).
+drops the job's cancellation, so `cancel_kept`, around the step in AgentJob._execute,
+raises it again.
 """
 
 from __future__ import annotations
